@@ -1,0 +1,134 @@
+#include "ferry/env.h"
+
+#include <algorithm>
+
+namespace ferry {
+
+SequentialFile::~SequentialFile() = default;
+RandomAccessFile::~RandomAccessFile() = default;
+WritableFile::~WritableFile() = default;
+FileLock::~FileLock() = default;
+Env::~Env() = default;
+
+bool Env::FileExists(const std::string& path) { return Stat(path).ok(); }
+
+Status Env::CreateDirs(const std::string& dir) {
+  if (dir.empty() || dir == "." || dir == "/") return Status::OK();
+  auto info = Stat(dir);
+  if (info.ok()) {
+    return info->is_dir ? Status::OK()
+                        : Status::IOError(dir, "exists and is not a directory");
+  }
+  std::string parent = DirName(dir);
+  if (parent != dir) FERRY_RETURN_IF_ERROR(CreateDirs(parent));
+  return CreateDir(dir);
+}
+
+Result<std::unique_ptr<SequentialFile>> EnvWrapper::NewSequentialFile(
+    const std::string& path) {
+  return target_->NewSequentialFile(path);
+}
+Result<std::unique_ptr<RandomAccessFile>> EnvWrapper::NewRandomAccessFile(
+    const std::string& path) {
+  return target_->NewRandomAccessFile(path);
+}
+Result<std::unique_ptr<WritableFile>> EnvWrapper::NewWritableFile(
+    const std::string& path) {
+  return target_->NewWritableFile(path);
+}
+Result<FileInfo> EnvWrapper::Stat(const std::string& path) {
+  return target_->Stat(path);
+}
+Result<std::vector<DirEntry>> EnvWrapper::GetChildren(const std::string& dir) {
+  return target_->GetChildren(dir);
+}
+Status EnvWrapper::CreateDir(const std::string& dir) {
+  return target_->CreateDir(dir);
+}
+Status EnvWrapper::RemoveFile(const std::string& path) {
+  return target_->RemoveFile(path);
+}
+Status EnvWrapper::RemoveDir(const std::string& dir) {
+  return target_->RemoveDir(dir);
+}
+Status EnvWrapper::RenameFile(const std::string& from, const std::string& to) {
+  return target_->RenameFile(from, to);
+}
+Status EnvWrapper::SyncDir(const std::string& dir) {
+  return target_->SyncDir(dir);
+}
+Result<std::unique_ptr<FileLock>> EnvWrapper::LockFile(const std::string& path,
+                                                       bool wait) {
+  return target_->LockFile(path, wait);
+}
+uint64_t EnvWrapper::NowMicros() { return target_->NowMicros(); }
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
+  std::string out(a);
+  if (out.back() != '/') out.push_back('/');
+  while (!b.empty() && b.front() == '/') b.remove_prefix(1);
+  out.append(b);
+  return out;
+}
+
+std::string DirName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+namespace {
+
+Status Walk(Env* env, const std::string& root, const std::string& rel,
+            std::vector<std::string>* out) {
+  std::string dir = rel.empty() ? root : JoinPath(root, rel);
+  FERRY_ASSIGN_OR_RETURN(auto children, env->GetChildren(dir));
+  for (const DirEntry& e : children) {
+    std::string child = rel.empty() ? e.name : rel + "/" + e.name;
+    if (e.is_dir) {
+      FERRY_RETURN_IF_ERROR(Walk(env, root, child, out));
+    } else {
+      auto info = env->Stat(JoinPath(root, child));
+      // Links to directories are not followed; dangling links are listed so
+      // the caller reports them.
+      if (info.ok() && info->is_dir) continue;
+      out->push_back(std::move(child));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ListFilesRecursive(Env* env,
+                                                    const std::string& root) {
+  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(root));
+  std::vector<std::string> out;
+  if (!info.is_dir) {
+    out.emplace_back();
+    return out;
+  }
+  FERRY_RETURN_IF_ERROR(Walk(env, root, "", &out));
+  // Per-directory order differs from whole-path order ("a/x" vs "a.txt").
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::string> ReadFileToString(Env* env, const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
+  std::string out;
+  std::string scratch(1 << 16, '\0');
+  for (;;) {
+    std::string_view got;
+    FERRY_RETURN_IF_ERROR(file->Read(scratch.size(), &got, scratch.data()));
+    if (got.empty()) break;
+    out.append(got);
+  }
+  return out;
+}
+
+}  // namespace ferry

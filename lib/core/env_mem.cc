@@ -1,0 +1,263 @@
+// An Env held in memory, for tests and dry runs. Files are shared between
+// open handles, as on a real file system.
+#include <algorithm>
+#include <cstring>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "ferry/env.h"
+
+namespace ferry {
+namespace {
+
+struct MemFile {
+  std::mutex mu;
+  std::string data;
+  int64_t mtime_ns = 0;
+};
+
+class MemSequentialFile final : public SequentialFile {
+ public:
+  explicit MemSequentialFile(std::shared_ptr<MemFile> f) : f_(std::move(f)) {}
+  Status Read(size_t n, std::string_view* result, char* scratch) override {
+    std::lock_guard<std::mutex> l(f_->mu);
+    size_t avail = pos_ < f_->data.size() ? f_->data.size() - pos_ : 0;
+    size_t take = std::min(n, avail);
+    if (take > 0) std::memcpy(scratch, f_->data.data() + pos_, take);
+    pos_ += take;
+    *result = std::string_view(scratch, take);
+    return Status::OK();
+  }
+  Status Skip(uint64_t n) override {
+    pos_ += n;
+    return Status::OK();
+  }
+
+ private:
+  std::shared_ptr<MemFile> f_;
+  uint64_t pos_ = 0;
+};
+
+class MemRandomAccessFile final : public RandomAccessFile {
+ public:
+  explicit MemRandomAccessFile(std::shared_ptr<MemFile> f) : f_(std::move(f)) {}
+  Status Read(uint64_t offset, size_t n, std::string_view* result,
+              char* scratch) const override {
+    std::lock_guard<std::mutex> l(f_->mu);
+    size_t avail = offset < f_->data.size() ? f_->data.size() - offset : 0;
+    size_t take = std::min(n, avail);
+    if (take > 0) std::memcpy(scratch, f_->data.data() + offset, take);
+    *result = std::string_view(scratch, take);
+    return Status::OK();
+  }
+  Result<uint64_t> Size() const override {
+    std::lock_guard<std::mutex> l(f_->mu);
+    return static_cast<uint64_t>(f_->data.size());
+  }
+
+ private:
+  std::shared_ptr<MemFile> f_;
+};
+
+class MemWritableFile final : public WritableFile {
+ public:
+  MemWritableFile(std::shared_ptr<MemFile> f, Env* env)
+      : f_(std::move(f)), env_(env) {}
+  Status Append(std::string_view data) override {
+    if (closed_) return Status::IOError("append after close");
+    std::lock_guard<std::mutex> l(f_->mu);
+    f_->data.append(data);
+    f_->mtime_ns = static_cast<int64_t>(env_->NowMicros()) * 1000;
+    return Status::OK();
+  }
+  Status Flush() override { return Status::OK(); }
+  Status Sync() override { return Status::OK(); }
+  Status Close() override {
+    closed_ = true;
+    return Status::OK();
+  }
+
+ private:
+  std::shared_ptr<MemFile> f_;
+  Env* env_;
+  bool closed_ = false;
+};
+
+class MemEnv;
+
+class MemFileLock final : public FileLock {
+ public:
+  MemFileLock(MemEnv* env, std::string path)
+      : env_(env), path_(std::move(path)) {}
+  ~MemFileLock() override;
+
+ private:
+  MemEnv* env_;
+  std::string path_;
+};
+
+bool IsRootLike(const std::string& p) {
+  return p.empty() || p == "." || p == "/";
+}
+
+class MemEnv final : public Env {
+ public:
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(path);
+    if (it == files_.end()) return NotFound(path);
+    return std::unique_ptr<SequentialFile>(
+        std::make_unique<MemSequentialFile>(it->second));
+  }
+
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(path);
+    if (it == files_.end()) return NotFound(path);
+    return std::unique_ptr<RandomAccessFile>(
+        std::make_unique<MemRandomAccessFile>(it->second));
+  }
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (dirs_.count(path)) return Status::IOError(path, "Is a directory");
+    if (!ParentExists(path)) return NotFound(path);
+    auto f = std::make_shared<MemFile>();
+    f->mtime_ns = static_cast<int64_t>(NowMicros()) * 1000;
+    files_[path] = f;
+    return std::unique_ptr<WritableFile>(
+        std::make_unique<MemWritableFile>(f, this));
+  }
+
+  Result<FileInfo> Stat(const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu_);
+    FileInfo info;
+    if (dirs_.count(path) || IsRootLike(path)) {
+      info.is_dir = true;
+      return info;
+    }
+    auto it = files_.find(path);
+    if (it == files_.end()) return NotFound(path);
+    std::lock_guard<std::mutex> fl(it->second->mu);
+    info.size = it->second->data.size();
+    info.mtime_ns = it->second->mtime_ns;
+    return info;
+  }
+
+  Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!IsRootLike(dir) && !dirs_.count(dir)) return NotFound(dir);
+    std::string prefix = IsRootLike(dir) ? "" : dir + "/";
+    if (dir == "/") prefix = "/";
+    std::vector<DirEntry> out;
+    auto add = [&](const std::string& p, bool is_dir) {
+      if (p.compare(0, prefix.size(), prefix) != 0 || p.size() == prefix.size())
+        return;
+      std::string rest = p.substr(prefix.size());
+      if (rest.find('/') != std::string::npos) return;
+      out.push_back({rest, is_dir});
+    };
+    for (const auto& [p, f] : files_) add(p, false);
+    for (const auto& p : dirs_) add(p, true);
+    std::sort(out.begin(), out.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return out;
+  }
+
+  Status CreateDir(const std::string& dir) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (files_.count(dir)) return Status::IOError(dir, "File exists");
+    if (!ParentExists(dir)) return NotFound(dir);
+    dirs_.insert(dir);
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (files_.erase(path) == 0) return NotFound(path);
+    return Status::OK();
+  }
+
+  Status RemoveDir(const std::string& dir) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!dirs_.count(dir)) return NotFound(dir);
+    std::string prefix = dir + "/";
+    auto has_child = [&](const std::string& p) {
+      return p.compare(0, prefix.size(), prefix) == 0;
+    };
+    for (const auto& [p, f] : files_)
+      if (has_child(p)) return Status::IOError(dir, "Directory not empty");
+    for (const auto& p : dirs_)
+      if (has_child(p)) return Status::IOError(dir, "Directory not empty");
+    dirs_.erase(dir);
+    return Status::OK();
+  }
+
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(from);
+    if (it == files_.end()) return NotFound(from);
+    if (dirs_.count(to)) return Status::IOError(to, "Is a directory");
+    if (!ParentExists(to)) return NotFound(to);
+    auto f = it->second;
+    files_.erase(it);
+    files_[to] = std::move(f);
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& dir) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!IsRootLike(dir) && !dirs_.count(dir)) return NotFound(dir);
+    return Status::OK();
+  }
+
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
+                                             bool wait) override {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!ParentExists(path)) return NotFound(path);
+    if (!files_.count(path)) files_[path] = std::make_shared<MemFile>();
+    while (locked_.count(path)) {
+      if (!wait) return Status::Unavailable(path, "locked");
+      unlocked_.wait(l);
+    }
+    locked_.insert(path);
+    return std::unique_ptr<FileLock>(std::make_unique<MemFileLock>(this, path));
+  }
+
+  uint64_t NowMicros() override { return Env::Default()->NowMicros(); }
+
+  void Unlock(const std::string& path) {
+    std::lock_guard<std::mutex> l(mu_);
+    locked_.erase(path);
+    unlocked_.notify_all();
+  }
+
+ private:
+  static Status NotFound(const std::string& path) {
+    return Status::NotFound(path, "No such file or directory");
+  }
+  // REQUIRES: mu_ held.
+  bool ParentExists(const std::string& path) const {
+    std::string parent = DirName(path);
+    return IsRootLike(parent) || dirs_.count(parent) > 0;
+  }
+
+  std::mutex mu_;
+  std::condition_variable unlocked_;
+  std::map<std::string, std::shared_ptr<MemFile>> files_;
+  std::set<std::string> dirs_;
+  std::set<std::string> locked_;
+};
+
+MemFileLock::~MemFileLock() { env_->Unlock(path_); }
+
+}  // namespace
+
+std::unique_ptr<Env> NewMemEnv() { return std::make_unique<MemEnv>(); }
+
+}  // namespace ferry

@@ -1,0 +1,288 @@
+// The POSIX Env: plain file descriptors, no stdio.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "ferry/env.h"
+
+namespace ferry {
+namespace {
+
+class PosixSequentialFile final : public SequentialFile {
+ public:
+  PosixSequentialFile(std::string path, int fd)
+      : path_(std::move(path)), fd_(fd) {}
+  ~PosixSequentialFile() override { ::close(fd_); }
+
+  Status Read(size_t n, std::string_view* result, char* scratch) override {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::read(fd_, scratch + got, n - got);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError(path_, errno);
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    *result = std::string_view(scratch, got);
+    return Status::OK();
+  }
+
+  Status Skip(uint64_t n) override {
+    if (::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) < 0) {
+      return PosixError(path_, errno);
+    }
+    return Status::OK();
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, int fd)
+      : path_(std::move(path)), fd_(fd) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, std::string_view* result,
+              char* scratch) const override {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd_, scratch + got, n - got,
+                          static_cast<off_t>(offset + got));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError(path_, errno);
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    *result = std::string_view(scratch, got);
+    return Status::OK();
+  }
+
+  Result<uint64_t> Size() const override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return PosixError(path_, errno);
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  static constexpr size_t kBufferSize = 64 * 1024;
+  PosixWritableFile(std::string path, int fd)
+      : path_(std::move(path)), fd_(fd) {
+    buf_.reserve(kBufferSize);
+  }
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) (void)Close();
+  }
+
+  Status Append(std::string_view data) override {
+    if (fd_ < 0) return Status::IOError(path_, "append after close");
+    if (buf_.size() + data.size() <= kBufferSize) {
+      buf_.append(data);
+      return Status::OK();
+    }
+    FERRY_RETURN_IF_ERROR(Flush());
+    if (data.size() < kBufferSize) {
+      buf_.append(data);
+      return Status::OK();
+    }
+    return WriteRaw(data);
+  }
+
+  Status Flush() override {
+    if (buf_.empty()) return Status::OK();
+    Status s = WriteRaw(buf_);
+    buf_.clear();
+    return s;
+  }
+
+  Status Sync() override {
+    FERRY_RETURN_IF_ERROR(Flush());
+    if (::fdatasync(fd_) != 0) return PosixError(path_, errno);
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::OK();
+    Status s = Flush();
+    if (::close(fd_) != 0 && s.ok()) s = PosixError(path_, errno);
+    fd_ = -1;
+    return s;
+  }
+
+ private:
+  Status WriteRaw(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t w = ::write(fd_, data.data(), data.size());
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return PosixError(path_, errno);
+      }
+      data.remove_prefix(static_cast<size_t>(w));
+    }
+    return Status::OK();
+  }
+
+  std::string path_;
+  int fd_;
+  std::string buf_;
+};
+
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+
+ private:
+  int fd_;
+};
+
+class PosixEnv final : public Env {
+ public:
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(path, errno);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return std::unique_ptr<SequentialFile>(
+        std::make_unique<PosixSequentialFile>(path, fd));
+  }
+
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(path, errno);
+    return std::unique_ptr<RandomAccessFile>(
+        std::make_unique<PosixRandomAccessFile>(path, fd));
+  }
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                    0644);
+    if (fd < 0) return PosixError(path, errno);
+    return std::unique_ptr<WritableFile>(
+        std::make_unique<PosixWritableFile>(path, fd));
+  }
+
+  Result<FileInfo> Stat(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return PosixError(path, errno);
+    FileInfo info;
+    info.size = static_cast<uint64_t>(st.st_size);
+    info.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                    st.st_mtim.tv_nsec;
+    info.is_dir = S_ISDIR(st.st_mode);
+    return info;
+  }
+
+  Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return PosixError(dir, errno);
+    std::vector<DirEntry> out;
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0)
+        continue;
+      DirEntry entry{e->d_name, e->d_type == DT_DIR};
+      if (e->d_type == DT_UNKNOWN) {
+        struct stat st;
+        std::string p = JoinPath(dir, e->d_name);
+        entry.is_dir = ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+      }
+      out.push_back(std::move(entry));
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return PosixError(dir, err);
+    std::sort(out.begin(), out.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return out;
+  }
+
+  Status CreateDir(const std::string& dir) override {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return PosixError(dir, errno);
+    }
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return PosixError(path, errno);
+    return Status::OK();
+  }
+
+  Status RemoveDir(const std::string& dir) override {
+    if (::rmdir(dir.c_str()) != 0) return PosixError(dir, errno);
+    return Status::OK();
+  }
+
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      return PosixError(from + " -> " + to, errno);
+    }
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& dir) override {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return PosixError(dir, errno);
+    Status s;
+    if (::fsync(fd) != 0) s = PosixError(dir, errno);
+    ::close(fd);
+    return s;
+  }
+
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
+                                             bool wait) override {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError(path, errno);
+    // flock locks belong to the open file description, so two handles in
+    // one process exclude each other too (fcntl locks would not).
+    while (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK) return Status::Unavailable(path, "locked");
+      return PosixError(path, err);
+    }
+    return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd));
+  }
+
+  uint64_t NowMicros() override {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+  }
+};
+
+}  // namespace
+
+Env* Env::Default() {
+  static PosixEnv* env = new PosixEnv();
+  return env;
+}
+
+}  // namespace ferry

@@ -1,0 +1,59 @@
+// Atomic publication of files: content is written to "<name>.tmp-<id>",
+// synced, renamed over <name>, and the directory synced. Readers see the old
+// content or the new one, never a part; a failure removes the temporary file.
+//
+// Thread-safety: an AtomicFileWriter is used by one thread at a time.
+#ifndef FERRY_ATOMIC_FILE_H_
+#define FERRY_ATOMIC_FILE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/env.h"
+
+namespace ferry {
+
+class FERRY_EXPORT AtomicFileWriter {
+ public:
+  // Opens a temporary file beside final_path.
+  static Result<std::unique_ptr<AtomicFileWriter>> Create(
+      Env* env, std::string final_path);
+  // Abandons the file unless Commit succeeded.
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  // Errors are sticky: after one, Append and Commit return it.
+  Status Append(std::string_view data);
+  // Sync, close, rename over the final name, sync the directory. On failure
+  // before the rename the temporary file is removed and the final name keeps
+  // its old content.
+  Status Commit();
+  // Removes the temporary file; the final name is untouched.
+  void Abandon();
+
+  const std::string& temp_path() const { return temp_path_; }
+  const std::string& final_path() const { return final_path_; }
+
+ private:
+  AtomicFileWriter(Env* env, std::string final_path, std::string temp_path,
+                   std::unique_ptr<WritableFile> file);
+  Env* env_;
+  std::string final_path_;
+  std::string temp_path_;
+  std::unique_ptr<WritableFile> file_;
+  Status status_;
+  bool done_ = false;
+};
+
+// Writes data to path atomically (see above).
+FERRY_EXPORT Status WriteFileAtomically(Env* env, const std::string& path,
+                                        std::string_view data);
+
+// True if name looks like one of our temporary files ("x.tmp-1a2b3c").
+FERRY_EXPORT bool IsAtomicTempName(std::string_view name);
+
+}  // namespace ferry
+
+#endif  // FERRY_ATOMIC_FILE_H_

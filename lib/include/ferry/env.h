@@ -1,0 +1,156 @@
+// Env: every piece of operating-system access libferry does (after leveldb's
+// Env). Files, directories, rename, locks and the clock all go through it, so
+// tests can run against an in-memory Env and inject faults with a wrapper.
+//
+// Thread-safety: Env implementations are safe to use from several threads at
+// once. A file object is used by one thread at a time.
+#ifndef FERRY_ENV_H_
+#define FERRY_ENV_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/export.h"
+#include "ferry/result.h"
+#include "ferry/status.h"
+
+namespace ferry {
+
+class FERRY_EXPORT SequentialFile {
+ public:
+  virtual ~SequentialFile();
+  // Reads up to n bytes. *result views the bytes read, which may live in
+  // scratch[0..n-1]; it is shorter than n only at the end of the file and
+  // empty at the end.
+  virtual Status Read(size_t n, std::string_view* result, char* scratch) = 0;
+  virtual Status Skip(uint64_t n) = 0;
+};
+
+class FERRY_EXPORT RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile();
+  // Reads up to n bytes at offset; short only at the end of the file.
+  virtual Status Read(uint64_t offset, size_t n, std::string_view* result,
+                      char* scratch) const = 0;
+  virtual Result<uint64_t> Size() const = 0;
+};
+
+class FERRY_EXPORT WritableFile {
+ public:
+  virtual ~WritableFile();
+  virtual Status Append(std::string_view data) = 0;
+  virtual Status Flush() = 0;
+  virtual Status Sync() = 0;  // data durable on return
+  virtual Status Close() = 0;
+};
+
+// Held while a lock is owned; destroying it releases the lock.
+class FERRY_EXPORT FileLock {
+ public:
+  virtual ~FileLock();
+};
+
+struct FileInfo {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool is_dir = false;
+};
+
+struct DirEntry {
+  std::string name;
+  bool is_dir = false;  // a link to a directory is not a directory here
+};
+
+class FERRY_EXPORT Env {
+ public:
+  virtual ~Env();
+
+  // The process-wide POSIX Env. Never deleted.
+  static Env* Default();
+
+  virtual Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) = 0;
+  virtual Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) = 0;
+  // Creates or truncates path.
+  virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) = 0;
+
+  // Follows symbolic links.
+  virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // Entries of dir without "." and "..", sorted by name (bytewise).
+  virtual Result<std::vector<DirEntry>> GetChildren(const std::string& dir) = 0;
+  // Creates one directory; OK if it already exists.
+  virtual Status CreateDir(const std::string& dir) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  virtual Status RemoveDir(const std::string& dir) = 0;
+  // Atomically replaces `to` with `from`.
+  virtual Status RenameFile(const std::string& from,
+                            const std::string& to) = 0;
+  // Makes the directory's entries (creations, renames) durable.
+  virtual Status SyncDir(const std::string& dir) = 0;
+  // Takes an exclusive advisory lock on path (created if missing), shared
+  // between processes. With wait=false, a held lock gives Unavailable.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
+                                                     bool wait) = 0;
+  virtual uint64_t NowMicros() = 0;
+
+  // Helpers built on the calls above.
+  bool FileExists(const std::string& path);
+  // CreateDir for dir and each missing parent.
+  Status CreateDirs(const std::string& dir);
+};
+
+// Forwards every call to a target Env; subclasses override what they change.
+class FERRY_EXPORT EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(Env* target) : target_(target) {}
+  Env* target() const { return target_; }
+
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override;
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override;
+  Result<FileInfo> Stat(const std::string& path) override;
+  Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override;
+  Status CreateDir(const std::string& dir) override;
+  Status RemoveFile(const std::string& path) override;
+  Status RemoveDir(const std::string& dir) override;
+  Status RenameFile(const std::string& from, const std::string& to) override;
+  Status SyncDir(const std::string& dir) override;
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
+                                             bool wait) override;
+  uint64_t NowMicros() override;
+
+ private:
+  Env* target_;
+};
+
+// An Env that keeps everything in memory (tests, --dry-run). Paths are plain
+// strings split on '/'; no "." or ".." handling.
+FERRY_EXPORT std::unique_ptr<Env> NewMemEnv();
+
+// Every regular file below root, as paths relative to root ('/' separated),
+// sorted bytewise, so the order never depends on the file system. Links to
+// files are included; links to directories are not followed. If root is a
+// file, the result is {""}.
+FERRY_EXPORT Result<std::vector<std::string>> ListFilesRecursive(
+    Env* env, const std::string& root);
+
+// Joins two path parts with exactly one '/'.
+FERRY_EXPORT std::string JoinPath(std::string_view a, std::string_view b);
+// The directory part of path ("." if none).
+FERRY_EXPORT std::string DirName(std::string_view path);
+
+// Reads a whole file; for small files only (lists, manifests).
+FERRY_EXPORT Result<std::string> ReadFileToString(Env* env,
+                                                  const std::string& path);
+
+}  // namespace ferry
+
+#endif  // FERRY_ENV_H_

@@ -1,0 +1,17 @@
+// Umbrella header: the whole public API of libferry.
+#ifndef FERRY_FERRY_H_
+#define FERRY_FERRY_H_
+
+#include "ferry/atomic_file.h"
+#include "ferry/crc32c.h"
+#include "ferry/env.h"
+#include "ferry/fault_env.h"
+#include "ferry/hash.h"
+#include "ferry/hash_list.h"
+#include "ferry/json.h"
+#include "ferry/progress.h"
+#include "ferry/result.h"
+#include "ferry/status.h"
+#include "ferry/version.h"
+
+#endif  // FERRY_FERRY_H_

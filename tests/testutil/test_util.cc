@@ -1,0 +1,35 @@
+#include "testutil/test_util.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace ferry::test {
+
+ScratchDir::ScratchDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/ferry-test-XXXXXX";
+  char* made = ::mkdtemp(tmpl.data());
+  if (made == nullptr) std::abort();
+  path_ = made;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void WriteFile(Env* env, const std::string& path, const std::string& data) {
+  ASSERT_OK(env->CreateDirs(DirName(path)));
+  auto f = env->NewWritableFile(path);
+  ASSERT_OK(f.status());
+  ASSERT_OK((*f)->Append(data));
+  ASSERT_OK((*f)->Close());
+}
+
+std::string ReadFile(Env* env, const std::string& path) {
+  auto s = ReadFileToString(env, path);
+  if (!s.ok()) return "<error: " + s.status().ToString() + ">";
+  return *s;
+}
+
+}  // namespace ferry::test

@@ -1,0 +1,46 @@
+// Helpers shared by the tests: status matchers and scratch directories.
+#ifndef FERRY_TESTS_TESTUTIL_TEST_UTIL_H_
+#define FERRY_TESTS_TESTUTIL_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ferry/env.h"
+#include "ferry/status.h"
+
+#define ASSERT_OK(expr)                                  \
+  do {                                                   \
+    ::ferry::Status _s = (expr);                         \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
+  } while (0)
+#define EXPECT_OK(expr)                                  \
+  do {                                                   \
+    ::ferry::Status _s = (expr);                         \
+    EXPECT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
+  } while (0)
+
+namespace ferry::test {
+
+// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+// Writes data to path (creating parents) through env; fails the test on error.
+void WriteFile(Env* env, const std::string& path, const std::string& data);
+// The file's content, or "<error: ...>".
+std::string ReadFile(Env* env, const std::string& path);
+
+}  // namespace ferry::test
+
+#endif  // FERRY_TESTS_TESTUTIL_TEST_UTIL_H_

@@ -1,0 +1,121 @@
+#include "ferry/atomic_file.h"
+
+#include <gtest/gtest.h>
+
+#include "ferry/fault_env.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+// No file in dir other than `allowed` (so no temporary files are left).
+void ExpectOnlyFile(Env* env, const std::string& dir, const std::string& allowed) {
+  auto kids = env->GetChildren(dir);
+  ASSERT_OK(kids.status());
+  for (const DirEntry& e : *kids) EXPECT_EQ(e.name, allowed) << "stray file";
+}
+
+TEST(AtomicFileTest, CommitPublishesContentAndLeavesNoTemp) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  ASSERT_OK(WriteFileAtomically(env, dir.Join("out"), "payload"));
+  EXPECT_EQ(test::ReadFile(env, dir.Join("out")), "payload");
+  ExpectOnlyFile(env, dir.path(), "out");
+}
+
+TEST(AtomicFileTest, NothingAppearsUnderFinalNameBeforeCommit) {
+  auto env = NewMemEnv();
+  auto w = AtomicFileWriter::Create(env.get(), "out");
+  ASSERT_OK(w.status());
+  ASSERT_OK((*w)->Append("partial"));
+  EXPECT_FALSE(env->FileExists("out"));
+  EXPECT_TRUE(IsAtomicTempName((*w)->temp_path()));
+  ASSERT_OK((*w)->Commit());
+  EXPECT_EQ(test::ReadFile(env.get(), "out"), "partial");
+}
+
+TEST(AtomicFileTest, DestroyingWithoutCommitRemovesTemp) {
+  auto env = NewMemEnv();
+  test::WriteFile(env.get(), "out", "old");
+  {
+    auto w = AtomicFileWriter::Create(env.get(), "out");
+    ASSERT_OK(w.status());
+    ASSERT_OK((*w)->Append("new"));
+  }
+  EXPECT_EQ(test::ReadFile(env.get(), "out"), "old");
+  ExpectOnlyFile(env.get(), ".", "out");
+}
+
+// Fail each counted operation in turn: the final name always holds the old
+// content or the new, complete, and no temporary file is left behind.
+TEST(AtomicFileTest, FailingEachStepLeavesOldOrNewNeverPartial) {
+  const std::string old_content = "old content";
+  const std::string new_content(200000, 'n');  // several buffered writes
+  int steps = 0;
+  {
+    auto mem = NewMemEnv();
+    FaultInjectionEnv fenv(mem.get());
+    fenv.FailNthOperation(0);
+    ASSERT_OK(WriteFileAtomically(&fenv, "f", new_content));
+    steps = fenv.operations();
+  }
+  ASSERT_GE(steps, 5);  // open, append, sync, close, rename, syncdir
+  int saw_old = 0, saw_new = 0;
+  for (int n = 1; n <= steps; ++n) {
+    auto mem = NewMemEnv();
+    test::WriteFile(mem.get(), "f", old_content);
+    FaultInjectionEnv fenv(mem.get());
+    fenv.FailNthOperation(n);
+    Status s = WriteFileAtomically(&fenv, "f", new_content);
+    EXPECT_FALSE(s.ok()) << "step " << n << " should have failed";
+    std::string now = test::ReadFile(mem.get(), "f");
+    EXPECT_TRUE(now == old_content || now == new_content) << "step " << n;
+    (now == old_content ? saw_old : saw_new)++;
+    ExpectOnlyFile(mem.get(), ".", "f");
+  }
+  EXPECT_GT(saw_old, 0);
+  EXPECT_GT(saw_new, 0);  // a failed directory sync after the rename
+}
+
+TEST(AtomicFileTest, FullDiskFailsCleanly) {
+  test::ScratchDir dir;
+  FaultInjectionEnv fenv(Env::Default());
+  test::WriteFile(Env::Default(), dir.Join("f"), "old");
+  fenv.SetNoSpace(true);
+  Status s = WriteFileAtomically(&fenv, dir.Join("f"), "new");
+  EXPECT_NE(s.ToString().find("No space left"), std::string::npos) << s.ToString();
+  EXPECT_EQ(test::ReadFile(Env::Default(), dir.Join("f")), "old");
+  ExpectOnlyFile(Env::Default(), dir.path(), "f");
+}
+
+TEST(AtomicFileTest, FailedFsyncNeverPublishes) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv fenv(mem.get());
+  fenv.SetSyncFails(true);
+  EXPECT_FALSE(WriteFileAtomically(&fenv, "f", "new").ok());
+  EXPECT_FALSE(mem->FileExists("f"));
+  ExpectOnlyFile(mem.get(), ".", "none");
+}
+
+TEST(AtomicFileTest, ErrorsAreSticky) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv fenv(mem.get());
+  auto w = AtomicFileWriter::Create(&fenv, "f");
+  ASSERT_OK(w.status());
+  fenv.SetNoSpace(true);
+  EXPECT_FALSE((*w)->Append("a").ok());
+  fenv.SetNoSpace(false);
+  EXPECT_FALSE((*w)->Append("b").ok());
+  EXPECT_FALSE((*w)->Commit().ok());
+  EXPECT_FALSE(mem->FileExists("f"));
+}
+
+TEST(AtomicFileTest, TempNamesAreRecognised) {
+  EXPECT_TRUE(IsAtomicTempName("shard.tfrecord.tmp-0123456789ab"));
+  EXPECT_FALSE(IsAtomicTempName("shard.tfrecord"));
+  EXPECT_FALSE(IsAtomicTempName("x.tmp-"));
+  EXPECT_FALSE(IsAtomicTempName("x.tmp-zz"));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,24 @@
+// ferry: the command line over libferry. Each command lives in cmd_<name>.cc:
+// parse, fill an Options struct, call one library function, print, exit.
+#include <cstdio>
+
+#include "cli.h"
+#include "ferry/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ferry: image datasets from raw files to the training node's disk.\n"
+      "Exit codes: 0 ok, 1 some items failed, 2 usage, 3 integrity failure, "
+      "4 IO/network failure."};
+  app.set_version_flag("--version", FERRY_VERSION_STRING);
+  app.require_subcommand(1);
+  ferry::cli::Runner hash = ferry::cli::RegisterHash(&app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : ferry::cli::kExitUsage;
+  }
+  if (app.got_subcommand("hash")) return hash();
+  return ferry::cli::kExitUsage;
+}
