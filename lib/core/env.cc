@@ -92,10 +92,12 @@ Status Walk(Env* env, const std::string& root, const std::string& rel,
     if (e.is_dir) {
       FERRY_RETURN_IF_ERROR(Walk(env, root, child, out));
     } else {
-      auto info = env->Stat(JoinPath(root, child));
-      // Links to directories are not followed; dangling links are listed so
-      // the caller reports them.
-      if (info.ok() && info->is_dir) continue;
+      if (e.is_link) {
+        // Links to directories are not followed; dangling links are listed
+        // so the caller reports them.
+        auto info = env->Stat(JoinPath(root, child));
+        if (info.ok() && info->is_dir) continue;
+      }
       out->push_back(std::move(child));
     }
   }

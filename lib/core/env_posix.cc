@@ -205,11 +205,14 @@ class PosixEnv final : public Env {
     while (struct dirent* e = ::readdir(d)) {
       if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0)
         continue;
-      DirEntry entry{e->d_name, e->d_type == DT_DIR};
+      DirEntry entry{e->d_name, e->d_type == DT_DIR, e->d_type == DT_LNK};
       if (e->d_type == DT_UNKNOWN) {
         struct stat st;
         std::string p = JoinPath(dir, e->d_name);
-        entry.is_dir = ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        if (::lstat(p.c_str(), &st) == 0) {
+          entry.is_dir = S_ISDIR(st.st_mode);
+          entry.is_link = S_ISLNK(st.st_mode);
+        }
       }
       out.push_back(std::move(entry));
     }

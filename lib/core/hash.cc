@@ -2,6 +2,11 @@
 #include "ferry/hash.h"
 
 #include <xxhash.h>
+#if defined(__x86_64__)
+// Routes XXH3 to the SSE2/AVX2/AVX-512 kernel the CPU supports (libxxhash
+// exports the dispatchers); AVX2 is ~1.3x faster than the SSE2 default here.
+#include <xxh_x86dispatch.h>
+#endif
 
 #include <vector>
 

@@ -61,7 +61,8 @@ struct FileInfo {
 
 struct DirEntry {
   std::string name;
-  bool is_dir = false;  // a link to a directory is not a directory here
+  bool is_dir = false;   // a link to a directory is not a directory here
+  bool is_link = false;  // a symbolic link (to anything)
 };
 
 class FERRY_EXPORT Env {

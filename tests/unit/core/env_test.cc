@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -179,6 +181,26 @@ TEST(PathTest, JoinAndDirName) {
   EXPECT_EQ(DirName("c"), ".");
   EXPECT_EQ(DirName("/c"), "/");
   EXPECT_EQ(DirName("a/b/"), "a");
+}
+
+}  // namespace
+}  // namespace ferry
+
+namespace ferry {
+namespace {
+
+TEST(PosixEnvTest, WalkIncludesFileLinksButDoesNotFollowDirectoryLinks) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  test::WriteFile(env, dir.Join("t/real/f"), "f");
+  ASSERT_EQ(::symlink("real/f", dir.Join("t/link_to_file").c_str()), 0);
+  ASSERT_EQ(::symlink("real", dir.Join("t/link_to_dir").c_str()), 0);
+  ASSERT_EQ(::symlink("..", dir.Join("t/real/loop").c_str()), 0);
+  ASSERT_EQ(::symlink("nowhere", dir.Join("t/dangling").c_str()), 0);
+  auto files = ListFilesRecursive(env, dir.Join("t"));
+  ASSERT_OK(files.status());
+  std::vector<std::string> want = {"dangling", "link_to_file", "real/f"};
+  EXPECT_EQ(*files, want);
 }
 
 }  // namespace

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# README command 1: install what is missing, build, and run ferry's main job on
+# samples/. Today the job is: hash the samples (as xxhsum -H2), then verify them.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+"$root/tools/dev/install-deps.sh"
+BUILD_TARGET=ferry_cli "$root/tools/dev/build.sh"
+ferry="${BUILD_DIR:-$root/build}/bin/ferry"
+out="${BUILD_DIR:-$root/build}/main-job"
+mkdir -p "$out"
+cd "$root"
+echo "== ferry hash samples/ > $out/samples.xxh128"
+"$ferry" hash -j 2 samples > "$out/samples.xxh128"
+echo "   $(wc -l < "$out/samples.xxh128") files hashed"
+echo "== ferry hash --check $out/samples.xxh128"
+"$ferry" hash --check --quiet "$out/samples.xxh128"
+echo "main job: OK"
