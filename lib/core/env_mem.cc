@@ -152,8 +152,8 @@ class MemEnv final : public Env {
   Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override {
     std::lock_guard<std::mutex> l(mu_);
     if (!IsRootLike(dir) && !dirs_.count(dir)) return NotFound(dir);
-    std::string prefix = IsRootLike(dir) ? "" : dir + "/";
-    if (dir == "/") prefix = "/";
+    const std::string prefix =
+        dir == "/" ? std::string("/") : IsRootLike(dir) ? std::string() : dir + "/";
     std::vector<DirEntry> out;
     auto add = [&](const std::string& p, bool is_dir) {
       if (p.compare(0, prefix.size(), prefix) != 0 || p.size() == prefix.size())
