@@ -8,6 +8,7 @@
 #include "ferry/fault_env.h"
 #include "ferry/hash.h"
 #include "ferry/hash_list.h"
+#include "ferry/image.h"
 #include "ferry/json.h"
 #include "ferry/progress.h"
 #include "ferry/result.h"

@@ -1,0 +1,105 @@
+#include "ferry/image.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace ferry::image {
+
+Image Image::Make(int width, int height, int channels) {
+  Image img;
+  img.width = width;
+  img.height = height;
+  img.channels = channels;
+  img.pixels.resize(static_cast<size_t>(width) * height * channels);
+  return img;
+}
+
+Format Sniff(std::string_view d) {
+  if (d.size() >= 8 && std::memcmp(d.data(), "\x89PNG\r\n\x1a\n", 8) == 0) return Format::kPng;
+  if (d.size() >= 3 && std::memcmp(d.data(), "\xFF\xD8\xFF", 3) == 0) return Format::kJpeg;
+  return Format::kUnknown;
+}
+
+const char* FormatName(Format f) {
+  switch (f) {
+    case Format::kPng: return "png";
+    case Format::kJpeg: return "jpeg";
+    default: return "unknown";
+  }
+}
+
+Result<Image> Decode(std::string_view data, const DecodeOptions& options) {
+  switch (Sniff(data)) {
+    case Format::kPng: return DecodePng(data, options);
+    case Format::kJpeg: return DecodeJpeg(data, options);
+    default: return Status::InvalidArgument("not a PNG or JPEG file");
+  }
+}
+
+Result<Rgb> ParseColor(std::string_view t) {
+  if (t == "white") return Rgb{255, 255, 255};
+  if (t == "black") return Rgb{0, 0, 0};
+  if (t == "gray" || t == "grey") return Rgb{128, 128, 128};
+  std::string s(t);
+  unsigned r, g, b;
+  char tail;
+  if (!s.empty() && s[0] == '#') s.erase(0, 1);
+  if (s.size() == 6 && std::sscanf(s.c_str(), "%2x%2x%2x%c", &r, &g, &b, &tail) == 3) {
+    return Rgb{uint8_t(r), uint8_t(g), uint8_t(b)};
+  }
+  if (std::sscanf(s.c_str(), "%u,%u,%u%c", &r, &g, &b, &tail) == 3 && r < 256 && g < 256 &&
+      b < 256) {
+    return Rgb{uint8_t(r), uint8_t(g), uint8_t(b)};
+  }
+  return Status::InvalidArgument("bad color '" + std::string(t) +
+                                 "' (white, black, gray, #rrggbb or r,g,b)");
+}
+
+Image CompositeOver(Image in, Rgb bg) {
+  if (!in.has_alpha()) return in;
+  const bool gray_out = in.channels == 2 && bg.is_gray();
+  Image out = Image::Make(in.width, in.height, gray_out ? 1 : 3);
+  const size_t n = size_t(in.width) * in.height;
+  const uint8_t* s = in.pixels.data();
+  uint8_t* d = out.pixels.data();
+  auto mix = [](int c, int a, int b) {
+    return static_cast<uint8_t>((c * a + b * (255 - a) + 127) / 255);
+  };
+  if (in.channels == 4) {
+    for (size_t i = 0; i < n; ++i, s += 4, d += 3) {
+      d[0] = mix(s[0], s[3], bg.r);
+      d[1] = mix(s[1], s[3], bg.g);
+      d[2] = mix(s[2], s[3], bg.b);
+    }
+  } else if (gray_out) {
+    for (size_t i = 0; i < n; ++i, s += 2) d[i] = mix(s[0], s[1], bg.r);
+  } else {
+    for (size_t i = 0; i < n; ++i, s += 2, d += 3) {
+      d[0] = mix(s[0], s[1], bg.r);
+      d[1] = mix(s[0], s[1], bg.g);
+      d[2] = mix(s[0], s[1], bg.b);
+    }
+  }
+  return out;
+}
+
+Result<Filter> ParseFilter(std::string_view n) {
+  if (n == "lanczos3" || n == "lanczos") return Filter::kLanczos3;
+  if (n == "bicubic") return Filter::kBicubic;
+  if (n == "bilinear") return Filter::kBilinear;
+  if (n == "box") return Filter::kBox;
+  return Status::InvalidArgument("unknown filter '" + std::string(n) +
+                                 "' (lanczos3, bicubic, bilinear, box)");
+}
+
+Result<ResizeMode> ParseResizeMode(std::string_view n) {
+  if (n == "fit") return ResizeMode::kFit;
+  if (n == "cover") return ResizeMode::kCover;
+  if (n == "exact") return ResizeMode::kExact;
+  if (n == "shorter") return ResizeMode::kShorter;
+  if (n == "pad") return ResizeMode::kPad;
+  return Status::InvalidArgument("unknown mode '" + std::string(n) +
+                                 "' (fit, cover, exact, shorter, pad)");
+}
+
+}  // namespace ferry::image

@@ -1,0 +1,331 @@
+// The fast PNG decoder: chunks parsed here, all IDAT data inflated in one
+// call by libdeflate (which also checks the Adler-32), then rows unfiltered
+// and converted to 8-bit. libpng feeds zlib one row at a time, which keeps
+// inflate off its fast path; this is the main cost of PNG input.
+#include <libdeflate.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/image.h"
+#include "image/png_format.h"
+
+namespace ferry::image {
+namespace {
+
+using png::Header;
+using png::LoadBE32;
+
+struct Chunks {
+  Header hdr;
+  uint8_t palette[256 * 3] = {};  // entries past the PLTE count stay black
+  int palette_entries = 0;
+  uint8_t palette_alpha[256];      // from tRNS; 255 where absent
+  bool has_trns = false;
+  uint16_t trns_key[3] = {0, 0, 0};  // gray or RGB colour key
+  std::string idat;
+};
+
+bool IsLetter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+struct Pass {
+  int x0, y0, dx, dy;
+  uint32_t w, h;
+};
+
+std::vector<Pass> PassesFor(const Header& h) {
+  if (!h.interlace) return {{0, 0, 1, 1, h.width, h.height}};
+  static const int kAdam7[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
+                                   {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+  std::vector<Pass> out;
+  for (const auto& a : kAdam7) {
+    uint32_t w = h.width > uint32_t(a[0]) ? (h.width - a[0] + a[2] - 1) / a[2] : 0;
+    uint32_t hh = h.height > uint32_t(a[1]) ? (h.height - a[1] + a[3] - 1) / a[3] : 0;
+    if (w && hh) out.push_back({a[0], a[1], a[2], a[3], w, hh});
+  }
+  return out;
+}
+
+size_t RowBytes(uint32_t w, const Header& h) {
+  return (uint64_t{w} * h.samples() * h.bit_depth + 7) / 8;
+}
+
+Status ParseChunks(std::string_view data, const Limits& limits, Chunks* c) {
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  const size_t n = data.size();
+  if (n < 8 || std::memcmp(p, png::kSignature, 8) != 0) {
+    return Status::Corruption("not a PNG (bad signature)");
+  }
+  std::memset(c->palette_alpha, 255, sizeof(c->palette_alpha));
+  size_t pos = 8;
+  bool seen_ihdr = false, seen_iend = false, idat_done = false;
+  size_t idat_cap = 0;
+  while (!seen_iend) {
+    if (n - pos < 12) return Status::Corruption("truncated PNG: no IEND chunk");
+    const uint32_t len = LoadBE32(p + pos);
+    const uint8_t* type = p + pos + 4;
+    if (len > 0x7fffffffu) return Status::Corruption("bad PNG chunk length");
+    if (!IsLetter(type[0]) || !IsLetter(type[1]) || !IsLetter(type[2]) || !IsLetter(type[3])) {
+      return Status::Corruption("bad PNG chunk type at offset " + std::to_string(pos));
+    }
+    const std::string name(reinterpret_cast<const char*>(type), 4);
+    if (n - pos - 12 < len) {
+      return Status::Corruption("truncated PNG: chunk " + name + " at offset " +
+                                std::to_string(pos) + " runs past the end");
+    }
+    const uint8_t* body = type + 4;
+    const uint32_t crc = LoadBE32(body + len);
+    if (libdeflate_crc32(0, type, len + 4) != crc) {
+      return Status::Corruption("PNG chunk " + name + " at offset " + std::to_string(pos) +
+                                ": CRC mismatch");
+    }
+    pos += 12 + size_t{len};
+    if (!seen_ihdr) {
+      if (name != "IHDR" || len != 13) return Status::Corruption("bad PNG: first chunk is not IHDR");
+      FERRY_RETURN_IF_ERROR(png::ParseHeader(body, limits, &c->hdr));
+      seen_ihdr = true;
+      // The largest zlib stream that can hold this image (stored blocks).
+      size_t raw = 0;
+      for (const Pass& ps : PassesFor(c->hdr)) raw += ps.h * (1 + RowBytes(ps.w, c->hdr));
+      idat_cap = raw + raw / 64 + 4096;
+      continue;
+    }
+    const bool idat = name == "IDAT";
+    if (!idat && !c->idat.empty()) idat_done = true;
+    if (idat) {
+      if (idat_done) return Status::Corruption("bad PNG: IDAT chunks are not consecutive");
+      if (c->hdr.color_type == png::kPalette && c->palette_entries == 0) {
+        return Status::Corruption("bad PNG: palette image without PLTE before IDAT");
+      }
+      if (c->idat.size() + len > idat_cap) {
+        return Status::Corruption("bad PNG: more IDAT data than any stream for this image");
+      }
+      c->idat.append(reinterpret_cast<const char*>(body), len);
+    } else if (name == "IEND") {
+      seen_iend = true;
+    } else if (name == "PLTE") {
+      if (len % 3 != 0 || len == 0 || len > 768) return Status::Corruption("bad PNG PLTE length");
+      c->palette_entries = static_cast<int>(len / 3);
+      std::memcpy(c->palette, body, len);
+    } else if (name == "tRNS") {
+      const uint8_t ct = c->hdr.color_type;
+      if (ct == png::kPalette) {
+        if (len > 256) return Status::Corruption("bad PNG tRNS length");
+        std::memcpy(c->palette_alpha, body, len);
+        c->has_trns = len > 0;
+      } else if (ct == png::kGray && len == 2) {
+        c->trns_key[0] = static_cast<uint16_t>(body[0] << 8 | body[1]);
+        c->has_trns = true;
+      } else if (ct == png::kRgb && len == 6) {
+        for (int i = 0; i < 3; ++i) c->trns_key[i] = static_cast<uint16_t>(body[2 * i] << 8 | body[2 * i + 1]);
+        c->has_trns = true;
+      }  // tRNS on images with an alpha channel is ignored, as libpng does
+    } else if (!(name[0] & 0x20)) {
+      return Status::Corruption("bad PNG: unknown critical chunk " + name);
+    } else if (len > limits.max_chunk_bytes) {
+      return Status::ResourceExhausted("PNG chunk " + name + " of " + std::to_string(len) +
+                                       " bytes exceeds the limit");
+    }
+  }
+  if (c->idat.empty()) return Status::Corruption("bad PNG: missing IDAT");
+  return Status::OK();
+}
+
+inline uint8_t Paeth(int a, int b, int c) {
+  int pa = b - c < 0 ? c - b : b - c;
+  int pb = a - c < 0 ? c - a : a - c;
+  int pc = a + b - 2 * c < 0 ? 2 * c - a - b : a + b - 2 * c;
+  if (pa <= pb && pa <= pc) return static_cast<uint8_t>(a);
+  return static_cast<uint8_t>(pb <= pc ? b : c);
+}
+
+// Undoes the scanline filters in place. rows: h x (1 + rowbytes).
+Status Unfilter(uint8_t* rows, size_t rowbytes, uint32_t h, int bpp) {
+  const uint8_t* prev = nullptr;
+  for (uint32_t y = 0; y < h; ++y) {
+    uint8_t* f = rows + y * (rowbytes + 1);
+    uint8_t* r = f + 1;
+    switch (*f) {
+      case 0: break;
+      case 1:
+        for (size_t i = bpp; i < rowbytes; ++i) r[i] += r[i - bpp];
+        break;
+      case 2:
+        if (prev) for (size_t i = 0; i < rowbytes; ++i) r[i] += prev[i];
+        break;
+      case 3:
+        if (prev) {
+          for (int i = 0; i < bpp; ++i) r[i] += prev[i] >> 1;
+          for (size_t i = bpp; i < rowbytes; ++i) r[i] += (r[i - bpp] + prev[i]) >> 1;
+        } else {
+          for (size_t i = bpp; i < rowbytes; ++i) r[i] += r[i - bpp] >> 1;
+        }
+        break;
+      case 4:
+        if (prev) {
+          for (int i = 0; i < bpp; ++i) r[i] += prev[i];  // Paeth(0, b, 0) = b
+          for (size_t i = bpp; i < rowbytes; ++i) r[i] += Paeth(r[i - bpp], prev[i], prev[i - bpp]);
+        } else {
+          for (size_t i = bpp; i < rowbytes; ++i) r[i] += r[i - bpp];  // = Sub
+        }
+        break;
+      default:
+        return Status::Corruption("bad PNG filter type " + std::to_string(*f) + " in row " +
+                                  std::to_string(y));
+    }
+    prev = r;
+  }
+  return Status::OK();
+}
+
+// Converts one unfiltered row of w pixels to 8-bit output pixels, written
+// `step` bytes apart (step > channels for Adam7 passes).
+class RowConverter {
+ public:
+  RowConverter(const Chunks& c, bool pillow16)
+      : c_(c), h_(c.hdr), pillow16_(pillow16), out_ch_(png::OutputChannels(c.hdr, c.has_trns)) {}
+  int out_channels() const { return out_ch_; }
+
+  void Convert(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
+    const int bd = h_.bit_depth;
+    if (bd < 8) return ConvertLowBits(s, w, d, step);
+    if (bd == 8) return Convert8(s, w, d, step);
+    return Convert16(s, w, d, step);
+  }
+
+ private:
+  void ConvertLowBits(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
+    const int bd = h_.bit_depth;
+    const int mask = (1 << bd) - 1;
+    const int scale = 255 / mask;
+    const int per_byte = 8 / bd;
+    for (uint32_t x = 0; x < w; ++x, d += step) {
+      int v = (s[x / per_byte] >> (8 - bd * (x % per_byte + 1))) & mask;
+      if (h_.color_type == png::kPalette) {
+        PutPalette(v, d);
+      } else {
+        d[0] = static_cast<uint8_t>(v * scale);
+        if (c_.has_trns) d[1] = v == (c_.trns_key[0] & mask) ? 0 : 255;
+      }
+    }
+  }
+
+  void PutPalette(int i, uint8_t* d) const {
+    d[0] = c_.palette[3 * i];
+    d[1] = c_.palette[3 * i + 1];
+    d[2] = c_.palette[3 * i + 2];
+    if (c_.has_trns) d[3] = c_.palette_alpha[i];
+  }
+
+  void Convert8(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
+    switch (h_.color_type) {
+      case png::kPalette:
+        for (uint32_t x = 0; x < w; ++x, d += step) PutPalette(s[x], d);
+        return;
+      case png::kGray:
+        for (uint32_t x = 0; x < w; ++x, d += step) {
+          d[0] = s[x];
+          if (c_.has_trns) d[1] = s[x] == c_.trns_key[0] ? 0 : 255;
+        }
+        return;
+      case png::kRgb:
+        if (!c_.has_trns && step == 3) {
+          std::memcpy(d, s, size_t{w} * 3);
+          return;
+        }
+        for (uint32_t x = 0; x < w; ++x, d += step, s += 3) {
+          d[0] = s[0]; d[1] = s[1]; d[2] = s[2];
+          if (c_.has_trns) {
+            d[3] = (s[0] == c_.trns_key[0] && s[1] == c_.trns_key[1] && s[2] == c_.trns_key[2]) ? 0 : 255;
+          }
+        }
+        return;
+      default: {  // gray+alpha, RGBA: already what we output
+        const int ch = h_.samples();
+        if (step == size_t(ch)) {
+          std::memcpy(d, s, size_t{w} * ch);
+          return;
+        }
+        for (uint32_t x = 0; x < w; ++x, d += step, s += ch) std::memcpy(d, s, ch);
+      }
+    }
+  }
+
+  uint8_t To8(const uint8_t* p) const {
+    if (pillow16_) return p[0];
+    // (v * 255 + 32895) >> 16, as libpng's png_do_scale_16_to_8.
+    uint32_t v = uint32_t{p[0]} << 8 | p[1];
+    return static_cast<uint8_t>((v * 255 + 32895) >> 16);
+  }
+
+  void Convert16(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
+    const int ch = h_.samples();
+    for (uint32_t x = 0; x < w; ++x, d += step, s += 2 * ch) {
+      for (int k = 0; k < ch; ++k) d[k] = To8(s + 2 * k);
+      if (c_.has_trns) {
+        bool key = true;
+        for (int k = 0; k < ch; ++k) key &= (uint16_t(s[2 * k] << 8 | s[2 * k + 1]) == c_.trns_key[k]);
+        d[ch] = key ? 0 : 255;
+      }
+    }
+  }
+
+  const Chunks& c_;
+  const Header& h_;
+  bool pillow16_;
+  int out_ch_;
+};
+
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+libdeflate_decompressor* ThreadDecompressor() {
+  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(
+      libdeflate_alloc_decompressor());
+  return d.get();
+}
+
+}  // namespace
+
+Result<Image> DecodePng(std::string_view data, const DecodeOptions& options) {
+  auto chunks = std::make_unique<Chunks>();
+  FERRY_RETURN_IF_ERROR(ParseChunks(data, options.limits, chunks.get()));
+  const Header& h = chunks->hdr;
+  const std::vector<Pass> passes = PassesFor(h);
+  size_t raw_size = 0;
+  for (const Pass& p : passes) raw_size += p.h * (1 + RowBytes(p.w, h));
+
+  std::vector<uint8_t> raw(raw_size);
+  libdeflate_decompressor* d = ThreadDecompressor();
+  if (d == nullptr) return Status::ResourceExhausted("out of memory for the inflater");
+  switch (libdeflate_zlib_decompress(d, chunks->idat.data(), chunks->idat.size(), raw.data(),
+                                     raw.size(), nullptr)) {
+    case LIBDEFLATE_SUCCESS: break;
+    case LIBDEFLATE_SHORT_OUTPUT: return Status::Corruption("truncated PNG image data (IDAT)");
+    case LIBDEFLATE_INSUFFICIENT_SPACE:
+      return Status::Corruption("PNG IDAT holds more data than the image needs");
+    default: return Status::Corruption("corrupt PNG image data (IDAT zlib stream or Adler-32)");
+  }
+  chunks->idat = std::string();
+
+  RowConverter conv(*chunks, options.pillow_16bit);
+  Image img = Image::Make(static_cast<int>(h.width), static_cast<int>(h.height), conv.out_channels());
+  const int bpp = std::max(1, h.samples() * h.bit_depth / 8);
+  const int ch = img.channels;
+  uint8_t* base = raw.data();
+  for (const Pass& p : passes) {
+    const size_t rowbytes = RowBytes(p.w, h);
+    FERRY_RETURN_IF_ERROR(Unfilter(base, rowbytes, p.h, bpp));
+    for (uint32_t y = 0; y < p.h; ++y) {
+      uint8_t* dst = img.row(static_cast<int>(p.y0 + y * p.dy)) + size_t(p.x0) * ch;
+      conv.Convert(base + y * (rowbytes + 1) + 1, p.w, dst, size_t(p.dx) * ch);
+    }
+    base += p.h * (rowbytes + 1);
+  }
+  return img;
+}
+
+}  // namespace ferry::image
