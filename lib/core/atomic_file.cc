@@ -59,10 +59,14 @@ Status AtomicFileWriter::Append(std::string_view data) {
   return status_;
 }
 
-Status AtomicFileWriter::Commit() {
+Status AtomicFileWriter::Commit() { return Finish(/*durable=*/true); }
+
+Status AtomicFileWriter::CommitWithoutSync() { return Finish(/*durable=*/false); }
+
+Status AtomicFileWriter::Finish(bool durable) {
   if (done_) return status_;
   Status s = status_;
-  if (s.ok()) s = file_->Sync();
+  if (s.ok() && durable) s = file_->Sync();
   if (s.ok()) s = file_->Close();
   if (s.ok()) s = env_->RenameFile(temp_path_, final_path_);
   if (!s.ok()) {
@@ -74,7 +78,7 @@ Status AtomicFileWriter::Commit() {
   done_ = true;
   // The new content is complete under the final name; a failure here only
   // means the rename may not survive a power loss.
-  status_ = env_->SyncDir(DirName(final_path_));
+  if (durable) status_ = env_->SyncDir(DirName(final_path_));
   return status_;
 }
 

@@ -29,6 +29,7 @@ struct JpegErr {
 struct JpegRequest {
   uint64_t max_pixels;
   int shrink_w, shrink_h;  // in the stored frame; 0 = no shrink-on-load
+  int read_icc;
 };
 
 struct JpegRaw {
@@ -36,6 +37,8 @@ struct JpegRaw {
   int width, height, channels;  // channels 1, 3 or 4 (CMYK)
   int adobe_inverted;            // CMYK data stored inverted (Adobe APP14)
   uint32_t stored_w, stored_h;
+  JOCTET* icc;  // malloc'd by libjpeg when asked for
+  unsigned icc_len;
 };
 
 void ErrorExit(j_common_ptr cinfo) {
@@ -77,17 +80,25 @@ int DecodeWithLibjpeg(const uint8_t* data, size_t size, const JpegRequest* req, 
   err->pub.error_exit = ErrorExit;
   err->pub.emit_message = EmitMessage;
   out->pixels = nullptr;
+  out->icc = nullptr;
   if (setjmp(err->jmp)) {
     jpeg_destroy_decompress(&cinfo);
     std::free(out->pixels);
+    std::free(out->icc);
     out->pixels = nullptr;
+    out->icc = nullptr;
     return -1;
   }
   jpeg_create_decompress(&cinfo);
   progress.progress_monitor = Progress;
   cinfo.progress = &progress;
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  if (req->read_icc) jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);
   jpeg_read_header(&cinfo, TRUE);
+  if (req->read_icc && !jpeg_read_icc_profile(&cinfo, &out->icc, &out->icc_len)) {
+    out->icc = nullptr;
+    out->icc_len = 0;
+  }
   out->stored_w = cinfo.image_width;
   out->stored_h = cinfo.image_height;
   if (uint64_t{cinfo.image_width} * cinfo.image_height > req->max_pixels) {
@@ -132,13 +143,19 @@ inline uint8_t MulDiv255(int a, int b) {
 
 Result<Image> DecodeJpeg(std::string_view data, const DecodeOptions& options) {
   const int orientation = options.autorotate ? JpegExifOrientation(data) : 1;
-  JpegRequest req{options.limits.max_pixels, options.shrink_to_width, options.shrink_to_height};
+  JpegRequest req{options.limits.max_pixels, options.shrink_to_width, options.shrink_to_height,
+                  options.read_icc ? 1 : 0};
   if (orientation >= 5) std::swap(req.shrink_w, req.shrink_h);
   JpegErr err{};
   err.max_scans = options.limits.max_jpeg_scans;
   JpegRaw raw{};
   int rc = DecodeWithLibjpeg(reinterpret_cast<const uint8_t*>(data.data()), data.size(), &req,
                              &err, &raw);
+  std::string icc;
+  if (raw.icc != nullptr) {
+    icc.assign(reinterpret_cast<const char*>(raw.icc), raw.icc_len);
+    std::free(raw.icc);
+  }
   if (err.too_large) {
     return Status::ResourceExhausted(
         "image too large: " + std::to_string(raw.stored_w) + "x" + std::to_string(raw.stored_h) +
@@ -169,7 +186,12 @@ Result<Image> DecodeJpeg(std::string_view data, const DecodeOptions& options) {
     std::memcpy(img.pixels.data(), raw.pixels, n * raw.channels);
   }
   std::free(raw.pixels);
-  if (orientation > 1) return ApplyOrientation(img, orientation);
+  img.icc_profile = std::move(icc);
+  if (orientation > 1) {
+    Image turned = ApplyOrientation(img, orientation);
+    turned.icc_profile = std::move(img.icc_profile);
+    return turned;
+  }
   return img;
 }
 

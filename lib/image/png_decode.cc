@@ -26,6 +26,7 @@ struct Chunks {
   bool has_trns = false;
   uint16_t trns_key[3] = {0, 0, 0};  // gray or RGB colour key
   std::string idat;
+  std::string iccp;  // the iCCP chunk body, when asked for
 };
 
 bool IsLetter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
@@ -52,7 +53,7 @@ size_t RowBytes(uint32_t w, const Header& h) {
   return (uint64_t{w} * h.samples() * h.bit_depth + 7) / 8;
 }
 
-Status ParseChunks(std::string_view data, const Limits& limits, Chunks* c) {
+Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, Chunks* c) {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   const size_t n = data.size();
   if (n < 8 || std::memcmp(p, png::kSignature, 8) != 0) {
@@ -122,6 +123,8 @@ Status ParseChunks(std::string_view data, const Limits& limits, Chunks* c) {
         for (int i = 0; i < 3; ++i) c->trns_key[i] = static_cast<uint16_t>(body[2 * i] << 8 | body[2 * i + 1]);
         c->has_trns = true;
       }  // tRNS on images with an alpha channel is ignored, as libpng does
+    } else if (name == "iCCP" && want_icc && len <= limits.max_chunk_bytes) {
+      c->iccp.assign(reinterpret_cast<const char*>(body), len);
     } else if (!(name[0] & 0x20)) {
       return Status::Corruption("bad PNG: unknown critical chunk " + name);
     } else if (len > limits.max_chunk_bytes) {
@@ -278,6 +281,26 @@ class RowConverter {
   int out_ch_;
 };
 
+// iCCP: profile name, NUL, method 0, zlib data. A damaged profile is
+// dropped (as libpng warns and goes on), never fatal.
+std::string InflateIcc(const std::string& body, uint32_t max_bytes, libdeflate_decompressor* d) {
+  size_t nul = body.find('\0');
+  if (nul == std::string::npos || nul + 2 > body.size() || body[nul + 1] != 0) return {};
+  const char* z = body.data() + nul + 2;
+  const size_t zlen = body.size() - nul - 2;
+  for (size_t cap = 1 << 16; cap <= max_bytes; cap *= 4) {
+    std::string out(cap, '\0');
+    size_t got = 0;
+    auto r = libdeflate_zlib_decompress(d, z, zlen, out.data(), cap, &got);
+    if (r == LIBDEFLATE_SUCCESS) {
+      out.resize(got);
+      return out;
+    }
+    if (r != LIBDEFLATE_INSUFFICIENT_SPACE) return {};
+  }
+  return {};
+}
+
 struct DecompressorDeleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
@@ -292,7 +315,7 @@ libdeflate_decompressor* ThreadDecompressor() {
 
 Result<Image> DecodePng(std::string_view data, const DecodeOptions& options) {
   auto chunks = std::make_unique<Chunks>();
-  FERRY_RETURN_IF_ERROR(ParseChunks(data, options.limits, chunks.get()));
+  FERRY_RETURN_IF_ERROR(ParseChunks(data, options.limits, options.read_icc, chunks.get()));
   const Header& h = chunks->hdr;
   const std::vector<Pass> passes = PassesFor(h);
   size_t raw_size = 0;
@@ -310,6 +333,8 @@ Result<Image> DecodePng(std::string_view data, const DecodeOptions& options) {
     default: return Status::Corruption("corrupt PNG image data (IDAT zlib stream or Adler-32)");
   }
   chunks->idat = std::string();
+  std::string icc;
+  if (!chunks->iccp.empty()) icc = InflateIcc(chunks->iccp, options.limits.max_chunk_bytes, d);
 
   RowConverter conv(*chunks, options.pillow_16bit);
   Image img = Image::Make(static_cast<int>(h.width), static_cast<int>(h.height), conv.out_channels());
@@ -325,6 +350,7 @@ Result<Image> DecodePng(std::string_view data, const DecodeOptions& options) {
     }
     base += p.h * (rowbytes + 1);
   }
+  img.icc_profile = std::move(icc);
   return img;
 }
 

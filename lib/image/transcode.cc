@@ -39,6 +39,7 @@ Result<std::string> Transcode(std::string_view data, const TranscodeOptions& opt
   const ResizeOptions& ro = options.resize;
   const bool resizing = ro.width > 0 && ro.height > 0;
   DecodeOptions dopt = options.decode;
+  dopt.read_icc = dopt.read_icc || options.keep_icc;
   // Geometry comes from the full (upright) size, as Pillow's thumbnail and
   // ImageOps compute it; shrink-on-load then only changes the source scale.
   Geometry g;
@@ -68,13 +69,17 @@ Result<std::string> Transcode(std::string_view data, const TranscodeOptions& opt
     info->input_width = w;
     info->input_height = h;
   }
+  std::string icc = options.keep_icc ? std::move(img.icc_profile) : std::string();
   img = CompositeOver(std::move(img), ro.background);
   if (resizing) img = ApplyGeometry(img, g, ro.filter, ro.background);
   if (info) {
     info->output_width = img.width;
     info->output_height = img.height;
   }
-  return encoder->Encode(img, options.encode);
+  if (icc.empty()) return encoder->Encode(img, options.encode);
+  EncodeOptions eopt = options.encode;
+  eopt.icc_profile = std::move(icc);
+  return encoder->Encode(img, eopt);
 }
 
 }  // namespace ferry::image

@@ -40,6 +40,7 @@ int Fail(const Status& s);
 // returns the exit code.
 using Runner = std::function<int()>;
 Runner RegisterHash(CLI::App* app);
+Runner RegisterConvert(CLI::App* app);
 
 }  // namespace ferry::cli
 

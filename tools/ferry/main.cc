@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", FERRY_VERSION_STRING);
   app.require_subcommand(1);
   ferry::cli::Runner hash = ferry::cli::RegisterHash(&app);
+  ferry::cli::Runner convert = ferry::cli::RegisterConvert(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,5 +21,6 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : ferry::cli::kExitUsage;
   }
   if (app.got_subcommand("hash")) return hash();
+  if (app.got_subcommand("convert")) return convert();
   return ferry::cli::kExitUsage;
 }

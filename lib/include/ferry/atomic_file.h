@@ -30,6 +30,9 @@ class FERRY_EXPORT AtomicFileWriter {
   // before the rename the temporary file is removed and the final name keeps
   // its old content.
   Status Commit();
+  // As Commit, without the fsyncs: the rename is still atomic for readers
+  // and against a killed process, but not against a power loss.
+  Status CommitWithoutSync();
   // Removes the temporary file; the final name is untouched.
   void Abandon();
 
@@ -39,6 +42,7 @@ class FERRY_EXPORT AtomicFileWriter {
  private:
   AtomicFileWriter(Env* env, std::string final_path, std::string temp_path,
                    std::unique_ptr<WritableFile> file);
+  Status Finish(bool durable);
   Env* env_;
   std::string final_path_;
   std::string temp_path_;

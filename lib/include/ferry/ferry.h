@@ -3,6 +3,7 @@
 #define FERRY_FERRY_H_
 
 #include "ferry/atomic_file.h"
+#include "ferry/convert.h"
 #include "ferry/crc32c.h"
 #include "ferry/env.h"
 #include "ferry/fault_env.h"

@@ -24,6 +24,7 @@ struct FERRY_EXPORT Image {
   int height = 0;
   int channels = 0;  // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
   std::vector<uint8_t> pixels;
+  std::string icc_profile;  // only when DecodeOptions::read_icc asked for it
 
   size_t stride() const { return static_cast<size_t>(width) * channels; }
   uint8_t* row(int y) { return pixels.data() + y * stride(); }
@@ -57,6 +58,8 @@ struct DecodeOptions {
   // still at least twice this size (upright frame). 0 = full size.
   int shrink_to_width = 0;
   int shrink_to_height = 0;
+  // Also return the embedded ICC profile (PNG iCCP, JPEG APP2 segments).
+  bool read_icc = false;
 };
 
 // Output channels: gray 1, gray+alpha or gray with tRNS 2, RGB / palette 3,
@@ -163,6 +166,8 @@ struct TranscodeOptions {
   // JPEG inputs: decode at 1/2, 1/4 or 1/8 scale while that keeps at least
   // twice the resampler's input (libvips' rule); off = always full size.
   bool shrink_on_load = true;
+  // Copy the input's ICC profile (PNG iCCP, JPEG APP2) into the output.
+  bool keep_icc = false;
   ResizeOptions resize;
   EncodeOptions encode;
 };

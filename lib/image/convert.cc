@@ -1,0 +1,245 @@
+#include "ferry/convert.h"
+
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "core/ordered_pipeline.h"
+#include "ferry/atomic_file.h"
+#include "ferry/hash.h"
+
+namespace ferry {
+namespace {
+
+constexpr char kStateFile[] = ".ferry-convert";
+constexpr char kLockFile[] = ".ferry-convert.lock";
+
+// Every option that changes output bytes, spelled out: a change of any of
+// them makes existing outputs stale.
+std::string Fingerprint(const image::TranscodeOptions& t) {
+  const auto& d = t.decode;
+  const auto& r = t.resize;
+  const auto& e = t.encode;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "v1 rot=%d p16=%d sol=%d size=%dx%d mode=%d filter=%d up=%d bg=%d,%d,%d "
+                "q=%d ss=%d opt=%d prog=%d icc=%s",
+                d.autorotate, d.pillow_16bit, t.shrink_on_load, r.width, r.height,
+                static_cast<int>(r.mode), static_cast<int>(r.filter), r.upscale,
+                r.background.r, r.background.g, r.background.b, e.quality,
+                static_cast<int>(e.subsampling), e.optimize, e.progressive,
+                HashBytes(e.icc_profile).ToHex().c_str());
+  return buf;
+}
+
+struct RunState {
+  std::string fingerprint;
+  int64_t epoch_ns = 0;  // outputs older than this predate the options
+};
+
+RunState ReadState(Env* env, const std::string& path) {
+  RunState s;
+  auto text = ReadFileToString(env, path);
+  if (!text.ok()) return s;
+  size_t nl = text->find('\n');
+  if (nl == std::string::npos) return s;
+  s.fingerprint = text->substr(0, nl);
+  s.epoch_ns = std::strtoll(text->c_str() + nl + 1, nullptr, 10);
+  return s;
+}
+
+bool HasImageExtension(std::string_view path) {
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos) return false;
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == "png" || ext == "jpg" || ext == "jpeg";
+}
+
+struct Job {
+  std::string in_rel, out_rel, in_path, out_path;
+  Status collision;  // set when another input already claimed out_rel
+};
+
+ConvertItem ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
+  ConvertItem item;
+  item.input = job.in_rel;
+  item.output = job.out_rel;
+  if (!job.collision.ok()) {
+    item.error = job.collision;
+    return item;
+  }
+  Env* env = o.env;
+  auto in_info = env->Stat(job.in_path);
+  if (!in_info.ok()) {
+    item.error = in_info.status();
+    return item;
+  }
+  item.input_bytes = in_info->size;
+  if (!o.force) {
+    auto out_info = env->Stat(job.out_path);
+    if (out_info.ok() && out_info->mtime_ns >= in_info->mtime_ns &&
+        out_info->mtime_ns >= epoch_ns) {
+      item.outcome = ConvertItem::Outcome::kUpToDate;
+      item.output_bytes = out_info->size;
+      return item;
+    }
+  }
+  auto data = ReadFileToString(env, job.in_path);
+  if (!data.ok()) {
+    item.error = data.status();
+    return item;
+  }
+  if (image::Sniff(*data) == image::Format::kUnknown) {
+    // Named like an image but is not one: that is a bad input, not a
+    // file to pass over.
+    if (HasImageExtension(job.in_rel)) {
+      item.error = Status::InvalidArgument("not a PNG or JPEG (by content)");
+    } else {
+      item.outcome = ConvertItem::Outcome::kSkipped;
+      item.error = Status::NotSupported("not a PNG or JPEG");
+    }
+    return item;
+  }
+  thread_local image::JpegEncoder encoder;
+  auto jpeg = image::Transcode(*data, o.transcode, &encoder, &item.info);
+  if (!jpeg.ok()) {
+    item.error = jpeg.status();
+    return item;
+  }
+  item.output_bytes = jpeg->size();
+  if (o.dry_run) {
+    item.outcome = ConvertItem::Outcome::kWouldConvert;
+    return item;
+  }
+  Status s = env->CreateDirs(DirName(job.out_path));
+  if (s.ok()) {
+    auto w = AtomicFileWriter::Create(env, job.out_path);
+    s = w.ok() ? (*w)->Append(*jpeg) : w.status();
+    if (s.ok()) s = o.durable ? (*w)->Commit() : (*w)->CommitWithoutSync();
+  }
+  if (!s.ok()) {
+    item.error = s;
+    return item;
+  }
+  item.outcome = ConvertItem::Outcome::kConverted;
+  return item;
+}
+
+// Temporary files of a killed run, left under the destination.
+void RemoveStaleTemps(Env* env, const std::string& dst) {
+  auto files = ListFilesRecursive(env, dst);
+  if (!files.ok()) return;
+  for (const std::string& rel : *files) {
+    if (IsAtomicTempName(rel)) (void)env->RemoveFile(JoinPath(dst, rel));
+  }
+}
+
+}  // namespace
+
+const char* OutcomeName(ConvertItem::Outcome o) {
+  switch (o) {
+    case ConvertItem::Outcome::kConverted: return "converted";
+    case ConvertItem::Outcome::kUpToDate: return "up_to_date";
+    case ConvertItem::Outcome::kSkipped: return "skipped";
+    case ConvertItem::Outcome::kFailed: return "failed";
+    case ConvertItem::Outcome::kWouldConvert: return "would_convert";
+  }
+  return "?";
+}
+
+std::string JpegOutputName(std::string_view input) {
+  const size_t slash = input.rfind('/');
+  const size_t base = slash == std::string_view::npos ? 0 : slash + 1;
+  const size_t dot = input.rfind('.');
+  // A leading dot (".hidden") starts the name, not an extension.
+  const bool has_ext = dot != std::string_view::npos && dot > base;
+  return std::string(has_ext ? input.substr(0, dot) : input) + ".jpg";
+}
+
+Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& dst,
+                                   const ConvertOptions& o,
+                                   const std::function<void(const ConvertItem&)>& on_item) {
+  Env* env = o.env;
+  FERRY_ASSIGN_OR_RETURN(FileInfo src_info, env->Stat(src));
+  std::vector<Job> jobs;
+  std::string dst_dir = dst;
+  if (!src_info.is_dir) {
+    jobs.push_back({src, dst, src, dst, Status::OK()});
+    dst_dir = DirName(dst);
+  } else {
+    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files, ListFilesRecursive(env, src));
+    // A destination inside the source is not an input.
+    std::string skip_prefix;
+    if (dst.size() > src.size() + 1 && dst.compare(0, src.size(), src) == 0 && dst[src.size()] == '/') {
+      skip_prefix = dst.substr(src.size() + 1) + "/";
+    }
+    std::map<std::string, std::string> claimed;
+    for (std::string& rel : files) {
+      if (!skip_prefix.empty() && rel.compare(0, skip_prefix.size(), skip_prefix) == 0) continue;
+      Job j;
+      j.out_rel = JpegOutputName(rel);
+      j.in_path = JoinPath(src, rel);
+      j.out_path = JoinPath(dst, j.out_rel);
+      auto [it, fresh] = claimed.emplace(j.out_rel, rel);
+      if (!fresh) {
+        j.collision = Status::InvalidArgument("output " + j.out_rel + " is already made from " +
+                                              it->second);
+      }
+      j.in_rel = std::move(rel);
+      jobs.push_back(std::move(j));
+    }
+  }
+
+  RunState state;
+  std::unique_ptr<FileLock> lock;
+  const std::string fingerprint = Fingerprint(o.transcode);
+  if (!o.dry_run) {
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(dst_dir));
+    auto l = env->LockFile(JoinPath(dst_dir, kLockFile), /*wait=*/false);
+    if (!l.ok()) {
+      return l.status().IsUnavailable()
+                 ? Status::Unavailable(dst_dir, "another ferry convert is writing here")
+                 : l.status();
+    }
+    lock = std::move(l).value();
+    RemoveStaleTemps(env, dst_dir);
+    const std::string state_path = JoinPath(dst_dir, kStateFile);
+    state = ReadState(env, state_path);
+    if (state.fingerprint != fingerprint) {
+      state.fingerprint = fingerprint;
+      state.epoch_ns = static_cast<int64_t>(env->NowMicros()) * 1000;
+      FERRY_RETURN_IF_ERROR(WriteFileAtomically(
+          env, state_path, fingerprint + "\n" + std::to_string(state.epoch_ns) + "\n"));
+    }
+  } else {
+    RunState old = ReadState(env, JoinPath(dst_dir, kStateFile));
+    state.epoch_ns = old.fingerprint == fingerprint ? old.epoch_ns : INT64_MAX;
+  }
+
+  Progress* progress = o.progress ? o.progress : NullProgress();
+  progress->Begin("convert", jobs.size(), 0);
+  ConvertSummary sum;
+  core::OrderedParallelMap<ConvertItem>(
+      jobs.size(), o.jobs, [&](size_t i) { return ConvertOne(jobs[i], o, state.epoch_ns); },
+      [&](size_t, ConvertItem item) {
+        switch (item.outcome) {
+          case ConvertItem::Outcome::kConverted:
+            ++sum.converted;
+            sum.input_bytes += item.input_bytes;
+            sum.output_bytes += item.output_bytes;
+            break;
+          case ConvertItem::Outcome::kUpToDate: ++sum.up_to_date; break;
+          case ConvertItem::Outcome::kSkipped: ++sum.skipped; break;
+          case ConvertItem::Outcome::kWouldConvert: ++sum.would_convert; break;
+          case ConvertItem::Outcome::kFailed: ++sum.failed; break;
+        }
+        progress->Advance(1, item.input_bytes);
+        on_item(item);
+      });
+  progress->End();
+  return sum;
+}
+
+}  // namespace ferry
