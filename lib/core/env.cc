@@ -1,6 +1,7 @@
 #include "ferry/env.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ferry {
 
@@ -122,14 +123,20 @@ Result<std::vector<std::string>> ListFilesRecursive(Env* env,
 
 Result<std::string> ReadFileToString(Env* env, const std::string& path) {
   FERRY_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
+  // Read straight into the string, sized from a stat (it may still change).
+  auto info = env->Stat(path);
+  size_t want = info.ok() ? static_cast<size_t>(info->size) + 1 : 1 << 16;
   std::string out;
-  std::string scratch(1 << 16, '\0');
+  size_t len = 0;
   for (;;) {
+    if (out.size() - len < 4096) out.resize(std::max(want, out.size() * 2));
     std::string_view got;
-    FERRY_RETURN_IF_ERROR(file->Read(scratch.size(), &got, scratch.data()));
+    FERRY_RETURN_IF_ERROR(file->Read(out.size() - len, &got, out.data() + len));
     if (got.empty()) break;
-    out.append(got);
+    if (got.data() != out.data() + len) std::memmove(out.data() + len, got.data(), got.size());
+    len += got.size();
   }
+  out.resize(len);
   return out;
 }
 

@@ -13,17 +13,40 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/result.h"
 
 namespace ferry::image {
 
+// An allocator that leaves new elements uninitialised: every pixel buffer is
+// written in full right after it is made, so zero-filling it first is waste.
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <typename U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}  // NOLINT
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using PixelVector = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
+
 struct FERRY_EXPORT Image {
   int width = 0;
   int height = 0;
   int channels = 0;  // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
-  std::vector<uint8_t> pixels;
+  PixelVector pixels;
   std::string icc_profile;  // only when DecodeOptions::read_icc asked for it
 
   size_t stride() const { return static_cast<size_t>(width) * channels; }

@@ -46,13 +46,13 @@ TEST(JpegDecodeTest, NoAutorotateKeepsStoredOrientation) {
 TEST(JpegDecodeTest, ApplyOrientationInvertsPillowTransposes) {
   Image img = Image::Make(3, 2, 1);
   for (int i = 0; i < 6; ++i) img.pixels[i] = uint8_t(i);  // 0 1 2 / 3 4 5
-  EXPECT_EQ(ApplyOrientation(img, 2).pixels, (std::vector<uint8_t>{2, 1, 0, 5, 4, 3}));
-  EXPECT_EQ(ApplyOrientation(img, 3).pixels, (std::vector<uint8_t>{5, 4, 3, 2, 1, 0}));
-  EXPECT_EQ(ApplyOrientation(img, 4).pixels, (std::vector<uint8_t>{3, 4, 5, 0, 1, 2}));
-  EXPECT_EQ(ApplyOrientation(img, 5).pixels, (std::vector<uint8_t>{0, 3, 1, 4, 2, 5}));
-  EXPECT_EQ(ApplyOrientation(img, 6).pixels, (std::vector<uint8_t>{3, 0, 4, 1, 5, 2}));
-  EXPECT_EQ(ApplyOrientation(img, 7).pixels, (std::vector<uint8_t>{5, 2, 4, 1, 3, 0}));
-  EXPECT_EQ(ApplyOrientation(img, 8).pixels, (std::vector<uint8_t>{2, 5, 1, 4, 0, 3}));
+  EXPECT_EQ(ApplyOrientation(img, 2).pixels, (PixelVector{2, 1, 0, 5, 4, 3}));
+  EXPECT_EQ(ApplyOrientation(img, 3).pixels, (PixelVector{5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(ApplyOrientation(img, 4).pixels, (PixelVector{3, 4, 5, 0, 1, 2}));
+  EXPECT_EQ(ApplyOrientation(img, 5).pixels, (PixelVector{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(ApplyOrientation(img, 6).pixels, (PixelVector{3, 0, 4, 1, 5, 2}));
+  EXPECT_EQ(ApplyOrientation(img, 7).pixels, (PixelVector{5, 2, 4, 1, 3, 0}));
+  EXPECT_EQ(ApplyOrientation(img, 8).pixels, (PixelVector{2, 5, 1, 4, 0, 3}));
   EXPECT_EQ(ApplyOrientation(img, 6).width, 2);
 }
 

@@ -138,11 +138,11 @@ TEST(CompositeTest, AlphaIsBlendedOverTheBackgroundNotDropped) {
   rgba.pixels = {0, 0, 0, 0, 100, 150, 200, 255};  // transparent black, opaque colour
   Image white = CompositeOver(rgba, Rgb{255, 255, 255});
   EXPECT_EQ(white.channels, 3);
-  EXPECT_EQ(white.pixels, (std::vector<uint8_t>{255, 255, 255, 100, 150, 200}));
+  EXPECT_EQ(white.pixels, (PixelVector{255, 255, 255, 100, 150, 200}));
   Image half = Image::Make(1, 1, 2);
   half.pixels = {0, 128};
-  EXPECT_EQ(CompositeOver(half, Rgb{255, 255, 255}).pixels, (std::vector<uint8_t>{127}));
-  EXPECT_EQ(CompositeOver(half, Rgb{0, 0, 255}).pixels, (std::vector<uint8_t>{0, 0, 127}));
+  EXPECT_EQ(CompositeOver(half, Rgb{255, 255, 255}).pixels, (PixelVector{127}));
+  EXPECT_EQ(CompositeOver(half, Rgb{0, 0, 255}).pixels, (PixelVector{0, 0, 127}));
 }
 
 TEST(ParseTest, ColorsFiltersAndModes) {
