@@ -1,5 +1,6 @@
 #include "ferry/atomic_file.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -80,6 +81,60 @@ Status AtomicFileWriter::Finish(bool durable) {
   // means the rename may not survive a power loss.
   if (durable) status_ = env_->SyncDir(DirName(final_path_));
   return status_;
+}
+
+Status AtomicFileWriter::Detach() {
+  if (done_) return status_.ok() ? Status::InvalidArgument(final_path_, "already finished") : status_;
+  Status s = status_;
+  if (s.ok()) s = file_->Close();
+  if (!s.ok()) {
+    status_ = s;
+    Abandon();
+    return s;
+  }
+  file_.reset();
+  done_ = true;
+  return Status::OK();
+}
+
+AtomicBatch::~AtomicBatch() {
+  for (const auto& [temp, final_path] : pending_) (void)env_->RemoveFile(temp);
+}
+
+void AtomicBatch::Add(std::string temp_path, std::string final_path) {
+  pending_.emplace_back(std::move(temp_path), std::move(final_path));
+}
+
+void AtomicBatch::Commit(const std::function<void(size_t, const Status&)>& on_result) {
+  std::vector<std::pair<std::string, std::string>> files;
+  files.swap(pending_);
+  if (files.empty()) return;
+  const Status synced = env_->SyncFileSystem(sync_root_);
+  std::vector<std::string> dirs;
+  std::vector<Status> results(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    Status s = synced;
+    if (s.ok()) s = env_->RenameFile(files[i].first, files[i].second);
+    if (!s.ok()) {
+      (void)env_->RemoveFile(files[i].first);
+    } else {
+      std::string dir = DirName(files[i].second);
+      if (dirs.empty() || dirs.back() != dir) dirs.push_back(std::move(dir));
+    }
+    results[i] = std::move(s);
+  }
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  for (const std::string& d : dirs) {
+    // The renamed files are complete; a failed directory sync only means a
+    // rename may not survive a power loss. Report it on those files.
+    Status s = env_->SyncDir(d);
+    if (s.ok()) continue;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (results[i].ok() && DirName(files[i].second) == d) results[i] = s;
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) on_result(i, results[i]);
 }
 
 void AtomicFileWriter::Abandon() {

@@ -58,6 +58,9 @@ Status EnvWrapper::RenameFile(const std::string& from, const std::string& to) {
 Status EnvWrapper::SyncDir(const std::string& dir) {
   return target_->SyncDir(dir);
 }
+Status EnvWrapper::SyncFileSystem(const std::string& path) {
+  return target_->SyncFileSystem(path);
+}
 Result<std::unique_ptr<FileLock>> EnvWrapper::LockFile(const std::string& path,
                                                        bool wait) {
   return target_->LockFile(path, wait);

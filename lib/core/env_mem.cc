@@ -216,6 +216,8 @@ class MemEnv final : public Env {
     return Status::OK();
   }
 
+  Status SyncFileSystem(const std::string&) override { return Status::OK(); }
+
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
                                              bool wait) override {
     std::unique_lock<std::mutex> l(mu_);

@@ -257,6 +257,15 @@ class PosixEnv final : public Env {
     return s;
   }
 
+  Status SyncFileSystem(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(path, errno);
+    Status s;
+    if (::syncfs(fd) != 0) s = PosixError(path, errno);
+    ::close(fd);
+    return s;
+  }
+
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
                                              bool wait) override {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -87,4 +87,10 @@ Status FaultInjectionEnv::SyncDir(const std::string& dir) {
   return target()->SyncDir(dir);
 }
 
+Status FaultInjectionEnv::SyncFileSystem(const std::string& path) {
+  FERRY_RETURN_IF_ERROR(SyncFault(path));
+  FERRY_RETURN_IF_ERROR(Count("syncfs", path));
+  return target()->SyncFileSystem(path);
+}
+
 }  // namespace ferry

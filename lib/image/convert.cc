@@ -62,19 +62,27 @@ struct Job {
   Status collision;  // set when another input already claimed out_rel
 };
 
-ConvertItem ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
+// A converted item whose output waits, written but unpublished, for the
+// batch commit (durable mode).
+struct Done {
   ConvertItem item;
+  std::string temp, final_path;
+};
+
+Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
+  Done done;
+  ConvertItem& item = done.item;
   item.input = job.in_rel;
   item.output = job.out_rel;
   if (!job.collision.ok()) {
     item.error = job.collision;
-    return item;
+    return done;
   }
   Env* env = o.env;
   auto in_info = env->Stat(job.in_path);
   if (!in_info.ok()) {
     item.error = in_info.status();
-    return item;
+    return done;
   }
   item.input_bytes = in_info->size;
   if (!o.force) {
@@ -83,13 +91,13 @@ ConvertItem ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns
         out_info->mtime_ns >= epoch_ns) {
       item.outcome = ConvertItem::Outcome::kUpToDate;
       item.output_bytes = out_info->size;
-      return item;
+      return done;
     }
   }
   auto data = ReadFileToString(env, job.in_path);
   if (!data.ok()) {
     item.error = data.status();
-    return item;
+    return done;
   }
   if (image::Sniff(*data) == image::Format::kUnknown) {
     // Named like an image but is not one: that is a bad input, not a
@@ -100,31 +108,39 @@ ConvertItem ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns
       item.outcome = ConvertItem::Outcome::kSkipped;
       item.error = Status::NotSupported("not a PNG or JPEG");
     }
-    return item;
+    return done;
   }
   thread_local image::JpegEncoder encoder;
   auto jpeg = image::Transcode(*data, o.transcode, &encoder, &item.info);
   if (!jpeg.ok()) {
     item.error = jpeg.status();
-    return item;
+    return done;
   }
   item.output_bytes = jpeg->size();
   if (o.dry_run) {
     item.outcome = ConvertItem::Outcome::kWouldConvert;
-    return item;
+    return done;
   }
   Status s = env->CreateDirs(DirName(job.out_path));
   if (s.ok()) {
     auto w = AtomicFileWriter::Create(env, job.out_path);
     s = w.ok() ? (*w)->Append(*jpeg) : w.status();
-    if (s.ok()) s = o.durable ? (*w)->Commit() : (*w)->CommitWithoutSync();
+    if (s.ok() && o.durable) {
+      s = (*w)->Detach();  // published by the batch commit
+      if (s.ok()) {
+        done.temp = (*w)->temp_path();
+        done.final_path = job.out_path;
+      }
+    } else if (s.ok()) {
+      s = (*w)->CommitWithoutSync();
+    }
   }
   if (!s.ok()) {
     item.error = s;
-    return item;
+    return done;
   }
   item.outcome = ConvertItem::Outcome::kConverted;
-  return item;
+  return done;
 }
 
 // Temporary files of a killed run, left under the destination.
@@ -221,23 +237,54 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
   Progress* progress = o.progress ? o.progress : NullProgress();
   progress->Begin("convert", jobs.size(), 0);
   ConvertSummary sum;
-  core::OrderedParallelMap<ConvertItem>(
+  auto report = [&](const ConvertItem& item) {
+    switch (item.outcome) {
+      case ConvertItem::Outcome::kConverted:
+        ++sum.converted;
+        sum.input_bytes += item.input_bytes;
+        sum.output_bytes += item.output_bytes;
+        break;
+      case ConvertItem::Outcome::kUpToDate: ++sum.up_to_date; break;
+      case ConvertItem::Outcome::kSkipped: ++sum.skipped; break;
+      case ConvertItem::Outcome::kWouldConvert: ++sum.would_convert; break;
+      case ConvertItem::Outcome::kFailed: ++sum.failed; break;
+    }
+    progress->Advance(1, item.input_bytes);
+    on_item(item);
+  };
+  // Durable outputs are published in groups: one file-system sync for up to
+  // kBatch files instead of an fsync each. Items are reported in input order
+  // once their output is published; a killed run loses at most one batch.
+  constexpr size_t kBatch = 64, kMaxQueued = 1024;
+  AtomicBatch batch(env, dst_dir);
+  std::vector<Done> queued;
+  auto flush = [&] {
+    std::vector<size_t> index;  // queued[] position of each batch entry
+    for (size_t i = 0; i < queued.size(); ++i) {
+      if (!queued[i].temp.empty()) index.push_back(i);
+    }
+    batch.Commit([&](size_t k, const Status& s) {
+      ConvertItem& item = queued[index[k]].item;
+      if (!s.ok()) {
+        item.outcome = ConvertItem::Outcome::kFailed;
+        item.error = s;
+      }
+    });
+    for (const Done& d : queued) report(d.item);
+    queued.clear();
+  };
+  core::OrderedParallelMap<Done>(
       jobs.size(), o.jobs, [&](size_t i) { return ConvertOne(jobs[i], o, state.epoch_ns); },
-      [&](size_t, ConvertItem item) {
-        switch (item.outcome) {
-          case ConvertItem::Outcome::kConverted:
-            ++sum.converted;
-            sum.input_bytes += item.input_bytes;
-            sum.output_bytes += item.output_bytes;
-            break;
-          case ConvertItem::Outcome::kUpToDate: ++sum.up_to_date; break;
-          case ConvertItem::Outcome::kSkipped: ++sum.skipped; break;
-          case ConvertItem::Outcome::kWouldConvert: ++sum.would_convert; break;
-          case ConvertItem::Outcome::kFailed: ++sum.failed; break;
+      [&](size_t, Done done) {
+        if (done.temp.empty() && queued.empty()) {
+          report(done.item);
+          return;
         }
-        progress->Advance(1, item.input_bytes);
-        on_item(item);
+        if (!done.temp.empty()) batch.Add(done.temp, done.final_path);
+        queued.push_back(std::move(done));
+        if (batch.size() >= kBatch || queued.size() >= kMaxQueued) flush();
       });
+  flush();
   progress->End();
   return sum;
 }

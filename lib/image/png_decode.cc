@@ -227,6 +227,64 @@ void PaethRow(uint8_t* r, const uint8_t* prev, size_t n) {
   }
 }
 
+// Paeth on K consecutive rows at once, as a wavefront: row k works on pixel
+// t - k at step t, so it only needs row k-1's pixels up to t - k, which are
+// done. The K dependency chains are independent and overlap in the CPU.
+template <int BPP, int K>
+void PaethRows(uint8_t* const* rows, const uint8_t* prev, size_t n) {
+  const long npix = static_cast<long>(n / BPP);
+  __m128i a[K], c[K];
+  for (int k = 0; k < K; ++k) a[k] = c[k] = _mm_setzero_si128();
+  for (long t = 0; t < npix + K - 1; ++t) {
+    for (int k = 0; k < K; ++k) {
+      const long i = t - k;
+      if (i < 0 || i >= npix) continue;
+      const uint8_t* up = k == 0 ? prev : rows[k - 1];
+      __m128i b = Load<BPP>(up + i * BPP);
+      __m128i d = Load<BPP>(rows[k] + i * BPP);
+      __m128i pa = _mm_sub_epi16(b, c[k]);
+      __m128i pb = _mm_sub_epi16(a[k], c[k]);
+      __m128i pc = _mm_add_epi16(pa, pb);
+      pa = Abs16(pa);
+      pb = Abs16(pb);
+      pc = Abs16(pc);
+      __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
+      __m128i nearest = Select(_mm_cmpeq_epi16(smallest, pa), a[k],
+                               Select(_mm_cmpeq_epi16(smallest, pb), b, c[k]));
+      d = _mm_and_si128(_mm_add_epi8(d, nearest), _mm_set1_epi16(0xff));
+      Store<BPP>(rows[k] + i * BPP, d);
+      c[k] = b;
+      a[k] = d;
+    }
+  }
+}
+
+template <int BPP>
+void PaethRowsN(uint8_t* const* rows, const uint8_t* prev, size_t n, int k) {
+  switch (k) {
+    case 4: return PaethRows<BPP, 4>(rows, prev, n);
+    case 3: return PaethRows<BPP, 3>(rows, prev, n);
+    case 2: return PaethRows<BPP, 2>(rows, prev, n);
+    default: return PaethRow<BPP>(rows[0], prev, n);
+  }
+}
+
+// Unfilters up to 4 consecutive Paeth rows starting at row y (y > 0, so it
+// has a previous row). Returns how many rows it did (0: not applicable).
+uint32_t PaethBlockSimd(uint8_t* rows, size_t rowbytes, uint32_t y, uint32_t h, int bpp) {
+  if ((bpp != 3 && bpp != 4) || y == 0) return 0;
+  uint8_t* r[4];
+  uint32_t k = 0;
+  while (k < 4 && y + k < h && rows[(y + k) * (rowbytes + 1)] == 4) {
+    r[k] = rows + (y + k) * (rowbytes + 1) + 1;
+    ++k;
+  }
+  if (k < 2) return 0;
+  const uint8_t* prev = rows + (y - 1) * (rowbytes + 1) + 1;
+  bpp == 3 ? PaethRowsN<3>(r, prev, rowbytes, k) : PaethRowsN<4>(r, prev, rowbytes, k);
+  return k;
+}
+
 // True if the row was handled here.
 bool UnfilterSimd(uint8_t f, uint8_t* r, const uint8_t* prev, size_t n, int bpp) {
   if ((bpp != 3 && bpp != 4) || prev == nullptr || f == 0 || f == 2) return false;
@@ -243,6 +301,7 @@ bool UnfilterSimd(uint8_t f, uint8_t* r, const uint8_t* prev, size_t n, int bpp)
 }
 #else
 bool UnfilterSimd(uint8_t, uint8_t*, const uint8_t*, size_t, int) { return false; }
+uint32_t PaethBlockSimd(uint8_t*, size_t, uint32_t, uint32_t, int) { return 0; }
 #endif
 
 // Undoes the scanline filters in place. rows: h x (1 + rowbytes).
@@ -251,6 +310,13 @@ Status Unfilter(uint8_t* rows, size_t rowbytes, uint32_t h, int bpp) {
   for (uint32_t y = 0; y < h; ++y) {
     uint8_t* f = rows + y * (rowbytes + 1);
     uint8_t* r = f + 1;
+    if (*f == 4) {
+      if (uint32_t done = PaethBlockSimd(rows, rowbytes, y, h, bpp)) {
+        y += done - 1;
+        prev = rows + y * (rowbytes + 1) + 1;
+        continue;
+      }
+    }
     if (UnfilterSimd(*f, r, prev, rowbytes, bpp)) {
       prev = r;
       continue;

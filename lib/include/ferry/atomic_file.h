@@ -6,9 +6,12 @@
 #ifndef FERRY_ATOMIC_FILE_H_
 #define FERRY_ATOMIC_FILE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ferry/env.h"
 
@@ -35,6 +38,9 @@ class FERRY_EXPORT AtomicFileWriter {
   Status CommitWithoutSync();
   // Removes the temporary file; the final name is untouched.
   void Abandon();
+  // Closes the temporary file and hands it over (unsynced, unpublished) for
+  // an AtomicBatch to publish; the writer no longer removes it.
+  Status Detach();
 
   const std::string& temp_path() const { return temp_path_; }
   const std::string& final_path() const { return final_path_; }
@@ -49,6 +55,28 @@ class FERRY_EXPORT AtomicFileWriter {
   std::unique_ptr<WritableFile> file_;
   Status status_;
   bool done_ = false;
+};
+
+// Group commit of many files written with Detach(): one SyncFileSystem makes
+// all their data durable, then each is renamed over its final name and the
+// directories are synced. A crash before Commit leaves only temporary files.
+// Thread-safety: one thread at a time.
+class FERRY_EXPORT AtomicBatch {
+ public:
+  AtomicBatch(Env* env, std::string sync_root)
+      : env_(env), sync_root_(std::move(sync_root)) {}
+  // Removes the temporary files of anything not committed.
+  ~AtomicBatch();
+  void Add(std::string temp_path, std::string final_path);
+  size_t size() const { return pending_.size(); }
+  // Publishes everything added. on_result(i, status) reports each file in
+  // the order added; a failed file's temporary is removed.
+  void Commit(const std::function<void(size_t, const Status&)>& on_result);
+
+ private:
+  Env* env_;
+  std::string sync_root_;
+  std::vector<std::pair<std::string, std::string>> pending_;
 };
 
 // Writes data to path atomically (see above).

@@ -93,6 +93,9 @@ class FERRY_EXPORT Env {
                             const std::string& to) = 0;
   // Makes the directory's entries (creations, renames) durable.
   virtual Status SyncDir(const std::string& dir) = 0;
+  // Makes all written data of the file system holding path durable (syncfs):
+  // one call instead of an fsync per file when publishing many files.
+  virtual Status SyncFileSystem(const std::string& path) = 0;
   // Takes an exclusive advisory lock on path (created if missing), shared
   // between processes. With wait=false, a held lock gives Unavailable.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
@@ -124,6 +127,7 @@ class FERRY_EXPORT EnvWrapper : public Env {
   Status RemoveDir(const std::string& dir) override;
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
+  Status SyncFileSystem(const std::string& path) override;
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
                                              bool wait) override;
   uint64_t NowMicros() override;

@@ -2,7 +2,8 @@
 // can prove that no failure loses data or leaves a partial file behind.
 //
 // Counted operations are the ones that change state: opening a file for
-// writing, Append, Sync, Close, RenameFile, RemoveFile, CreateDir, SyncDir.
+// writing, Append, Sync, Close, RenameFile, RemoveFile, CreateDir, SyncDir,
+// SyncFileSystem.
 // Thread-safety: safe; the counter is shared by all threads.
 #ifndef FERRY_FAULT_ENV_H_
 #define FERRY_FAULT_ENV_H_
@@ -34,6 +35,7 @@ class FERRY_EXPORT FaultInjectionEnv : public EnvWrapper {
   Status RemoveFile(const std::string& path) override;
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
+  Status SyncFileSystem(const std::string& path) override;
 
   // Used by the wrapped files; returns the injected failure, if any.
   Status Count(const char* op, const std::string& path);

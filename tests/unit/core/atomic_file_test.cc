@@ -119,3 +119,72 @@ TEST(AtomicFileTest, TempNamesAreRecognised) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// Publish three detached files as one batch, failing each operation in turn:
+// every final name holds its old or its new content, whole, and no
+// temporary file survives.
+TEST(AtomicBatchTest, FailingEachStepLeavesEachFileOldOrNew) {
+  auto run = [](FaultInjectionEnv* env, Env* base, int fail_at, int* ops) {
+    for (int i = 0; i < 3; ++i) test::WriteFile(base, "d/f" + std::to_string(i), "old");
+    env->FailNthOperation(fail_at);
+    AtomicBatch batch(env, "d");
+    std::vector<std::unique_ptr<AtomicFileWriter>> writers;
+    for (int i = 0; i < 3; ++i) {
+      auto w = AtomicFileWriter::Create(env, "d/f" + std::to_string(i));
+      if (!w.ok()) continue;
+      if ((*w)->Append(std::string(1000, 'n')).ok() && (*w)->Detach().ok()) {
+        batch.Add((*w)->temp_path(), "d/f" + std::to_string(i));
+      }
+      writers.push_back(std::move(w).value());
+    }
+    int failed = 0;
+    batch.Commit([&](size_t, const Status& s) { failed += !s.ok(); });
+    writers.clear();
+    if (ops) *ops = env->operations();
+    return failed;
+  };
+  int steps = 0;
+  {
+    auto mem = NewMemEnv();
+    FaultInjectionEnv fenv(mem.get());
+    EXPECT_EQ(run(&fenv, mem.get(), 0, &steps), 0);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(test::ReadFile(mem.get(), "d/f" + std::to_string(i)), std::string(1000, 'n'));
+  }
+  ASSERT_GE(steps, 12);  // 3 x (open, append, close) + syncfs + 3 renames + syncdir
+  for (int n = 1; n <= steps; ++n) {
+    auto mem = NewMemEnv();
+    FaultInjectionEnv fenv(mem.get());
+    run(&fenv, mem.get(), n, nullptr);
+    for (int i = 0; i < 3; ++i) {
+      std::string now = test::ReadFile(mem.get(), "d/f" + std::to_string(i));
+      EXPECT_TRUE(now == "old" || now == std::string(1000, 'n')) << "step " << n;
+    }
+    auto kids = mem->GetChildren("d");
+    ASSERT_OK(kids.status());
+    EXPECT_EQ(kids->size(), 3u) << "stray temporary file at step " << n;
+  }
+}
+
+TEST(AtomicBatchTest, FailedFileSystemSyncPublishesNothing) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv fenv(mem.get());
+  test::WriteFile(mem.get(), "d/f", "old");
+  AtomicBatch batch(&fenv, "d");
+  auto w = AtomicFileWriter::Create(&fenv, "d/f");
+  ASSERT_OK(w.status());
+  ASSERT_OK((*w)->Append("new"));
+  ASSERT_OK((*w)->Detach());
+  batch.Add((*w)->temp_path(), "d/f");
+  fenv.SetSyncFails(true);
+  int failed = 0;
+  batch.Commit([&](size_t, const Status& s) { failed += !s.ok(); });
+  EXPECT_EQ(failed, 1);
+  EXPECT_EQ(test::ReadFile(mem.get(), "d/f"), "old");
+  EXPECT_EQ(mem->GetChildren("d")->size(), 1u);
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -149,6 +150,70 @@ TEST(PngDecodeTest, OversizedAncillaryChunkIsRefused) {
                           good.substr(33);
   EXPECT_EQ(DecodePng(with_text, opt).status().code(), Status::Code::kResourceExhausted);
   EXPECT_OK(DecodePng(with_text, {}).status());
+}
+
+}  // namespace
+}  // namespace ferry::image
+
+namespace ferry::image {
+namespace {
+
+uint8_t PaethPredict(int a, int b, int c) {
+  int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+  if (pa <= pb && pa <= pc) return uint8_t(a);
+  return uint8_t(pb <= pc ? b : c);
+}
+
+// An 8-bit PNG of smooth-ish noise whose row y uses filter filters(y).
+std::string FilteredPng(int w, int h, int ch, const std::function<int(int)>& filters) {
+  const int ct = ch == 3 ? 2 : ch == 4 ? 6 : ch == 2 ? 4 : 0;
+  const size_t rb = size_t(w) * ch;
+  std::vector<uint8_t> img(rb * h);
+  uint32_t seed = 12345;
+  for (size_t i = 0; i < img.size(); ++i) {
+    seed = seed * 1103515245 + 12345;
+    img[i] = uint8_t((i % rb) / ch * 3 + (seed >> 24) % 40);
+  }
+  std::string raw;
+  for (int y = 0; y < h; ++y) {
+    const int f = filters(y);
+    raw.push_back(char(f));
+    for (size_t i = 0; i < rb; ++i) {
+      int x = img[y * rb + i];
+      int a = i >= size_t(ch) ? img[y * rb + i - ch] : 0;
+      int b = y > 0 ? img[(y - 1) * rb + i] : 0;
+      int c = (y > 0 && i >= size_t(ch)) ? img[(y - 1) * rb + i - ch] : 0;
+      int pred = f == 1 ? a : f == 2 ? b : f == 3 ? (a + b) / 2 : f == 4 ? PaethPredict(a, b, c) : 0;
+      raw.push_back(char(uint8_t(x - pred)));
+    }
+  }
+  return test::PngFile({test::PngChunk("IHDR", test::IhdrBody(w, h, 8, ct)),
+                        test::PngChunk("IDAT", test::ZlibCompress(raw)), test::PngChunk("IEND", "")});
+}
+
+// Runs of Paeth rows take the wavefront path; mixed runs and every row
+// count and width must still match libpng exactly.
+TEST(PngDecodeTest, FilterRunsOfEveryLengthMatchLibpng) {
+  const std::vector<std::pair<const char*, std::function<int(int)>>> patterns = {
+      {"all paeth", [](int) { return 4; }},
+      {"paeth pairs", [](int y) { return (y / 2) % 2 ? 4 : 1; }},
+      {"paeth triples", [](int y) { return y % 4 == 3 ? 3 : 4; }},
+      {"cycle", [](int y) { return y % 5; }},
+      {"avg and sub", [](int y) { return y % 2 ? 3 : 1; }}};
+  for (const auto& [name, fn] : patterns) {
+    for (int ch : {1, 2, 3, 4}) {
+      for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {7, 5}, {33, 13}, {64, 4}}) {
+        SCOPED_TRACE(std::string(name) + " ch=" + std::to_string(ch) + " " + std::to_string(w) + "x" +
+                     std::to_string(h));
+        std::string png = FilteredPng(w, h, ch, fn);
+        auto fast = DecodePng(png, {});
+        auto ref = DecodePngLibpng(png, {});
+        ASSERT_OK(fast.status());
+        ASSERT_OK(ref.status());
+        EXPECT_TRUE(fast->pixels == ref->pixels);
+      }
+    }
+  }
 }
 
 }  // namespace
