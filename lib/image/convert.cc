@@ -224,8 +224,13 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
     const std::string state_path = JoinPath(dst_dir, kStateFile);
     state = ReadState(env, state_path);
     if (state.fingerprint != fingerprint) {
+      // The epoch is the state file's own mtime: file times come from the
+      // kernel's coarse clock, which can lag the precise one by a tick, so
+      // only a file time compares safely with later outputs' times.
       state.fingerprint = fingerprint;
-      state.epoch_ns = static_cast<int64_t>(env->NowMicros()) * 1000;
+      FERRY_RETURN_IF_ERROR(WriteFileAtomically(env, state_path, fingerprint + "\n"));
+      FERRY_ASSIGN_OR_RETURN(FileInfo written, env->Stat(state_path));
+      state.epoch_ns = written.mtime_ns;
       FERRY_RETURN_IF_ERROR(WriteFileAtomically(
           env, state_path, fingerprint + "\n" + std::to_string(state.epoch_ns) + "\n"));
     }

@@ -1,4 +1,5 @@
 #include "ferry/image.h"
+#include "image/image_view.h"
 
 #include <cstdio>
 #include <cstring>
@@ -57,27 +58,34 @@ Result<Rgb> ParseColor(std::string_view t) {
 
 Image CompositeOver(Image in, Rgb bg) {
   if (!in.has_alpha()) return in;
+  return CompositeOverView(ViewOf(in), bg);
+}
+
+Image CompositeOverView(const ImageView& in, Rgb bg) {
+  if (!in.has_alpha()) return CopyOf(in);
   const bool gray_out = in.channels == 2 && bg.is_gray();
   Image out = Image::Make(in.width, in.height, gray_out ? 1 : 3);
-  const size_t n = size_t(in.width) * in.height;
-  const uint8_t* s = in.pixels.data();
-  uint8_t* d = out.pixels.data();
   auto mix = [](int c, int a, int b) {
     return static_cast<uint8_t>((c * a + b * (255 - a) + 127) / 255);
   };
-  if (in.channels == 4) {
-    for (size_t i = 0; i < n; ++i, s += 4, d += 3) {
-      d[0] = mix(s[0], s[3], bg.r);
-      d[1] = mix(s[1], s[3], bg.g);
-      d[2] = mix(s[2], s[3], bg.b);
-    }
-  } else if (gray_out) {
-    for (size_t i = 0; i < n; ++i, s += 2) d[i] = mix(s[0], s[1], bg.r);
-  } else {
-    for (size_t i = 0; i < n; ++i, s += 2, d += 3) {
-      d[0] = mix(s[0], s[1], bg.r);
-      d[1] = mix(s[0], s[1], bg.g);
-      d[2] = mix(s[0], s[1], bg.b);
+  for (int y = 0; y < in.height; ++y) {
+    const uint8_t* s = in.row(y);
+    uint8_t* d = out.row(y);
+    const int n = in.width;
+    if (in.channels == 4) {
+      for (int i = 0; i < n; ++i, s += 4, d += 3) {
+        d[0] = mix(s[0], s[3], bg.r);
+        d[1] = mix(s[1], s[3], bg.g);
+        d[2] = mix(s[2], s[3], bg.b);
+      }
+    } else if (gray_out) {
+      for (int i = 0; i < n; ++i, s += 2) d[i] = mix(s[0], s[1], bg.r);
+    } else {
+      for (int i = 0; i < n; ++i, s += 2, d += 3) {
+        d[0] = mix(s[0], s[1], bg.r);
+        d[1] = mix(s[0], s[1], bg.g);
+        d[2] = mix(s[0], s[1], bg.b);
+      }
     }
   }
   return out;

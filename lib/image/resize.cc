@@ -13,6 +13,7 @@
 #endif
 
 #include "ferry/image.h"
+#include "image/image_view.h"
 
 namespace ferry::image {
 namespace {
@@ -128,7 +129,7 @@ __attribute__((target_clones("avx2", "default"))) void VerticalRow(
 }
 
 template <int CH>
-void Horizontal(const Image& in, int y0, int y1, int out_w, const Coeffs& c, Image* out) {
+void Horizontal(const ImageView& in, int y0, int y1, int out_w, const Coeffs& c, Image* out) {
   for (int y = y0; y < y1; ++y) HorizontalRow<CH>(in.row(y), out->row(y - y0), out_w, c);
 }
 
@@ -150,7 +151,7 @@ __attribute__((target("avx2"))) inline uint8_t* StoreClamped(__m128i acc, uint8_
   return p + n;
 }
 
-__attribute__((target("avx2"))) void HorizontalRgbAvx2(const Image& in, int y0, int y1,
+__attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in, int y0, int y1,
                                                        int out_w, const Coeffs& c,
                                                        Image* out) {
   // Per output pixel, per pair of taps: {k0 x4, k1 x4}.
@@ -193,7 +194,7 @@ __attribute__((target("avx2"))) void HorizontalRgbAvx2(const Image& in, int y0, 
   }
 }
 
-__attribute__((target("avx2"))) void HorizontalGrayAvx2(const Image& in, int y0, int y1,
+__attribute__((target("avx2"))) void HorizontalGrayAvx2(const ImageView& in, int y0, int y1,
                                                         int out_w, const Coeffs& c,
                                                         Image* out) {
   const int ksize8 = (c.ksize + 7) / 8 * 8;
@@ -227,15 +228,25 @@ __attribute__((target("avx2"))) void HorizontalGrayAvx2(const Image& in, int y0,
 
 }  // namespace
 
-Image Resample(const Image& in, int out_w, int out_h, Filter filter, const Box* box_in) {
+Image CopyOf(const ImageView& v) {
+  Image img = Image::Make(v.width, v.height, v.channels);
+  for (int y = 0; y < v.height; ++y) std::memcpy(img.row(y), v.row(y), img.stride());
+  return img;
+}
+
+Image Resample(const Image& in, int out_w, int out_h, Filter filter, const Box* box) {
+  return ResampleView(ViewOf(in), out_w, out_h, filter, box);
+}
+
+Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter, const Box* box_in) {
   Box box = box_in ? *box_in : Box{0, 0, double(in.width), double(in.height)};
   const FilterDef f = DefFor(filter);
   const bool need_h = out_w != in.width || box.x0 != 0 || box.x1 != in.width;
   const bool need_v = out_h != in.height || box.y0 != 0 || box.y1 != in.height;
-  if (!need_h && !need_v) return in;
+  if (!need_h && !need_v) return CopyOf(in);
 
   Coeffs cv = Precompute(in.height, box.y0, box.y1, out_h, f);
-  const Image* src = &in;
+  ImageView src = in;
   Image tmp;
   int row_offset = 0;  // first source row held by *src
   if (need_h) {
@@ -256,18 +267,18 @@ Image Resample(const Image& in, int out_w, int out_h, Filter filter, const Box* 
       case 3: Horizontal<3>(in, y_first, y_last, out_w, ch, &tmp); break;
       default: Horizontal<4>(in, y_first, y_last, out_w, ch, &tmp); break;
     }
-    src = &tmp;
+    src = ViewOf(tmp);
     row_offset = y_first;
   }
   if (!need_v) return tmp;
 
-  Image out = Image::Make(src->width, out_h, in.channels);
-  const size_t width_bytes = src->stride();
+  Image out = Image::Make(src.width, out_h, in.channels);
+  const size_t width_bytes = size_t(src.width) * src.channels;
   std::vector<int32_t> acc(width_bytes);
   std::vector<const uint8_t*> rows(cv.ksize);
   for (int yy = 0; yy < out_h; ++yy) {
     const int ymin = cv.bounds[2 * yy] - row_offset, n = cv.bounds[2 * yy + 1];
-    for (int y = 0; y < n; ++y) rows[y] = src->row(ymin + y);
+    for (int y = 0; y < n; ++y) rows[y] = src.row(ymin + y);
     VerticalRow(rows.data(), &cv.k[size_t(yy) * cv.ksize], n, width_bytes, acc.data(),
                 out.row(yy));
   }
@@ -364,7 +375,11 @@ Image Resize(const Image& in, const ResizeOptions& o) {
 }
 
 Image ApplyGeometry(const Image& in, const Geometry& g, Filter filter, Rgb background) {
-  Image r = Resample(in, g.resize_w, g.resize_h, filter, &g.box);
+  return ApplyGeometryView(ViewOf(in), g, filter, background);
+}
+
+Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter, Rgb background) {
+  Image r = ResampleView(in, g.resize_w, g.resize_h, filter, &g.box);
   if (g.canvas_w == g.resize_w && g.canvas_h == g.resize_h) return r;
   const bool gray = r.channels == 1 && background.is_gray();
   Image canvas = Image::Make(g.canvas_w, g.canvas_h, gray ? 1 : 3);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ferry/image.h"
+#include "image/image_view.h"
 
 namespace ferry::image {
 namespace {
@@ -55,13 +56,25 @@ Result<std::string> Transcode(std::string_view data, const TranscodeOptions& opt
       dopt.shrink_to_height = static_cast<int>(std::ceil(g.resize_h * h / (g.box.y1 - g.box.y0)));
     }
   }
-  FERRY_ASSIGN_OR_RETURN(Image img, Decode(data, dopt));
+  // PNG pixels may stay in the decoder's buffer (no copy of the image).
+  struct ReleaseScratch {
+    ~ReleaseScratch() { ReleasePngScratch(); }
+  } release;
+  Decoded dec;
+  if (fmt == Format::kPng) {
+    FERRY_RETURN_IF_ERROR(DecodePngBorrowed(data, dopt, &dec));
+  } else {
+    FERRY_ASSIGN_OR_RETURN(dec.owned, Decode(data, dopt));
+    dec.icc_profile = std::move(dec.owned.icc_profile);
+    dec.view = ViewOf(dec.owned);
+  }
+  ImageView view = dec.view;
   if (!have_geometry) {
-    w = img.width;
-    h = img.height;
+    w = view.width;
+    h = view.height;
     g = ComputeGeometry(w, h, ro);
-  } else if (img.width != w || img.height != h) {
-    const double sx = double(img.width) / w, sy = double(img.height) / h;
+  } else if (view.width != w || view.height != h) {
+    const double sx = double(view.width) / w, sy = double(view.height) / h;
     g.box = Box{g.box.x0 * sx, g.box.y0 * sy, g.box.x1 * sx, g.box.y1 * sy};
   }
   if (info) {
@@ -69,16 +82,23 @@ Result<std::string> Transcode(std::string_view data, const TranscodeOptions& opt
     info->input_width = w;
     info->input_height = h;
   }
-  std::string icc = options.keep_icc ? std::move(img.icc_profile) : std::string();
-  img = CompositeOver(std::move(img), ro.background);
-  if (resizing) img = ApplyGeometry(img, g, ro.filter, ro.background);
+  Image img;
+  if (view.has_alpha()) {
+    img = CompositeOverView(view, ro.background);
+    view = ViewOf(img);
+  }
+  if (resizing) {
+    img = ApplyGeometryView(view, g, ro.filter, ro.background);
+  } else if (img.pixels.empty()) {
+    img = dec.owned.pixels.empty() ? CopyOf(view) : std::move(dec.owned);
+  }
   if (info) {
     info->output_width = img.width;
     info->output_height = img.height;
   }
-  if (icc.empty()) return encoder->Encode(img, options.encode);
+  if (!options.keep_icc || dec.icc_profile.empty()) return encoder->Encode(img, options.encode);
   EncodeOptions eopt = options.encode;
-  eopt.icc_profile = std::move(icc);
+  eopt.icc_profile = std::move(dec.icc_profile);
   return encoder->Encode(img, eopt);
 }
 

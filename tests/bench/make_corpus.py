@@ -33,6 +33,7 @@ def main():
         h = min(rng.randint(480, 1280), src.height)
         x, y = rng.randint(0, src.width - w), rng.randint(0, src.height - h)
         img = src.crop((x, y, x + w, y + h))
+        img.info.clear()  # no ICC profile carried over from the source JPEG
         kind = rng.random()
         path = os.path.join(out, f"img_{i:05d}.png")
         if kind < 0.80:
