@@ -111,15 +111,21 @@ Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, C
     } else if (name == "IEND") {
       seen_iend = true;
     } else if (name == "PLTE") {
+      // libpng's rules: a PLTE after IDAT is ignored; a second one before is an error.
+      if (!c->idat->empty()) continue;
+      if (c->palette_entries > 0) return Status::Corruption("bad PNG: duplicate PLTE");
       if (len % 3 != 0 || len == 0 || len > 768) return Status::Corruption("bad PNG PLTE length");
       c->palette_entries = static_cast<int>(len / 3);
       std::memcpy(c->palette, body, len);
-    } else if (name == "tRNS") {
+    } else if (name == "tRNS" && !c->has_trns && c->idat->empty()) {
+      // A second tRNS, or one after IDAT, is ignored, as libpng does.
       const uint8_t ct = c->hdr.color_type;
       if (ct == png::kPalette) {
-        if (len > 256) return Status::Corruption("bad PNG tRNS length");
-        std::memcpy(c->palette_alpha, body, len);
-        c->has_trns = len > 0;
+        // Before PLTE, or longer than the palette: ignored, as libpng does.
+        if (c->palette_entries > 0 && len <= uint32_t(c->palette_entries)) {
+          std::memcpy(c->palette_alpha, body, len);
+          c->has_trns = len > 0;
+        }
       } else if (ct == png::kGray && len == 2) {
         c->trns_key[0] = static_cast<uint16_t>(body[0] << 8 | body[1]);
         c->has_trns = true;
@@ -397,6 +403,8 @@ class RowConverter {
   }
 
   void Convert8(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
+    // 8-bit images compare the key's low byte, as libpng does.
+    const uint8_t k0 = c_.trns_key[0] & 0xff, k1 = c_.trns_key[1] & 0xff, k2 = c_.trns_key[2] & 0xff;
     switch (h_.color_type) {
       case png::kPalette:
         for (uint32_t x = 0; x < w; ++x, d += step) PutPalette(s[x], d);
@@ -404,7 +412,7 @@ class RowConverter {
       case png::kGray:
         for (uint32_t x = 0; x < w; ++x, d += step) {
           d[0] = s[x];
-          if (c_.has_trns) d[1] = s[x] == c_.trns_key[0] ? 0 : 255;
+          if (c_.has_trns) d[1] = s[x] == k0 ? 0 : 255;
         }
         return;
       case png::kRgb:
@@ -415,7 +423,7 @@ class RowConverter {
         for (uint32_t x = 0; x < w; ++x, d += step, s += 3) {
           d[0] = s[0]; d[1] = s[1]; d[2] = s[2];
           if (c_.has_trns) {
-            d[3] = (s[0] == c_.trns_key[0] && s[1] == c_.trns_key[1] && s[2] == c_.trns_key[2]) ? 0 : 255;
+            d[3] = (s[0] == k0 && s[1] == k1 && s[2] == k2) ? 0 : 255;
           }
         }
         return;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: install what is missing, build, and run ferry's main job on
-# samples/. Today the job is: hash the samples (as xxhsum -H2), then verify them.
+# samples/. Today the job is: hash the samples (as xxhsum -H2) and verify them,
+# then convert every sample image to a 256-px JPEG.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -14,4 +15,6 @@ echo "== ferry hash samples/ > $out/samples.xxh128"
 echo "   $(wc -l < "$out/samples.xxh128") files hashed"
 echo "== ferry hash --check $out/samples.xxh128"
 "$ferry" hash --check --quiet "$out/samples.xxh128"
+echo "== ferry convert samples/ $out/jpeg --size 256 (fit, lanczos3, q90)"
+"$ferry" convert samples "$out/jpeg" --size 256 -j 2
 echo "main job: OK"
