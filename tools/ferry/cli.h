@@ -41,6 +41,7 @@ int Fail(const Status& s);
 using Runner = std::function<int()>;
 Runner RegisterHash(CLI::App* app);
 Runner RegisterConvert(CLI::App* app);
+Runner RegisterSplit(CLI::App* app);
 
 }  // namespace ferry::cli
 

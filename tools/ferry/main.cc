@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ferry::cli::Runner hash = ferry::cli::RegisterHash(&app);
   ferry::cli::Runner convert = ferry::cli::RegisterConvert(&app);
+  ferry::cli::Runner split = ferry::cli::RegisterSplit(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -36,5 +37,6 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("hash")) return hash();
   if (app.got_subcommand("convert")) return convert();
+  if (app.got_subcommand("split")) return split();
   return ferry::cli::kExitUsage;
 }

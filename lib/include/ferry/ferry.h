@@ -13,6 +13,7 @@
 #include "ferry/json.h"
 #include "ferry/progress.h"
 #include "ferry/result.h"
+#include "ferry/split.h"
 #include "ferry/status.h"
 #include "ferry/version.h"
 

@@ -1,0 +1,341 @@
+// Reading split inputs (a class-folder tree, or a CSV / JSONL listing) and
+// writing the split files.
+#include <algorithm>
+#include <cstdio>
+
+#include "core/ordered_pipeline.h"
+#include "ferry/atomic_file.h"
+#include "ferry/json.h"
+#include "ferry/split.h"
+
+namespace ferry {
+namespace {
+
+// One CSV record (RFC 4180 quoting) starting at *pos; advances *pos.
+Status ParseCsvRecord(const std::string& text, size_t* pos, std::vector<std::string>* fields,
+                      uint64_t line) {
+  fields->clear();
+  std::string cur;
+  bool quoted = false, any = false;
+  size_t i = *pos;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          cur.push_back('"');
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        cur.push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+      any = true;
+    } else if (c == ',') {
+      fields->push_back(std::move(cur));
+      cur.clear();
+    } else if (c == '\n') {
+      break;
+    } else if (c != '\r') {
+      cur.push_back(c);
+      any = true;
+    }
+  }
+  if (quoted) return Status::InvalidArgument("line " + std::to_string(line) + ": unterminated quote");
+  if (any || !fields->empty()) fields->push_back(std::move(cur));
+  *pos = i + 1;
+  return Status::OK();
+}
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(char(cp));
+  } else if (cp < 0x800) {
+    out->push_back(char(0xC0 | (cp >> 6)));
+    out->push_back(char(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(char(0xE0 | (cp >> 12)));
+    out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(char(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(char(0xF0 | (cp >> 18)));
+    out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(char(0x80 | (cp & 0x3F)));
+  }
+}
+
+// A flat JSON object of scalar values: {"path": "a.png", "label": 3, ...}.
+// Values come back as text (strings unescaped, numbers as written).
+class FlatJson {
+ public:
+  explicit FlatJson(std::string_view s) : s_(s) {}
+  Status Parse(std::vector<std::pair<std::string, std::string>>* out) {
+    Ws();
+    if (!Eat('{')) return Err("expected '{'");
+    Ws();
+    if (Eat('}')) return End();
+    for (;;) {
+      std::string key, value;
+      Ws();
+      FERRY_RETURN_IF_ERROR(String(&key));
+      Ws();
+      if (!Eat(':')) return Err("expected ':'");
+      Ws();
+      FERRY_RETURN_IF_ERROR(Scalar(&value));
+      out->emplace_back(std::move(key), std::move(value));
+      Ws();
+      if (Eat(',')) continue;
+      if (Eat('}')) return End();
+      return Err("expected ',' or '}'");
+    }
+  }
+
+ private:
+  Status End() {
+    Ws();
+    return i_ == s_.size() ? Status::OK() : Err("text after the object");
+  }
+  Status Err(const std::string& what) {
+    return Status::InvalidArgument(what + " at column " + std::to_string(i_ + 1));
+  }
+  void Ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool Eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  Status Hex4(uint32_t* v) {
+    if (i_ + 4 > s_.size()) return Err("short \\u escape");
+    *v = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = s_[i_++];
+      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      if (d < 0) return Err("bad \\u escape");
+      *v = *v * 16 + d;
+    }
+    return Status::OK();
+  }
+  Status String(std::string* out) {
+    if (!Eat('"')) return Err("expected a string");
+    while (i_ < s_.size()) {
+      char c = s_[i_++];
+      if (c == '"') return Status::OK();
+      if (c != '\\') {
+        out->push_back(c);
+        continue;
+      }
+      if (i_ >= s_.size()) break;
+      char e = s_[i_++];
+      switch (e) {
+        case '"': case '\\': case '/': out->push_back(e); break;
+        case 'b': out->push_back('\b'); break;
+        case 'f': out->push_back('\f'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'r': out->push_back('\r'); break;
+        case 't': out->push_back('\t'); break;
+        case 'u': {
+          uint32_t cp;
+          FERRY_RETURN_IF_ERROR(Hex4(&cp));
+          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 1 < s_.size() && s_[i_] == '\\' && s_[i_ + 1] == 'u') {
+            i_ += 2;
+            uint32_t lo;
+            FERRY_RETURN_IF_ERROR(Hex4(&lo));
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          }
+          AppendUtf8(cp, out);
+          break;
+        }
+        default: return Err("bad escape");
+      }
+    }
+    return Err("unterminated string");
+  }
+  Status Scalar(std::string* out) {
+    if (i_ < s_.size() && s_[i_] == '"') return String(out);
+    size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ' ') ++i_;
+    *out = std::string(s_.substr(start, i_ - start));
+    if (out->empty() || *out == "{" || (*out)[0] == '[' || (*out)[0] == '{') {
+      return Err("expected a string, number, true, false or null");
+    }
+    if (*out == "null") out->clear();
+    return Status::OK();
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+Result<std::vector<SplitItem>> FromCsv(const std::string& text, const std::string& path) {
+  std::vector<std::string> f;
+  size_t pos = 0;
+  uint64_t line = 1;
+  FERRY_RETURN_IF_ERROR(ParseCsvRecord(text, &pos, &f, line));
+  int col_path = -1, col_label = -1, col_group = -1;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == "path") col_path = int(i);
+    if (f[i] == "label") col_label = int(i);
+    if (f[i] == "group") col_group = int(i);
+  }
+  if (col_path < 0) {
+    return Status::InvalidArgument(path + ": the CSV header has no 'path' column");
+  }
+  std::vector<SplitItem> items;
+  while (pos < text.size()) {
+    ++line;
+    FERRY_RETURN_IF_ERROR(ParseCsvRecord(text, &pos, &f, line).WithContext(path));
+    if (f.empty()) continue;
+    auto get = [&](int c) { return c >= 0 && size_t(c) < f.size() ? f[c] : std::string(); };
+    SplitItem it{get(col_path), get(col_label), get(col_group)};
+    if (it.path.empty()) {
+      return Status::InvalidArgument(path + ":" + std::to_string(line) + ": empty path");
+    }
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+Result<std::vector<SplitItem>> FromJsonl(const std::string& text, const std::string& path) {
+  std::vector<SplitItem> items;
+  size_t pos = 0;
+  uint64_t line = 0;
+  std::vector<std::pair<std::string, std::string>> kv;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view l(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line;
+    if (l.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    kv.clear();
+    Status s = FlatJson(l).Parse(&kv);
+    if (!s.ok()) return s.WithContext(path + ":" + std::to_string(line));
+    SplitItem it;
+    for (auto& [k, v] : kv) {
+      if (k == "path") it.path = std::move(v);
+      if (k == "label") it.label = std::move(v);
+      if (k == "group") it.group = std::move(v);
+    }
+    if (it.path.empty()) {
+      return Status::InvalidArgument(path + ":" + std::to_string(line) + ": no \"path\"");
+    }
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+}  // namespace
+
+Result<std::vector<SplitItem>> ItemsFromTree(Env* env, const std::string& root) {
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files, ListFilesRecursive(env, root));
+  std::vector<SplitItem> items;
+  items.reserve(files.size());
+  for (std::string& f : files) {
+    if (f.empty()) return Status::InvalidArgument(root + " is a file, not a directory");
+    size_t slash = f.find('/');
+    std::string label = slash == std::string::npos ? std::string() : f.substr(0, slash);
+    items.push_back({std::move(f), std::move(label), std::string()});
+  }
+  return items;
+}
+
+Result<std::vector<SplitItem>> ItemsFromList(Env* env, const std::string& list_path) {
+  FERRY_ASSIGN_OR_RETURN(std::string text, ReadFileToString(env, list_path));
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return FromJsonl(text, list_path);
+  return FromCsv(text, list_path);
+}
+
+Result<std::vector<Hash128>> HashItemContents(Env* env, const std::string& root,
+                                              const std::vector<SplitItem>& items, int jobs) {
+  std::vector<Hash128> out(items.size());
+  Status first_error;
+  struct R {
+    Status status;
+    Hash128 hash;
+  };
+  core::OrderedParallelMap<R>(
+      items.size(), jobs,
+      [&](size_t i) {
+        auto h = HashFile(env, JoinPath(root, items[i].path));
+        return h.ok() ? R{Status::OK(), *h} : R{h.status(), {}};
+      },
+      [&](size_t i, R r) {
+        if (!r.status.ok() && first_error.ok()) first_error = r.status;
+        out[i] = r.hash;
+      });
+  FERRY_RETURN_IF_ERROR(first_error);
+  return out;
+}
+
+Status WriteSplit(Env* env, const std::string& dir, const std::vector<SplitItem>& items,
+                  const SplitSpec& spec, const SplitResult& r) {
+  FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
+  const size_t ns = r.names.size();
+  std::vector<std::vector<const std::string*>> paths(ns);
+  for (size_t i = 0; i < items.size(); ++i) paths[r.assignment[i]].push_back(&items[i].path);
+  for (size_t s = 0; s < ns; ++s) {
+    std::sort(paths[s].begin(), paths[s].end(),
+              [](const std::string* a, const std::string* b) { return *a < *b; });
+    auto w = AtomicFileWriter::Create(env, JoinPath(dir, r.names[s] + ".txt"));
+    FERRY_RETURN_IF_ERROR(w.status());
+    std::string buf;
+    for (const std::string* p : paths[s]) {
+      buf.append(*p);
+      buf.push_back('\n');
+      if (buf.size() > (1 << 20)) {
+        FERRY_RETURN_IF_ERROR((*w)->Append(buf));
+        buf.clear();
+      }
+    }
+    FERRY_RETURN_IF_ERROR((*w)->Append(buf));
+    FERRY_RETURN_IF_ERROR((*w)->Commit());
+  }
+
+  JsonWriter j;
+  j.BeginObject().Key("format").String("ferry-split-v1").Key("seed").Uint(spec.seed);
+  j.Key("mode").String(spec.mode == SplitMode::kStable ? "stable" : "exact");
+  j.Key("names").BeginArray();
+  for (const auto& n : r.names) j.String(n);
+  j.EndArray().Key("ratios").BeginArray();
+  for (double v : spec.ratios) j.Double(v);
+  j.EndArray();
+  j.Key("stratify").Bool(spec.stratify).Key("group_by").String(spec.group_regex);
+  j.Key("dedup").Bool(spec.dedup).Key("items").Uint(items.size());
+  j.Key("classes").BeginArray();
+  for (const auto& c : r.classes) j.String(c);
+  j.EndArray().Key("splits").BeginObject();
+  for (size_t s = 0; s < ns; ++s) {
+    uint64_t total = 0;
+    for (uint64_t c : r.counts[s]) total += c;
+    j.Key(r.names[s]).BeginObject().Key("items").Uint(total).Key("groups").Uint(r.groups_per_split[s]);
+    j.Key("per_class").BeginObject();
+    for (size_t c = 0; c < r.classes.size(); ++c) j.Key(r.classes[c]).Uint(r.counts[s][c]);
+    j.EndObject().EndObject();
+  }
+  j.EndObject();
+  j.Key("leakage").BeginObject().Key("checked").Bool(r.hashed);
+  j.Key("duplicate_sets").Uint(r.duplicate_sets).Key("cross_split_sets").Uint(r.leaks.size());
+  j.Key("cross_split").BeginArray();
+  constexpr size_t kListed = 1000;  // the count above is complete
+  for (size_t k = 0; k < r.leaks.size() && k < kListed; ++k) {
+    j.BeginObject().Key("xxh3_128").String(r.leaks[k].hash.ToHex()).Key("files").BeginArray();
+    for (size_t i : r.leaks[k].items) {
+      j.BeginObject().Key("path").String(items[i].path).Key("split").String(r.names[r.assignment[i]]).EndObject();
+    }
+    j.EndArray().EndObject();
+  }
+  j.EndArray().EndObject().EndObject();
+  return WriteFileAtomically(env, JoinPath(dir, "split.json"), j.str());
+}
+
+}  // namespace ferry
