@@ -175,11 +175,63 @@ class FlatJson {
   size_t i_ = 0;
 };
 
-Result<std::vector<SplitItem>> FromCsv(const std::string& text, const std::string& path) {
+// Lines of a file, read in 1 MiB chunks (a listing may be large).
+class LineReader {
+ public:
+  explicit LineReader(std::unique_ptr<SequentialFile> f) : f_(std::move(f)), chunk_(1 << 20, '\0') {}
+  // False at the end of the file (or on error: see status()).
+  bool Next(std::string* line) {
+    for (;;) {
+      size_t nl = buf_.find('\n', pos_);
+      if (nl != std::string::npos) {
+        line->assign(buf_, pos_, nl - pos_);
+        pos_ = nl + 1;
+        ++line_no_;
+        return true;
+      }
+      if (eof_) {
+        if (pos_ >= buf_.size()) return false;
+        line->assign(buf_, pos_, std::string::npos);
+        pos_ = buf_.size();
+        ++line_no_;
+        return true;
+      }
+      buf_.erase(0, pos_);
+      pos_ = 0;
+      std::string_view got;
+      status_ = f_->Read(chunk_.size(), &got, chunk_.data());
+      if (!status_.ok() || got.empty()) eof_ = true;
+      buf_.append(got);
+    }
+  }
+  uint64_t line_no() const { return line_no_; }
+  const Status& status() const { return status_; }
+
+ private:
+  std::unique_ptr<SequentialFile> f_;
+  std::string chunk_, buf_;
+  size_t pos_ = 0;
+  bool eof_ = false;
+  uint64_t line_no_ = 0;
+  Status status_;
+};
+
+// A CSV record may span lines inside quotes.
+bool NextCsvRecord(LineReader* r, std::string* rec) {
+  if (!r->Next(rec)) return false;
+  std::string more;
+  while (std::count(rec->begin(), rec->end(), '"') % 2 == 1 && r->Next(&more)) {
+    rec->push_back('\n');
+    rec->append(more);
+  }
+  return true;
+}
+
+Status FromCsv(LineReader* r, const std::string& first_line, const std::string& path,
+               std::vector<SplitItem>* items) {
   std::vector<std::string> f;
   size_t pos = 0;
-  uint64_t line = 1;
-  FERRY_RETURN_IF_ERROR(ParseCsvRecord(text, &pos, &f, line));
+  FERRY_RETURN_IF_ERROR(ParseCsvRecord(first_line, &pos, &f, 1));
   int col_path = -1, col_label = -1, col_group = -1;
   for (size_t i = 0; i < f.size(); ++i) {
     if (f[i] == "path") col_path = int(i);
@@ -189,48 +241,38 @@ Result<std::vector<SplitItem>> FromCsv(const std::string& text, const std::strin
   if (col_path < 0) {
     return Status::InvalidArgument(path + ": the CSV header has no 'path' column");
   }
-  std::vector<SplitItem> items;
-  while (pos < text.size()) {
-    ++line;
-    FERRY_RETURN_IF_ERROR(ParseCsvRecord(text, &pos, &f, line).WithContext(path));
+  std::string rec;
+  while (NextCsvRecord(r, &rec)) {
+    pos = 0;
+    FERRY_RETURN_IF_ERROR(ParseCsvRecord(rec, &pos, &f, r->line_no()).WithContext(path));
     if (f.empty()) continue;
     auto get = [&](int c) { return c >= 0 && size_t(c) < f.size() ? f[c] : std::string(); };
     SplitItem it{get(col_path), get(col_label), get(col_group)};
     if (it.path.empty()) {
-      return Status::InvalidArgument(path + ":" + std::to_string(line) + ": empty path");
+      return Status::InvalidArgument(path + ":" + std::to_string(r->line_no()) + ": empty path");
     }
-    items.push_back(std::move(it));
+    items->push_back(std::move(it));
   }
-  return items;
+  return r->status();
 }
 
-Result<std::vector<SplitItem>> FromJsonl(const std::string& text, const std::string& path) {
-  std::vector<SplitItem> items;
-  size_t pos = 0;
-  uint64_t line = 0;
+Status ParseJsonlLine(const std::string& l, uint64_t line, const std::string& path,
+                      std::vector<SplitItem>* items) {
+  if (l.find_first_not_of(" \t\r") == std::string::npos) return Status::OK();
   std::vector<std::pair<std::string, std::string>> kv;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view l(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line;
-    if (l.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    kv.clear();
-    Status s = FlatJson(l).Parse(&kv);
-    if (!s.ok()) return s.WithContext(path + ":" + std::to_string(line));
-    SplitItem it;
-    for (auto& [k, v] : kv) {
-      if (k == "path") it.path = std::move(v);
-      if (k == "label") it.label = std::move(v);
-      if (k == "group") it.group = std::move(v);
-    }
-    if (it.path.empty()) {
-      return Status::InvalidArgument(path + ":" + std::to_string(line) + ": no \"path\"");
-    }
-    items.push_back(std::move(it));
+  Status s = FlatJson(l).Parse(&kv);
+  if (!s.ok()) return s.WithContext(path + ":" + std::to_string(line));
+  SplitItem it;
+  for (auto& [k, v] : kv) {
+    if (k == "path") it.path = std::move(v);
+    if (k == "label") it.label = std::move(v);
+    if (k == "group") it.group = std::move(v);
   }
-  return items;
+  if (it.path.empty()) {
+    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": no \"path\"");
+  }
+  items->push_back(std::move(it));
+  return Status::OK();
 }
 
 }  // namespace
@@ -249,10 +291,22 @@ Result<std::vector<SplitItem>> ItemsFromTree(Env* env, const std::string& root) 
 }
 
 Result<std::vector<SplitItem>> ItemsFromList(Env* env, const std::string& list_path) {
-  FERRY_ASSIGN_OR_RETURN(std::string text, ReadFileToString(env, list_path));
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return FromJsonl(text, list_path);
-  return FromCsv(text, list_path);
+  FERRY_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(list_path));
+  LineReader r(std::move(file));
+  std::vector<SplitItem> items;
+  std::string line;
+  while (r.Next(&line) && line.find_first_not_of(" \t\r") == std::string::npos) {
+  }
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return items;  // empty listing
+  if (line[line.find_first_not_of(" \t\r")] == '{') {
+    do {
+      FERRY_RETURN_IF_ERROR(ParseJsonlLine(line, r.line_no(), list_path, &items));
+    } while (r.Next(&line));
+    FERRY_RETURN_IF_ERROR(r.status());
+  } else {
+    FERRY_RETURN_IF_ERROR(FromCsv(&r, line, list_path, &items));
+  }
+  return items;
 }
 
 Result<std::vector<Hash128>> HashItemContents(Env* env, const std::string& root,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 1: install what is missing, build, and run ferry's main job on
 # samples/. Today the job is: hash the samples (as xxhsum -H2) and verify them,
-# then convert every sample image to a 256-px JPEG.
+# then convert every sample image to a 256-px JPEG, then split the labelled
+# dataset 7:2:1 (stratified by class, leakage checked).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -17,4 +18,6 @@ echo "== ferry hash --check $out/samples.xxh128"
 "$ferry" hash --check --quiet "$out/samples.xxh128"
 echo "== ferry convert samples/ $out/jpeg --size 256 (fit, lanczos3, q90)"
 "$ferry" convert samples "$out/jpeg" --size 256 -j 2
+echo "== ferry split $out/jpeg/dataset --out $out/split (7:2:1, stable)"
+"$ferry" split "$out/jpeg/dataset" --out "$out/split"
 echo "main job: OK"

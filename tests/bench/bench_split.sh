@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Benchmark: ferry split on 1,000,000 listed items (no file reads) and on a
+# tree with content hashing. Anchors in the same run: a Python script doing
+# the same stable hash split of the listing (what users write today, with
+# hashlib), and xxhsum -H2 over the tree (the hashing floor). Prints items/s,
+# ratios and peak RSS.
+#   bench_split.sh [FERRY] [WORKDIR]      ITEMS=1000000 TREE_FILES=10000
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+FERRY=$(realpath "${1:-$here/../../build/bin/ferry}")
+work=${2:-/tmp/ferry-bench-split}
+ITEMS=${ITEMS:-1000000} TREE_FILES=${TREE_FILES:-10000}
+mkdir -p "$work"
+list="$work/items-$ITEMS.csv"
+[ -f "$list" ] || /usr/bin/python3 - "$list" "$ITEMS" <<'PY'
+import sys
+path, n = sys.argv[1], int(sys.argv[2])
+with open(path, "w") as f:
+    f.write("path,label,group\n")
+    for i in range(n):
+        f.write(f"class_{i % 1000:04d}/scene_{i // 7:07d}/frame_{i:08d}.jpg,class_{i % 1000:04d},scene_{i // 7:07d}\n")
+PY
+tree="$work/tree-$TREE_FILES"
+[ -d "$tree" ] || /usr/bin/python3 - "$tree" "$TREE_FILES" <<'PY'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(5)
+for i in range(n):
+    d = os.path.join(root, f"class_{i % 10}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"img_{i:06d}.bin"), "wb") as f:
+        f.write(rng.randbytes(rng.randint(1024, 64 * 1024)))
+PY
+cat > "$work/anchor_split.py" <<'PY'
+import csv, hashlib, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cum = [0.7, 0.9, 1.0]
+out = {0: [], 1: [], 2: []}
+for r in rows:
+    u = int.from_bytes(hashlib.blake2b(r["group"].encode(), digest_size=8).digest(), "little") / 2**64
+    out[next(i for i, c in enumerate(cum) if u < c)].append(r["path"])
+for i, name in enumerate(["train", "val", "test"]):
+    with open(f"{sys.argv[2]}/{name}.txt", "w") as f:
+        f.write("\n".join(sorted(out[i])) + "\n")
+PY
+cat "$tree"/*/* > /dev/null
+
+timed() {  # label, command...: prints "seconds peak_kb"
+  local t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$work/rss" "$@" > /dev/null 2>&1
+  t1=$(date +%s%N)
+  echo "$(echo "scale=3; ($t1 - $t0) / 1000000000" | bc) $(cat "$work/rss")"
+}
+mkdir -p "$work/py"
+read -r f_list f_list_rss < <(timed "$FERRY" split --list "$list" --out "$work/out-list")
+read -r p_list p_list_rss < <(timed /usr/bin/python3 "$work/anchor_split.py" "$list" "$work/py")
+read -r f_tree f_tree_rss < <(timed "$FERRY" split "$tree" --out "$work/out-tree" -j 2)
+read -r x_tree x_tree_rss < <(timed bash -c "find '$tree' -type f | xargs xxhsum -H2")
+printf '%-44s %8s %12s %10s\n' case seconds items/s "peak RSS"
+printf '%-44s %8s %12s %7s MB\n' "ferry split --list, $ITEMS items" "$f_list" \
+  "$(echo "$ITEMS / $f_list" | bc)" "$((f_list_rss / 1024))"
+printf '%-44s %8s %12s %7s MB\n' "python hashlib split (anchor), same list" "$p_list" \
+  "$(echo "$ITEMS / $p_list" | bc)" "$((p_list_rss / 1024))"
+printf '%-44s %8s %12s %7s MB\n' "ferry split tree, $TREE_FILES files, hashing" "$f_tree" \
+  "$(echo "$TREE_FILES / $f_tree" | bc)" "$((f_tree_rss / 1024))"
+printf '%-44s %8s %12s %7s MB\n' "xxhsum -H2 over the same tree (anchor)" "$x_tree" \
+  "$(echo "$TREE_FILES / $x_tree" | bc)" "$((x_tree_rss / 1024))"
+echo "list: ferry / python = $(echo "scale=1; $p_list / $f_list" | bc)x;" \
+     "tree: ferry / xxhsum = $(echo "scale=2; $x_tree / $f_tree" | bc)x"
