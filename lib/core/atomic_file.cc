@@ -13,7 +13,8 @@ constexpr std::string_view kTempInfix = ".tmp-";
 std::string TempNameFor(const std::string& final_path) {
   static const uint64_t seed = std::random_device{}();
   static std::atomic<uint64_t> counter{0};
-  uint64_t id = (seed * 0x9E3779B97F4A7C15ull) ^ (++counter * 0xBF58476D1CE4E5B9ull);
+  uint64_t id =
+      (seed * 0x9E3779B97F4A7C15ull) ^ (++counter * 0xBF58476D1CE4E5B9ull);
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%012llx",
                 static_cast<unsigned long long>(id & 0xFFFFFFFFFFFFull));
@@ -62,20 +63,34 @@ Status AtomicFileWriter::Append(std::string_view data) {
 
 Status AtomicFileWriter::Commit() { return Finish(/*durable=*/true); }
 
-Status AtomicFileWriter::CommitWithoutSync() { return Finish(/*durable=*/false); }
+Status AtomicFileWriter::CommitWithoutSync() {
+  return Finish(/*durable=*/false);
+}
 
-Status AtomicFileWriter::Finish(bool durable) {
-  if (done_) return status_;
+// Syncs (when durable) and closes the temporary file; on failure the
+// temporary file is removed.
+Status AtomicFileWriter::CloseTemp(bool durable) {
   Status s = status_;
   if (s.ok() && durable) s = file_->Sync();
   if (s.ok()) s = file_->Close();
-  if (s.ok()) s = env_->RenameFile(temp_path_, final_path_);
   if (!s.ok()) {
     status_ = s;
     Abandon();
     return s;
   }
   file_.reset();
+  return Status::OK();
+}
+
+Status AtomicFileWriter::Finish(bool durable) {
+  if (done_) return status_;
+  FERRY_RETURN_IF_ERROR(CloseTemp(durable));
+  Status s = env_->RenameFile(temp_path_, final_path_);
+  if (!s.ok()) {
+    status_ = s;
+    Abandon();
+    return s;
+  }
   done_ = true;
   // The new content is complete under the final name; a failure here only
   // means the rename may not survive a power loss.
@@ -84,15 +99,11 @@ Status AtomicFileWriter::Finish(bool durable) {
 }
 
 Status AtomicFileWriter::Detach() {
-  if (done_) return status_.ok() ? Status::InvalidArgument(final_path_, "already finished") : status_;
-  Status s = status_;
-  if (s.ok()) s = file_->Close();
-  if (!s.ok()) {
-    status_ = s;
-    Abandon();
-    return s;
-  }
-  file_.reset();
+  if (done_)
+    return status_.ok()
+               ? Status::InvalidArgument(final_path_, "already finished")
+               : status_;
+  FERRY_RETURN_IF_ERROR(CloseTemp(/*durable=*/false));
   done_ = true;
   return Status::OK();
 }
@@ -105,7 +116,8 @@ void AtomicBatch::Add(std::string temp_path, std::string final_path) {
   pending_.emplace_back(std::move(temp_path), std::move(final_path));
 }
 
-void AtomicBatch::Commit(const std::function<void(size_t, const Status&)>& on_result) {
+void AtomicBatch::Commit(
+    const std::function<void(size_t, const Status&)>& on_result) {
   std::vector<std::pair<std::string, std::string>> files;
   files.swap(pending_);
   if (files.empty()) return;

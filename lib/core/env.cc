@@ -136,7 +136,8 @@ Result<std::string> ReadFileToString(Env* env, const std::string& path) {
     std::string_view got;
     FERRY_RETURN_IF_ERROR(file->Read(out.size() - len, &got, out.data() + len));
     if (got.empty()) break;
-    if (got.data() != out.data() + len) std::memmove(out.data() + len, got.data(), got.size());
+    if (got.data() != out.data() + len)
+      std::memmove(out.data() + len, got.data(), got.size());
     len += got.size();
   }
   out.resize(len);

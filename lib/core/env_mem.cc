@@ -1,8 +1,8 @@
 // An Env held in memory, for tests and dry runs. Files are shared between
 // open handles, as on a real file system.
 #include <algorithm>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -152,8 +152,9 @@ class MemEnv final : public Env {
   Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override {
     std::lock_guard<std::mutex> l(mu_);
     if (!IsRootLike(dir) && !dirs_.count(dir)) return NotFound(dir);
-    const std::string prefix =
-        dir == "/" ? std::string("/") : IsRootLike(dir) ? std::string() : dir + "/";
+    const std::string prefix = dir == "/"        ? std::string("/")
+                               : IsRootLike(dir) ? std::string()
+                                                 : dir + "/";
     std::vector<DirEntry> out;
     auto add = [&](const std::string& p, bool is_dir) {
       if (p.compare(0, prefix.size(), prefix) != 0 || p.size() == prefix.size())
@@ -164,8 +165,9 @@ class MemEnv final : public Env {
     };
     for (const auto& [p, f] : files_) add(p, false);
     for (const auto& p : dirs_) add(p, true);
-    std::sort(out.begin(), out.end(),
-              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) {
+      return a.name < b.name;
+    });
     return out;
   }
 

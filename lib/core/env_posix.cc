@@ -179,8 +179,8 @@ class PosixEnv final : public Env {
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                    0644);
+    int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(path, errno);
     return std::unique_ptr<WritableFile>(
         std::make_unique<PosixWritableFile>(path, fd));
@@ -219,8 +219,9 @@ class PosixEnv final : public Env {
     int err = errno;
     ::closedir(d);
     if (err != 0) return PosixError(dir, err);
-    std::sort(out.begin(), out.end(),
-              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) {
+      return a.name < b.name;
+    });
     return out;
   }
 

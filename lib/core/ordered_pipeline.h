@@ -42,7 +42,9 @@ void OrderedParallelMap(size_t n, int jobs, Work&& work, Done&& done) {
             }) &
             oneapi::tbb::make_filter<size_t, Item>(
                 oneapi::tbb::filter_mode::parallel,
-                [&](size_t i) { return Item{i, work(i)}; }) &
+                [&](size_t i) {
+                  return Item{i, work(i)};
+                }) &
             oneapi::tbb::make_filter<Item, void>(
                 oneapi::tbb::filter_mode::serial_in_order,
                 [&](Item item) { done(item.index, std::move(item.value)); }));

@@ -59,7 +59,8 @@ class TerminalProgress final : public Progress {
     std::string bar;
     if (total_items_ > 0) {
       int filled = static_cast<int>(kWidth * items_ / total_items_);
-      bar = "[" + std::string(filled, '#') + std::string(kWidth - filled, ' ') + "] ";
+      bar = "[" + std::string(filled, '#') + std::string(kWidth - filled, ' ') +
+            "] ";
     }
     std::fprintf(stderr, "\r%s %s%llu/%llu files  %.1f MB/s   ", what_.c_str(),
                  bar.c_str(), static_cast<unsigned long long>(items_),

@@ -26,15 +26,24 @@ Status& Status::operator=(const Status& other) {
 
 const char* CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kNotFound: return "NotFound";
-    case Status::Code::kCorruption: return "Corruption";
-    case Status::Code::kInvalidArgument: return "InvalidArgument";
-    case Status::Code::kNotSupported: return "NotSupported";
-    case Status::Code::kIOError: return "IOError";
-    case Status::Code::kUnavailable: return "Unavailable";
-    case Status::Code::kResourceExhausted: return "ResourceExhausted";
-    case Status::Code::kCancelled: return "Cancelled";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kNotFound:
+      return "NotFound";
+    case Status::Code::kCorruption:
+      return "Corruption";
+    case Status::Code::kInvalidArgument:
+      return "InvalidArgument";
+    case Status::Code::kNotSupported:
+      return "NotSupported";
+    case Status::Code::kIOError:
+      return "IOError";
+    case Status::Code::kUnavailable:
+      return "Unavailable";
+    case Status::Code::kResourceExhausted:
+      return "ResourceExhausted";
+    case Status::Code::kCancelled:
+      return "Cancelled";
   }
   return "Unknown";
 }

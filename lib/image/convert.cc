@@ -22,14 +22,15 @@ std::string Fingerprint(const image::TranscodeOptions& t) {
   const auto& r = t.resize;
   const auto& e = t.encode;
   char buf[512];
-  std::snprintf(buf, sizeof(buf),
-                "v1 rot=%d p16=%d sol=%d size=%dx%d mode=%d filter=%d up=%d bg=%d,%d,%d "
-                "q=%d ss=%d opt=%d prog=%d icc=%s",
-                d.autorotate, d.pillow_16bit, t.shrink_on_load, r.width, r.height,
-                static_cast<int>(r.mode), static_cast<int>(r.filter), r.upscale,
-                r.background.r, r.background.g, r.background.b, e.quality,
-                static_cast<int>(e.subsampling), e.optimize, e.progressive,
-                HashBytes(e.icc_profile).ToHex().c_str());
+  std::snprintf(
+      buf, sizeof(buf),
+      "v1 rot=%d p16=%d sol=%d size=%dx%d mode=%d filter=%d up=%d bg=%d,%d,%d "
+      "q=%d ss=%d opt=%d prog=%d icc=%s",
+      d.autorotate, d.pillow_16bit, t.shrink_on_load, r.width, r.height,
+      static_cast<int>(r.mode), static_cast<int>(r.filter), r.upscale,
+      r.background.r, r.background.g, r.background.b, e.quality,
+      static_cast<int>(e.subsampling), e.optimize, e.progressive,
+      HashBytes(e.icc_profile).ToHex().c_str());
   return buf;
 }
 
@@ -53,7 +54,8 @@ bool HasImageExtension(std::string_view path) {
   size_t dot = path.rfind('.');
   if (dot == std::string_view::npos) return false;
   std::string ext(path.substr(dot + 1));
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : ext)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext == "png" || ext == "jpg" || ext == "jpeg";
 }
 
@@ -156,11 +158,16 @@ void RemoveStaleTemps(Env* env, const std::string& dst) {
 
 const char* OutcomeName(ConvertItem::Outcome o) {
   switch (o) {
-    case ConvertItem::Outcome::kConverted: return "converted";
-    case ConvertItem::Outcome::kUpToDate: return "up_to_date";
-    case ConvertItem::Outcome::kSkipped: return "skipped";
-    case ConvertItem::Outcome::kFailed: return "failed";
-    case ConvertItem::Outcome::kWouldConvert: return "would_convert";
+    case ConvertItem::Outcome::kConverted:
+      return "converted";
+    case ConvertItem::Outcome::kUpToDate:
+      return "up_to_date";
+    case ConvertItem::Outcome::kSkipped:
+      return "skipped";
+    case ConvertItem::Outcome::kFailed:
+      return "failed";
+    case ConvertItem::Outcome::kWouldConvert:
+      return "would_convert";
   }
   return "?";
 }
@@ -174,9 +181,9 @@ std::string JpegOutputName(std::string_view input) {
   return std::string(has_ext ? input.substr(0, dot) : input) + ".jpg";
 }
 
-Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& dst,
-                                   const ConvertOptions& o,
-                                   const std::function<void(const ConvertItem&)>& on_item) {
+Result<ConvertSummary> ConvertTree(
+    const std::string& src, const std::string& dst, const ConvertOptions& o,
+    const std::function<void(const ConvertItem&)>& on_item) {
   Env* env = o.env;
   FERRY_ASSIGN_OR_RETURN(FileInfo src_info, env->Stat(src));
   std::vector<Job> jobs;
@@ -185,23 +192,27 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
     jobs.push_back({src, dst, src, dst, Status::OK()});
     dst_dir = DirName(dst);
   } else {
-    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files, ListFilesRecursive(env, src));
+    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                           ListFilesRecursive(env, src));
     // A destination inside the source is not an input.
     std::string skip_prefix;
-    if (dst.size() > src.size() + 1 && dst.compare(0, src.size(), src) == 0 && dst[src.size()] == '/') {
+    if (dst.size() > src.size() + 1 && dst.compare(0, src.size(), src) == 0 &&
+        dst[src.size()] == '/') {
       skip_prefix = dst.substr(src.size() + 1) + "/";
     }
     std::map<std::string, std::string> claimed;
     for (std::string& rel : files) {
-      if (!skip_prefix.empty() && rel.compare(0, skip_prefix.size(), skip_prefix) == 0) continue;
+      if (!skip_prefix.empty() &&
+          rel.compare(0, skip_prefix.size(), skip_prefix) == 0)
+        continue;
       Job j;
       j.out_rel = JpegOutputName(rel);
       j.in_path = JoinPath(src, rel);
       j.out_path = JoinPath(dst, j.out_rel);
       auto [it, fresh] = claimed.emplace(j.out_rel, rel);
       if (!fresh) {
-        j.collision = Status::InvalidArgument("output " + j.out_rel + " is already made from " +
-                                              it->second);
+        j.collision = Status::InvalidArgument(
+            "output " + j.out_rel + " is already made from " + it->second);
       }
       j.in_rel = std::move(rel);
       jobs.push_back(std::move(j));
@@ -216,7 +227,8 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
     auto l = env->LockFile(JoinPath(dst_dir, kLockFile), /*wait=*/false);
     if (!l.ok()) {
       return l.status().IsUnavailable()
-                 ? Status::Unavailable(dst_dir, "another ferry convert is writing here")
+                 ? Status::Unavailable(dst_dir,
+                                       "another ferry convert is writing here")
                  : l.status();
     }
     lock = std::move(l).value();
@@ -228,11 +240,13 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
       // kernel's coarse clock, which can lag the precise one by a tick, so
       // only a file time compares safely with later outputs' times.
       state.fingerprint = fingerprint;
-      FERRY_RETURN_IF_ERROR(WriteFileAtomically(env, state_path, fingerprint + "\n"));
+      FERRY_RETURN_IF_ERROR(
+          WriteFileAtomically(env, state_path, fingerprint + "\n"));
       FERRY_ASSIGN_OR_RETURN(FileInfo written, env->Stat(state_path));
       state.epoch_ns = written.mtime_ns;
       FERRY_RETURN_IF_ERROR(WriteFileAtomically(
-          env, state_path, fingerprint + "\n" + std::to_string(state.epoch_ns) + "\n"));
+          env, state_path,
+          fingerprint + "\n" + std::to_string(state.epoch_ns) + "\n"));
     }
   } else {
     RunState old = ReadState(env, JoinPath(dst_dir, kStateFile));
@@ -249,10 +263,18 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
         sum.input_bytes += item.input_bytes;
         sum.output_bytes += item.output_bytes;
         break;
-      case ConvertItem::Outcome::kUpToDate: ++sum.up_to_date; break;
-      case ConvertItem::Outcome::kSkipped: ++sum.skipped; break;
-      case ConvertItem::Outcome::kWouldConvert: ++sum.would_convert; break;
-      case ConvertItem::Outcome::kFailed: ++sum.failed; break;
+      case ConvertItem::Outcome::kUpToDate:
+        ++sum.up_to_date;
+        break;
+      case ConvertItem::Outcome::kSkipped:
+        ++sum.skipped;
+        break;
+      case ConvertItem::Outcome::kWouldConvert:
+        ++sum.would_convert;
+        break;
+      case ConvertItem::Outcome::kFailed:
+        ++sum.failed;
+        break;
     }
     progress->Advance(1, item.input_bytes);
     on_item(item);
@@ -279,7 +301,8 @@ Result<ConvertSummary> ConvertTree(const std::string& src, const std::string& ds
     queued.clear();
   };
   core::OrderedParallelMap<Done>(
-      jobs.size(), o.jobs, [&](size_t i) { return ConvertOne(jobs[i], o, state.epoch_ns); },
+      jobs.size(), o.jobs,
+      [&](size_t i) { return ConvertOne(jobs[i], o, state.epoch_ns); },
       [&](size_t, Done done) {
         if (done.temp.empty() && queued.empty()) {
           report(done.item);

@@ -14,14 +14,17 @@ struct Tiff {
   bool big_endian;
   bool U16(size_t off, uint16_t* v) const {
     if (off + 2 > n) return false;
-    *v = big_endian ? uint16_t(p[off] << 8 | p[off + 1]) : uint16_t(p[off + 1] << 8 | p[off]);
+    *v = big_endian ? uint16_t(p[off] << 8 | p[off + 1])
+                    : uint16_t(p[off + 1] << 8 | p[off]);
     return true;
   }
   bool U32(size_t off, uint32_t* v) const {
     if (off + 4 > n) return false;
     const uint8_t* q = p + off;
-    *v = big_endian ? (uint32_t{q[0]} << 24 | uint32_t{q[1]} << 16 | uint32_t{q[2]} << 8 | q[3])
-                    : (uint32_t{q[3]} << 24 | uint32_t{q[2]} << 16 | uint32_t{q[1]} << 8 | q[0]);
+    *v = big_endian ? (uint32_t{q[0]} << 24 | uint32_t{q[1]} << 16 |
+                       uint32_t{q[2]} << 8 | q[3])
+                    : (uint32_t{q[3]} << 24 | uint32_t{q[2]} << 16 |
+                       uint32_t{q[1]} << 8 | q[0]);
     return true;
   }
 };
@@ -36,7 +39,9 @@ int OrientationFromTiff(const uint8_t* p, size_t n) {
   }
   uint16_t magic, count;
   uint32_t ifd;
-  if (!t.U16(2, &magic) || magic != 42 || !t.U32(4, &ifd) || !t.U16(ifd, &count)) return 1;
+  if (!t.U16(2, &magic) || magic != 42 || !t.U32(4, &ifd) ||
+      !t.U16(ifd, &count))
+    return 1;
   for (uint32_t i = 0; i < count; ++i) {
     size_t e = size_t{ifd} + 2 + 12 * size_t{i};
     uint16_t tag, type, value;
@@ -67,7 +72,8 @@ int JpegExifOrientation(std::string_view data) {
     if (len < 2 || pos + 2 + len > n) return 1;
     const uint8_t* seg = p + pos + 4;
     const size_t seg_len = len - 2;
-    if (marker == 0xE1 && seg_len >= 6 && std::memcmp(seg, "Exif\0\0", 6) == 0) {
+    if (marker == 0xE1 && seg_len >= 6 &&
+        std::memcmp(seg, "Exif\0\0", 6) == 0) {
       return OrientationFromTiff(seg + 6, seg_len - 6);
     }
     pos += 2 + len;
@@ -85,13 +91,34 @@ Image ApplyOrientation(const Image& in, int o) {
     for (int x = 0; x < out.width; ++x, d += ch) {
       int sx, sy;  // where output (x, y) comes from in the stored image
       switch (o) {
-        case 2: sx = w - 1 - x; sy = y; break;              // mirror
-        case 3: sx = w - 1 - x; sy = h - 1 - y; break;      // rotate 180
-        case 4: sx = x; sy = h - 1 - y; break;              // flip
-        case 5: sx = y; sy = x; break;                      // transpose
-        case 6: sx = y; sy = h - 1 - x; break;              // rotate 90 CW
-        case 7: sx = w - 1 - y; sy = h - 1 - x; break;      // transverse
-        default: sx = w - 1 - y; sy = x; break;             // 8: rotate 90 CCW
+        case 2:
+          sx = w - 1 - x;
+          sy = y;
+          break;  // mirror
+        case 3:
+          sx = w - 1 - x;
+          sy = h - 1 - y;
+          break;  // rotate 180
+        case 4:
+          sx = x;
+          sy = h - 1 - y;
+          break;  // flip
+        case 5:
+          sx = y;
+          sy = x;
+          break;  // transpose
+        case 6:
+          sx = y;
+          sy = h - 1 - x;
+          break;  // rotate 90 CW
+        case 7:
+          sx = w - 1 - y;
+          sy = h - 1 - x;
+          break;  // transverse
+        default:
+          sx = w - 1 - y;
+          sy = x;
+          break;  // 8: rotate 90 CCW
       }
       std::memcpy(d, in.row(sy) + size_t(sx) * ch, ch);
     }

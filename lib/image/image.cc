@@ -1,8 +1,9 @@
 #include "ferry/image.h"
-#include "image/image_view.h"
 
 #include <cstdio>
 #include <cstring>
+
+#include "image/image_view.h"
 
 namespace ferry::image {
 
@@ -16,24 +17,32 @@ Image Image::Make(int width, int height, int channels) {
 }
 
 Format Sniff(std::string_view d) {
-  if (d.size() >= 8 && std::memcmp(d.data(), "\x89PNG\r\n\x1a\n", 8) == 0) return Format::kPng;
-  if (d.size() >= 3 && std::memcmp(d.data(), "\xFF\xD8\xFF", 3) == 0) return Format::kJpeg;
+  if (d.size() >= 8 && std::memcmp(d.data(), "\x89PNG\r\n\x1a\n", 8) == 0)
+    return Format::kPng;
+  if (d.size() >= 3 && std::memcmp(d.data(), "\xFF\xD8\xFF", 3) == 0)
+    return Format::kJpeg;
   return Format::kUnknown;
 }
 
 const char* FormatName(Format f) {
   switch (f) {
-    case Format::kPng: return "png";
-    case Format::kJpeg: return "jpeg";
-    default: return "unknown";
+    case Format::kPng:
+      return "png";
+    case Format::kJpeg:
+      return "jpeg";
+    default:
+      return "unknown";
   }
 }
 
 Result<Image> Decode(std::string_view data, const DecodeOptions& options) {
   switch (Sniff(data)) {
-    case Format::kPng: return DecodePng(data, options);
-    case Format::kJpeg: return DecodeJpeg(data, options);
-    default: return Status::InvalidArgument("not a PNG or JPEG file");
+    case Format::kPng:
+      return DecodePng(data, options);
+    case Format::kJpeg:
+      return DecodeJpeg(data, options);
+    default:
+      return Status::InvalidArgument("not a PNG or JPEG file");
   }
 }
 
@@ -45,11 +54,12 @@ Result<Rgb> ParseColor(std::string_view t) {
   unsigned r, g, b;
   char tail;
   if (!s.empty() && s[0] == '#') s.erase(0, 1);
-  if (s.size() == 6 && std::sscanf(s.c_str(), "%2x%2x%2x%c", &r, &g, &b, &tail) == 3) {
+  if (s.size() == 6 &&
+      std::sscanf(s.c_str(), "%2x%2x%2x%c", &r, &g, &b, &tail) == 3) {
     return Rgb{uint8_t(r), uint8_t(g), uint8_t(b)};
   }
-  if (std::sscanf(s.c_str(), "%u,%u,%u%c", &r, &g, &b, &tail) == 3 && r < 256 && g < 256 &&
-      b < 256) {
+  if (std::sscanf(s.c_str(), "%u,%u,%u%c", &r, &g, &b, &tail) == 3 && r < 256 &&
+      g < 256 && b < 256) {
     return Rgb{uint8_t(r), uint8_t(g), uint8_t(b)};
   }
   return Status::InvalidArgument("bad color '" + std::string(t) +

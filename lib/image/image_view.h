@@ -16,12 +16,15 @@ struct ImageView {
   const uint8_t* data = nullptr;
   size_t stride = 0;  // bytes from one row to the next
   int width = 0, height = 0, channels = 0;
-  const uint8_t* row(int y) const { return data + static_cast<size_t>(y) * stride; }
+  const uint8_t* row(int y) const {
+    return data + static_cast<size_t>(y) * stride;
+  }
   bool has_alpha() const { return channels == 2 || channels == 4; }
 };
 
 inline ImageView ViewOf(const Image& img) {
-  return ImageView{img.pixels.data(), img.stride(), img.width, img.height, img.channels};
+  return ImageView{img.pixels.data(), img.stride(), img.width, img.height,
+                   img.channels};
 }
 
 Image CopyOf(const ImageView& v);
@@ -34,12 +37,15 @@ struct Decoded {
   ImageView view;
   std::string icc_profile;
 };
-Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options, Decoded* out);
+Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options,
+                         Decoded* out);
 // Frees the thread's decoder scratch if a very large image grew it.
 void ReleasePngScratch();
 
-Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter, const Box* box);
-Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter, Rgb background);
+Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
+                   const Box* box);
+Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter,
+                        Rgb background);
 Image CompositeOverView(const ImageView& in, Rgb background);
 
 }  // namespace ferry::image

@@ -21,8 +21,8 @@ struct JpegErr {
   jpeg_error_mgr pub;
   std::jmp_buf jmp;
   char message[JMSG_LENGTH_MAX + 64];
-  int truncated;   // premature end of data seen
-  int too_large;   // pixel budget exceeded
+  int truncated;  // premature end of data seen
+  int too_large;  // pixel budget exceeded
   int max_scans;
 };
 
@@ -33,9 +33,9 @@ struct JpegRequest {
 };
 
 struct JpegRaw {
-  uint8_t* pixels;  // malloc'd
+  uint8_t* pixels;              // malloc'd
   int width, height, channels;  // channels 1, 3 or 4 (CMYK)
-  int adobe_inverted;            // CMYK data stored inverted (Adobe APP14)
+  int adobe_inverted;           // CMYK data stored inverted (Adobe APP14)
   uint32_t stored_w, stored_h;
   JOCTET* icc;  // malloc'd by libjpeg when asked for
   unsigned icc_len;
@@ -57,7 +57,8 @@ void Progress(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
   auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
   if (cinfo->is_decompressor && d->input_scan_number > e->max_scans) {
-    std::snprintf(e->message, sizeof(e->message), "more than %d progressive scans", e->max_scans);
+    std::snprintf(e->message, sizeof(e->message),
+                  "more than %d progressive scans", e->max_scans);
     std::longjmp(e->jmp, 1);
   }
 }
@@ -67,13 +68,15 @@ int ShrinkDenom(uint32_t w, uint32_t h, int tw, int th) {
   for (int d : {8, 4, 2}) {
     // Scaled size rounds up, as libjpeg's jdiv_round_up.
     uint64_t sw = (w + d - 1) / d, sh = (h + d - 1) / d;
-    if (sw >= uint64_t(2) * std::max(tw, 1) && sh >= uint64_t(2) * std::max(th, 1)) return d;
+    if (sw >= uint64_t(2) * std::max(tw, 1) &&
+        sh >= uint64_t(2) * std::max(th, 1))
+      return d;
   }
   return 1;
 }
 
-int DecodeWithLibjpeg(const uint8_t* data, size_t size, const JpegRequest* req, JpegErr* err,
-                      JpegRaw* out) {
+int DecodeWithLibjpeg(const uint8_t* data, size_t size, const JpegRequest* req,
+                      JpegErr* err, JpegRaw* out) {
   jpeg_decompress_struct cinfo;
   jpeg_progress_mgr progress;
   cinfo.err = jpeg_std_error(&err->pub);
@@ -95,7 +98,8 @@ int DecodeWithLibjpeg(const uint8_t* data, size_t size, const JpegRequest* req, 
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   if (req->read_icc) jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);
   jpeg_read_header(&cinfo, TRUE);
-  if (req->read_icc && !jpeg_read_icc_profile(&cinfo, &out->icc, &out->icc_len)) {
+  if (req->read_icc &&
+      !jpeg_read_icc_profile(&cinfo, &out->icc, &out->icc_len)) {
     out->icc = nullptr;
     out->icc_len = 0;
   }
@@ -106,7 +110,8 @@ int DecodeWithLibjpeg(const uint8_t* data, size_t size, const JpegRequest* req, 
     jpeg_destroy_decompress(&cinfo);
     return -1;
   }
-  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  const bool cmyk =
+      cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
   if (cinfo.jpeg_color_space == JCS_GRAYSCALE) {
     cinfo.out_color_space = JCS_GRAYSCALE;
   } else if (cmyk) {
@@ -116,7 +121,8 @@ int DecodeWithLibjpeg(const uint8_t* data, size_t size, const JpegRequest* req, 
   }
   cinfo.dct_method = JDCT_ISLOW;
   cinfo.scale_num = 1;
-  cinfo.scale_denom = ShrinkDenom(cinfo.image_width, cinfo.image_height, req->shrink_w, req->shrink_h);
+  cinfo.scale_denom = ShrinkDenom(cinfo.image_width, cinfo.image_height,
+                                  req->shrink_w, req->shrink_h);
   jpeg_start_decompress(&cinfo);
   out->width = static_cast<int>(cinfo.output_width);
   out->height = static_cast<int>(cinfo.output_height);
@@ -143,14 +149,14 @@ inline uint8_t MulDiv255(int a, int b) {
 
 Result<Image> DecodeJpeg(std::string_view data, const DecodeOptions& options) {
   const int orientation = options.autorotate ? JpegExifOrientation(data) : 1;
-  JpegRequest req{options.limits.max_pixels, options.shrink_to_width, options.shrink_to_height,
-                  options.read_icc ? 1 : 0};
+  JpegRequest req{options.limits.max_pixels, options.shrink_to_width,
+                  options.shrink_to_height, options.read_icc ? 1 : 0};
   if (orientation >= 5) std::swap(req.shrink_w, req.shrink_h);
   JpegErr err{};
   err.max_scans = options.limits.max_jpeg_scans;
   JpegRaw raw{};
-  int rc = DecodeWithLibjpeg(reinterpret_cast<const uint8_t*>(data.data()), data.size(), &req,
-                             &err, &raw);
+  int rc = DecodeWithLibjpeg(reinterpret_cast<const uint8_t*>(data.data()),
+                             data.size(), &req, &err, &raw);
   std::string icc;
   if (raw.icc != nullptr) {
     icc.assign(reinterpret_cast<const char*>(raw.icc), raw.icc_len);
@@ -158,15 +164,18 @@ Result<Image> DecodeJpeg(std::string_view data, const DecodeOptions& options) {
   }
   if (err.too_large) {
     return Status::ResourceExhausted(
-        "image too large: " + std::to_string(raw.stored_w) + "x" + std::to_string(raw.stored_h) +
-        " pixels, limit " + std::to_string(options.limits.max_pixels));
+        "image too large: " + std::to_string(raw.stored_w) + "x" +
+        std::to_string(raw.stored_h) + " pixels, limit " +
+        std::to_string(options.limits.max_pixels));
   }
-  if (rc != 0) return Status::Corruption(std::string("bad JPEG: ") + err.message);
+  if (rc != 0)
+    return Status::Corruption(std::string("bad JPEG: ") + err.message);
   if (err.truncated) {
     std::free(raw.pixels);
     return Status::Corruption("truncated JPEG (premature end of data)");
   }
-  Image img = Image::Make(raw.width, raw.height, raw.channels == 4 ? 3 : raw.channels);
+  Image img =
+      Image::Make(raw.width, raw.height, raw.channels == 4 ? 3 : raw.channels);
   const size_t n = size_t(raw.width) * raw.height;
   if (raw.channels == 4) {
     // CMYK -> RGB as Pillow: R = (255 - C)(255 - K) / 255. Adobe files store
@@ -176,7 +185,10 @@ Result<Image> DecodeJpeg(std::string_view data, const DecodeOptions& options) {
     for (size_t i = 0; i < n; ++i, s += 4, d += 3) {
       int c = s[0], m = s[1], y = s[2], k = s[3];
       if (!raw.adobe_inverted) {
-        c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k;
+        c = 255 - c;
+        m = 255 - m;
+        y = 255 - y;
+        k = 255 - k;
       }
       d[0] = MulDiv255(c, k);
       d[1] = MulDiv255(m, k);

@@ -73,7 +73,8 @@ struct EncodeParams {
 };
 
 // Returns 0 on success. Only trivial locals: libjpeg errors longjmp here.
-int EncodeWithLibjpeg(jpeg_compress_struct* cinfo, EncErr* err, const EncodeParams* p) {
+int EncodeWithLibjpeg(jpeg_compress_struct* cinfo, EncErr* err,
+                      const EncodeParams* p) {
   if (setjmp(err->jmp)) {
     jpeg_abort_compress(cinfo);
     return -1;
@@ -99,7 +100,8 @@ int EncodeWithLibjpeg(jpeg_compress_struct* cinfo, EncErr* err, const EncodePara
   if (p->icc_len > 0) jpeg_write_icc_profile(cinfo, p->icc, p->icc_len);
   const size_t stride = size_t(p->width) * p->channels;
   while (cinfo->next_scanline < cinfo->image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(p->pixels + stride * cinfo->next_scanline);
+    JSAMPROW row =
+        const_cast<uint8_t*>(p->pixels + stride * cinfo->next_scanline);
     jpeg_write_scanlines(cinfo, &row, 1);
   }
   jpeg_finish_compress(cinfo);
@@ -135,24 +137,37 @@ struct JpegEncoder::State {
 JpegEncoder::JpegEncoder() : state_(std::make_unique<State>()) {}
 JpegEncoder::~JpegEncoder() = default;
 
-Result<std::string> JpegEncoder::Encode(const Image& image, const EncodeOptions& o) {
+Result<std::string> JpegEncoder::Encode(const Image& image,
+                                        const EncodeOptions& o) {
   if (image.channels != 1 && image.channels != 3) {
-    return Status::InvalidArgument("JPEG encoding needs 1 or 3 channels (composite alpha first)");
+    return Status::InvalidArgument(
+        "JPEG encoding needs 1 or 3 channels (composite alpha first)");
   }
-  if (image.width <= 0 || image.height <= 0 || image.width > 65500 || image.height > 65500) {
-    return Status::InvalidArgument("JPEG size out of range: " + std::to_string(image.width) +
-                                   "x" + std::to_string(image.height));
+  if (image.width <= 0 || image.height <= 0 || image.width > 65500 ||
+      image.height > 65500) {
+    return Status::InvalidArgument(
+        "JPEG size out of range: " + std::to_string(image.width) + "x" +
+        std::to_string(image.height));
   }
-  if (o.quality < 1 || o.quality > 100) return Status::InvalidArgument("quality must be 1-100");
-  if (state_->dest.buf == nullptr) return Status::ResourceExhausted("out of memory");
-  EncodeParams p{image.pixels.data(), image.width, image.height, image.channels, o.quality,
-                 o.subsampling == Subsampling::k420 ? 2 : 1, o.optimize, o.progressive,
+  if (o.quality < 1 || o.quality > 100)
+    return Status::InvalidArgument("quality must be 1-100");
+  if (state_->dest.buf == nullptr)
+    return Status::ResourceExhausted("out of memory");
+  EncodeParams p{image.pixels.data(),
+                 image.width,
+                 image.height,
+                 image.channels,
+                 o.quality,
+                 o.subsampling == Subsampling::k420 ? 2 : 1,
+                 o.optimize,
+                 o.progressive,
                  reinterpret_cast<const uint8_t*>(o.icc_profile.data()),
                  static_cast<unsigned>(o.icc_profile.size())};
   if (EncodeWithLibjpeg(&state_->cinfo, &state_->err, &p) != 0) {
     return Status::IOError(std::string("JPEG encoder: ") + state_->err.message);
   }
-  return std::string(reinterpret_cast<const char*>(state_->dest.buf), state_->dest.len);
+  return std::string(reinterpret_cast<const char*>(state_->dest.buf),
+                     state_->dest.len);
 }
 
 }  // namespace ferry::image

@@ -26,14 +26,16 @@ struct Chunks {
   Header hdr;
   uint8_t palette[256 * 3] = {};  // entries past the PLTE count stay black
   int palette_entries = 0;
-  uint8_t palette_alpha[256];      // from tRNS; 255 where absent
+  uint8_t palette_alpha[256];  // from tRNS; 255 where absent
   bool has_trns = false;
   uint16_t trns_key[3] = {0, 0, 0};  // gray or RGB colour key
   std::string* idat;  // a per-thread buffer, reused between images
   std::string iccp;   // the iCCP chunk body, when asked for
 };
 
-bool IsLetter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool IsLetter(uint8_t c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
 
 struct Pass {
   int x0, y0, dx, dy;
@@ -42,12 +44,15 @@ struct Pass {
 
 std::vector<Pass> PassesFor(const Header& h) {
   if (!h.interlace) return {{0, 0, 1, 1, h.width, h.height}};
-  static const int kAdam7[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
-                                   {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+  static const int kAdam7[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8},
+                                   {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2},
+                                   {0, 1, 1, 2}};
   std::vector<Pass> out;
   for (const auto& a : kAdam7) {
-    uint32_t w = h.width > uint32_t(a[0]) ? (h.width - a[0] + a[2] - 1) / a[2] : 0;
-    uint32_t hh = h.height > uint32_t(a[1]) ? (h.height - a[1] + a[3] - 1) / a[3] : 0;
+    uint32_t w =
+        h.width > uint32_t(a[0]) ? (h.width - a[0] + a[2] - 1) / a[2] : 0;
+    uint32_t hh =
+        h.height > uint32_t(a[1]) ? (h.height - a[1] + a[3] - 1) / a[3] : 0;
     if (w && hh) out.push_back({a[0], a[1], a[2], a[3], w, hh});
   }
   return out;
@@ -57,7 +62,8 @@ size_t RowBytes(uint32_t w, const Header& h) {
   return (uint64_t{w} * h.samples() * h.bit_depth + 7) / 8;
 }
 
-Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, Chunks* c) {
+Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc,
+                   Chunks* c) {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   const size_t n = data.size();
   if (n < 8 || std::memcmp(p, png::kSignature, 8) != 0) {
@@ -72,8 +78,10 @@ Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, C
     const uint32_t len = LoadBE32(p + pos);
     const uint8_t* type = p + pos + 4;
     if (len > 0x7fffffffu) return Status::Corruption("bad PNG chunk length");
-    if (!IsLetter(type[0]) || !IsLetter(type[1]) || !IsLetter(type[2]) || !IsLetter(type[3])) {
-      return Status::Corruption("bad PNG chunk type at offset " + std::to_string(pos));
+    if (!IsLetter(type[0]) || !IsLetter(type[1]) || !IsLetter(type[2]) ||
+        !IsLetter(type[3])) {
+      return Status::Corruption("bad PNG chunk type at offset " +
+                                std::to_string(pos));
     }
     const std::string name(reinterpret_cast<const char*>(type), 4);
     if (n - pos - 12 < len) {
@@ -83,38 +91,46 @@ Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, C
     const uint8_t* body = type + 4;
     const uint32_t crc = LoadBE32(body + len);
     if (libdeflate_crc32(0, type, len + 4) != crc) {
-      return Status::Corruption("PNG chunk " + name + " at offset " + std::to_string(pos) +
-                                ": CRC mismatch");
+      return Status::Corruption("PNG chunk " + name + " at offset " +
+                                std::to_string(pos) + ": CRC mismatch");
     }
     pos += 12 + size_t{len};
     if (!seen_ihdr) {
-      if (name != "IHDR" || len != 13) return Status::Corruption("bad PNG: first chunk is not IHDR");
+      if (name != "IHDR" || len != 13)
+        return Status::Corruption("bad PNG: first chunk is not IHDR");
       FERRY_RETURN_IF_ERROR(png::ParseHeader(body, limits, &c->hdr));
       seen_ihdr = true;
       // The largest zlib stream that can hold this image (stored blocks).
       size_t raw = 0;
-      for (const Pass& ps : PassesFor(c->hdr)) raw += ps.h * (1 + RowBytes(ps.w, c->hdr));
+      for (const Pass& ps : PassesFor(c->hdr))
+        raw += ps.h * (1 + RowBytes(ps.w, c->hdr));
       idat_cap = raw + raw / 64 + 4096;
       continue;
     }
     const bool idat = name == "IDAT";
     if (!idat && !c->idat->empty()) idat_done = true;
     if (idat) {
-      if (idat_done) return Status::Corruption("bad PNG: IDAT chunks are not consecutive");
+      if (idat_done)
+        return Status::Corruption("bad PNG: IDAT chunks are not consecutive");
       if (c->hdr.color_type == png::kPalette && c->palette_entries == 0) {
-        return Status::Corruption("bad PNG: palette image without PLTE before IDAT");
+        return Status::Corruption(
+            "bad PNG: palette image without PLTE before IDAT");
       }
       if (c->idat->size() + len > idat_cap) {
-        return Status::Corruption("bad PNG: more IDAT data than any stream for this image");
+        return Status::Corruption(
+            "bad PNG: more IDAT data than any stream for this image");
       }
       c->idat->append(reinterpret_cast<const char*>(body), len);
     } else if (name == "IEND") {
       seen_iend = true;
     } else if (name == "PLTE") {
-      // libpng's rules: a PLTE after IDAT is ignored; a second one before is an error.
+      // libpng's rules: a PLTE after IDAT is ignored; a second one before is an
+      // error.
       if (!c->idat->empty()) continue;
-      if (c->palette_entries > 0) return Status::Corruption("bad PNG: duplicate PLTE");
-      if (len % 3 != 0 || len == 0 || len > 768) return Status::Corruption("bad PNG PLTE length");
+      if (c->palette_entries > 0)
+        return Status::Corruption("bad PNG: duplicate PLTE");
+      if (len % 3 != 0 || len == 0 || len > 768)
+        return Status::Corruption("bad PNG PLTE length");
       c->palette_entries = static_cast<int>(len / 3);
       std::memcpy(c->palette, body, len);
     } else if (name == "tRNS" && !c->has_trns && c->idat->empty()) {
@@ -130,7 +146,9 @@ Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, C
         c->trns_key[0] = static_cast<uint16_t>(body[0] << 8 | body[1]);
         c->has_trns = true;
       } else if (ct == png::kRgb && len == 6) {
-        for (int i = 0; i < 3; ++i) c->trns_key[i] = static_cast<uint16_t>(body[2 * i] << 8 | body[2 * i + 1]);
+        for (int i = 0; i < 3; ++i)
+          c->trns_key[i] =
+              static_cast<uint16_t>(body[2 * i] << 8 | body[2 * i + 1]);
         c->has_trns = true;
       }  // tRNS on images with an alpha channel is ignored, as libpng does
     } else if (name == "iCCP" && want_icc && len <= limits.max_chunk_bytes) {
@@ -138,7 +156,8 @@ Status ParseChunks(std::string_view data, const Limits& limits, bool want_icc, C
     } else if (!(name[0] & 0x20)) {
       return Status::Corruption("bad PNG: unknown critical chunk " + name);
     } else if (len > limits.max_chunk_bytes) {
-      return Status::ResourceExhausted("PNG chunk " + name + " of " + std::to_string(len) +
+      return Status::ResourceExhausted("PNG chunk " + name + " of " +
+                                       std::to_string(len) +
                                        " bytes exceeds the limit");
     }
   }
@@ -169,12 +188,14 @@ inline __m128i Load(const uint8_t* p) {
   } else {
     v = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16;
   }
-  return _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(v)), _mm_setzero_si128());
+  return _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(v)),
+                           _mm_setzero_si128());
 }
 
 template <int BPP>
 inline void Store(uint8_t* p, __m128i v) {
-  uint32_t out = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_packus_epi16(v, v)));
+  uint32_t out =
+      static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_packus_epi16(v, v)));
   if constexpr (BPP == 4) {
     std::memcpy(p, &out, 4);
   } else {
@@ -184,7 +205,9 @@ inline void Store(uint8_t* p, __m128i v) {
   }
 }
 
-inline __m128i Abs16(__m128i x) { return _mm_max_epi16(x, _mm_sub_epi16(_mm_setzero_si128(), x)); }
+inline __m128i Abs16(__m128i x) {
+  return _mm_max_epi16(x, _mm_sub_epi16(_mm_setzero_si128(), x));
+}
 
 inline __m128i Select(__m128i mask, __m128i yes, __m128i no) {
   return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
@@ -217,8 +240,8 @@ void PaethRow(uint8_t* r, const uint8_t* prev, size_t n) {
   for (size_t i = 0; i + BPP <= n; i += BPP) {
     __m128i b = Load<BPP>(prev + i);
     __m128i d = Load<BPP>(r + i);
-    __m128i pa = _mm_sub_epi16(b, c);  // p - a
-    __m128i pb = _mm_sub_epi16(a, c);  // p - b
+    __m128i pa = _mm_sub_epi16(b, c);    // p - a
+    __m128i pb = _mm_sub_epi16(a, c);    // p - b
     __m128i pc = _mm_add_epi16(pa, pb);  // p - c
     pa = Abs16(pa);
     pb = Abs16(pb);
@@ -269,18 +292,23 @@ void PaethRows(uint8_t* const* rows, const uint8_t* prev, size_t n) {
 template <int BPP>
 void PaethRowsN(uint8_t* const* rows, const uint8_t* prev, size_t n, int k) {
   switch (k) {
-    case 4: return PaethRows<BPP, 4>(rows, prev, n);
-    case 3: return PaethRows<BPP, 3>(rows, prev, n);
-    case 2: return PaethRows<BPP, 2>(rows, prev, n);
-    default: return PaethRow<BPP>(rows[0], prev, n);
+    case 4:
+      return PaethRows<BPP, 4>(rows, prev, n);
+    case 3:
+      return PaethRows<BPP, 3>(rows, prev, n);
+    case 2:
+      return PaethRows<BPP, 2>(rows, prev, n);
+    default:
+      return PaethRow<BPP>(rows[0], prev, n);
   }
 }
 
 constexpr uint32_t kPaethRows = 4;  // 8 measured no faster
 
-// Unfilters up to kPaethRows consecutive Paeth rows starting at row y (y > 0, so it
-// has a previous row). Returns how many rows it did (0: not applicable).
-uint32_t PaethBlockSimd(uint8_t* rows, size_t rowbytes, uint32_t y, uint32_t h, int bpp) {
+// Unfilters up to kPaethRows consecutive Paeth rows starting at row y (y > 0,
+// so it has a previous row). Returns how many rows it did (0: not applicable).
+uint32_t PaethBlockSimd(uint8_t* rows, size_t rowbytes, uint32_t y, uint32_t h,
+                        int bpp) {
   if ((bpp != 3 && bpp != 4) || y == 0) return 0;
   uint8_t* r[kPaethRows];
   uint32_t k = 0;
@@ -290,13 +318,16 @@ uint32_t PaethBlockSimd(uint8_t* rows, size_t rowbytes, uint32_t y, uint32_t h, 
   }
   if (k < 2) return 0;
   const uint8_t* prev = rows + (y - 1) * (rowbytes + 1) + 1;
-  bpp == 3 ? PaethRowsN<3>(r, prev, rowbytes, k) : PaethRowsN<4>(r, prev, rowbytes, k);
+  bpp == 3 ? PaethRowsN<3>(r, prev, rowbytes, k)
+           : PaethRowsN<4>(r, prev, rowbytes, k);
   return k;
 }
 
 // True if the row was handled here.
-bool UnfilterSimd(uint8_t f, uint8_t* r, const uint8_t* prev, size_t n, int bpp) {
-  if ((bpp != 3 && bpp != 4) || prev == nullptr || f == 0 || f == 2) return false;
+bool UnfilterSimd(uint8_t f, uint8_t* r, const uint8_t* prev, size_t n,
+                  int bpp) {
+  if ((bpp != 3 && bpp != 4) || prev == nullptr || f == 0 || f == 2)
+    return false;
   if (f == 1) {
     bpp == 3 ? SubRow<3>(r, n) : SubRow<4>(r, n);
   } else if (f == 3) {
@@ -309,7 +340,9 @@ bool UnfilterSimd(uint8_t f, uint8_t* r, const uint8_t* prev, size_t n, int bpp)
   return true;
 }
 #else
-bool UnfilterSimd(uint8_t, uint8_t*, const uint8_t*, size_t, int) { return false; }
+bool UnfilterSimd(uint8_t, uint8_t*, const uint8_t*, size_t, int) {
+  return false;
+}
 uint32_t PaethBlockSimd(uint8_t*, size_t, uint32_t, uint32_t, int) { return 0; }
 #endif
 
@@ -331,17 +364,20 @@ Status Unfilter(uint8_t* rows, size_t rowbytes, uint32_t h, int bpp) {
       continue;
     }
     switch (*f) {
-      case 0: break;
+      case 0:
+        break;
       case 1:
         for (size_t i = bpp; i < rowbytes; ++i) r[i] += r[i - bpp];
         break;
       case 2:
-        if (prev) for (size_t i = 0; i < rowbytes; ++i) r[i] += prev[i];
+        if (prev)
+          for (size_t i = 0; i < rowbytes; ++i) r[i] += prev[i];
         break;
       case 3:
         if (prev) {
           for (int i = 0; i < bpp; ++i) r[i] += prev[i] >> 1;
-          for (size_t i = bpp; i < rowbytes; ++i) r[i] += (r[i - bpp] + prev[i]) >> 1;
+          for (size_t i = bpp; i < rowbytes; ++i)
+            r[i] += (r[i - bpp] + prev[i]) >> 1;
         } else {
           for (size_t i = bpp; i < rowbytes; ++i) r[i] += r[i - bpp] >> 1;
         }
@@ -349,14 +385,15 @@ Status Unfilter(uint8_t* rows, size_t rowbytes, uint32_t h, int bpp) {
       case 4:
         if (prev) {
           for (int i = 0; i < bpp; ++i) r[i] += prev[i];  // Paeth(0, b, 0) = b
-          for (size_t i = bpp; i < rowbytes; ++i) r[i] += Paeth(r[i - bpp], prev[i], prev[i - bpp]);
+          for (size_t i = bpp; i < rowbytes; ++i)
+            r[i] += Paeth(r[i - bpp], prev[i], prev[i - bpp]);
         } else {
           for (size_t i = bpp; i < rowbytes; ++i) r[i] += r[i - bpp];  // = Sub
         }
         break;
       default:
-        return Status::Corruption("bad PNG filter type " + std::to_string(*f) + " in row " +
-                                  std::to_string(y));
+        return Status::Corruption("bad PNG filter type " + std::to_string(*f) +
+                                  " in row " + std::to_string(y));
     }
     prev = r;
   }
@@ -368,7 +405,10 @@ Status Unfilter(uint8_t* rows, size_t rowbytes, uint32_t h, int bpp) {
 class RowConverter {
  public:
   RowConverter(const Chunks& c, bool pillow16)
-      : c_(c), h_(c.hdr), pillow16_(pillow16), out_ch_(png::OutputChannels(c.hdr, c.has_trns)) {}
+      : c_(c),
+        h_(c.hdr),
+        pillow16_(pillow16),
+        out_ch_(png::OutputChannels(c.hdr, c.has_trns)) {}
   int out_channels() const { return out_ch_; }
 
   void Convert(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
@@ -379,7 +419,8 @@ class RowConverter {
   }
 
  private:
-  void ConvertLowBits(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
+  void ConvertLowBits(const uint8_t* s, uint32_t w, uint8_t* d,
+                      size_t step) const {
     const int bd = h_.bit_depth;
     const int mask = (1 << bd) - 1;
     const int scale = 255 / mask;
@@ -404,7 +445,8 @@ class RowConverter {
 
   void Convert8(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
     // 8-bit images compare the key's low byte, as libpng does.
-    const uint8_t k0 = c_.trns_key[0] & 0xff, k1 = c_.trns_key[1] & 0xff, k2 = c_.trns_key[2] & 0xff;
+    const uint8_t k0 = c_.trns_key[0] & 0xff, k1 = c_.trns_key[1] & 0xff,
+                  k2 = c_.trns_key[2] & 0xff;
     switch (h_.color_type) {
       case png::kPalette:
         for (uint32_t x = 0; x < w; ++x, d += step) PutPalette(s[x], d);
@@ -421,7 +463,9 @@ class RowConverter {
           return;
         }
         for (uint32_t x = 0; x < w; ++x, d += step, s += 3) {
-          d[0] = s[0]; d[1] = s[1]; d[2] = s[2];
+          d[0] = s[0];
+          d[1] = s[1];
+          d[2] = s[2];
           if (c_.has_trns) {
             d[3] = (s[0] == k0 && s[1] == k1 && s[2] == k2) ? 0 : 255;
           }
@@ -433,7 +477,8 @@ class RowConverter {
           std::memcpy(d, s, size_t{w} * ch);
           return;
         }
-        for (uint32_t x = 0; x < w; ++x, d += step, s += ch) std::memcpy(d, s, ch);
+        for (uint32_t x = 0; x < w; ++x, d += step, s += ch)
+          std::memcpy(d, s, ch);
       }
     }
   }
@@ -451,7 +496,8 @@ class RowConverter {
       for (int k = 0; k < ch; ++k) d[k] = To8(s + 2 * k);
       if (c_.has_trns) {
         bool key = true;
-        for (int k = 0; k < ch; ++k) key &= (uint16_t(s[2 * k] << 8 | s[2 * k + 1]) == c_.trns_key[k]);
+        for (int k = 0; k < ch; ++k)
+          key &= (uint16_t(s[2 * k] << 8 | s[2 * k + 1]) == c_.trns_key[k]);
         d[ch] = key ? 0 : 255;
       }
     }
@@ -465,9 +511,11 @@ class RowConverter {
 
 // iCCP: profile name, NUL, method 0, zlib data. A damaged profile is
 // dropped (as libpng warns and goes on), never fatal.
-std::string InflateIcc(const std::string& body, uint32_t max_bytes, libdeflate_decompressor* d) {
+std::string InflateIcc(const std::string& body, uint32_t max_bytes,
+                       libdeflate_decompressor* d) {
   size_t nul = body.find('\0');
-  if (nul == std::string::npos || nul + 2 > body.size() || body[nul + 1] != 0) return {};
+  if (nul == std::string::npos || nul + 2 > body.size() || body[nul + 1] != 0)
+    return {};
   const char* z = body.data() + nul + 2;
   const size_t zlen = body.size() - nul - 2;
   for (size_t cap = 1 << 16; cap <= max_bytes; cap *= 4) {
@@ -484,7 +532,9 @@ std::string InflateIcc(const std::string& body, uint32_t max_bytes, libdeflate_d
 }
 
 struct DecompressorDeleter {
-  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+  void operator()(libdeflate_decompressor* d) const {
+    libdeflate_free_decompressor(d);
+  }
 };
 
 libdeflate_decompressor* ThreadDecompressor() {
@@ -536,12 +586,14 @@ Result<Image> DecodePng(std::string_view data, const DecodeOptions& options) {
   return std::move(d.owned);
 }
 
-Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options, Decoded* out) {
+Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options,
+                         Decoded* out) {
   Scratch& scratch = ThreadScratch();
   scratch.idat.clear();
   auto chunks = std::make_unique<Chunks>();
   chunks->idat = &scratch.idat;
-  FERRY_RETURN_IF_ERROR(ParseChunks(data, options.limits, options.read_icc, chunks.get()));
+  FERRY_RETURN_IF_ERROR(
+      ParseChunks(data, options.limits, options.read_icc, chunks.get()));
   const Header& h = chunks->hdr;
   const std::vector<Pass> passes = PassesFor(h);
   size_t raw_size = 0;
@@ -549,22 +601,30 @@ Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options, De
 
   uint8_t* raw = scratch.Raw(raw_size);
   libdeflate_decompressor* d = ThreadDecompressor();
-  if (d == nullptr) return Status::ResourceExhausted("out of memory for the inflater");
-  switch (libdeflate_zlib_decompress(d, scratch.idat.data(), scratch.idat.size(), raw,
-                                     raw_size, nullptr)) {
-    case LIBDEFLATE_SUCCESS: break;
-    case LIBDEFLATE_SHORT_OUTPUT: return Status::Corruption("truncated PNG image data (IDAT)");
+  if (d == nullptr)
+    return Status::ResourceExhausted("out of memory for the inflater");
+  switch (libdeflate_zlib_decompress(
+      d, scratch.idat.data(), scratch.idat.size(), raw, raw_size, nullptr)) {
+    case LIBDEFLATE_SUCCESS:
+      break;
+    case LIBDEFLATE_SHORT_OUTPUT:
+      return Status::Corruption("truncated PNG image data (IDAT)");
     case LIBDEFLATE_INSUFFICIENT_SPACE:
-      return Status::Corruption("PNG IDAT holds more data than the image needs");
-    default: return Status::Corruption("corrupt PNG image data (IDAT zlib stream or Adler-32)");
+      return Status::Corruption(
+          "PNG IDAT holds more data than the image needs");
+    default:
+      return Status::Corruption(
+          "corrupt PNG image data (IDAT zlib stream or Adler-32)");
   }
   if (!chunks->iccp.empty()) {
-    out->icc_profile = InflateIcc(chunks->iccp, options.limits.max_chunk_bytes, d);
+    out->icc_profile =
+        InflateIcc(chunks->iccp, options.limits.max_chunk_bytes, d);
   }
 
   RowConverter conv(*chunks, options.pillow_16bit);
   const int bpp = std::max(1, h.samples() * h.bit_depth / 8);
-  if (!h.interlace && h.bit_depth == 8 && !chunks->has_trns && h.color_type != png::kPalette) {
+  if (!h.interlace && h.bit_depth == 8 && !chunks->has_trns &&
+      h.color_type != png::kPalette) {
     // Unfiltered rows already hold the output pixels: lend them.
     const size_t rowbytes = RowBytes(h.width, h);
     FERRY_RETURN_IF_ERROR(Unfilter(raw, rowbytes, h.height, bpp));
@@ -573,14 +633,16 @@ Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options, De
     return Status::OK();
   }
   Image& img = out->owned;
-  img = Image::Make(static_cast<int>(h.width), static_cast<int>(h.height), conv.out_channels());
+  img = Image::Make(static_cast<int>(h.width), static_cast<int>(h.height),
+                    conv.out_channels());
   const int ch = img.channels;
   uint8_t* base = raw;
   for (const Pass& p : passes) {
     const size_t rowbytes = RowBytes(p.w, h);
     FERRY_RETURN_IF_ERROR(Unfilter(base, rowbytes, p.h, bpp));
     for (uint32_t y = 0; y < p.h; ++y) {
-      uint8_t* dst = img.row(static_cast<int>(p.y0 + y * p.dy)) + size_t(p.x0) * ch;
+      uint8_t* dst =
+          img.row(static_cast<int>(p.y0 + y * p.dy)) + size_t(p.x0) * ch;
       conv.Convert(base + y * (rowbytes + 1) + 1, p.w, dst, size_t(p.dx) * ch);
     }
     base += p.h * (rowbytes + 1);

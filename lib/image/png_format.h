@@ -9,10 +9,15 @@
 
 namespace ferry::image::png {
 
-inline constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+inline constexpr uint8_t kSignature[8] = {0x89, 'P',  'N',  'G',
+                                          '\r', '\n', 0x1a, '\n'};
 
 enum ColorType : uint8_t {
-  kGray = 0, kRgb = 2, kPalette = 3, kGrayAlpha = 4, kRgba = 6,
+  kGray = 0,
+  kRgb = 2,
+  kPalette = 3,
+  kGrayAlpha = 4,
+  kRgba = 6,
 };
 
 struct Header {
@@ -22,7 +27,8 @@ struct Header {
 };
 
 inline uint32_t LoadBE32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+         (uint32_t{p[2]} << 8) | p[3];
 }
 
 // Validates the 13 IHDR bytes (dimensions, colour type / bit depth pairs,

@@ -49,8 +49,10 @@ void ErrorFn(png_structp png, png_const_charp msg) {
 void WarningFn(png_structp, png_const_charp) {}
 
 // Returns 0 on success; on failure err->message says why.
-int DecodeWithLibpng(MemReader* reader, int pillow16, ErrorState* err, PngRaw* out) {
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, err, ErrorFn, WarningFn);
+int DecodeWithLibpng(MemReader* reader, int pillow16, ErrorState* err,
+                     PngRaw* out) {
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, err, ErrorFn, WarningFn);
   if (png == nullptr) return -1;
   png_infop info = png_create_info_struct(png);
   png_bytep* volatile rows = nullptr;
@@ -67,7 +69,8 @@ int DecodeWithLibpng(MemReader* reader, int pillow16, ErrorState* err, PngRaw* o
   int color_type = png_get_color_type(png, info);
   int bit_depth = png_get_bit_depth(png, info);
   if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
+    png_set_expand_gray_1_2_4_to_8(png);
   if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
   if (bit_depth == 16) {
     if (pillow16) {
@@ -84,8 +87,10 @@ int DecodeWithLibpng(MemReader* reader, int pillow16, ErrorState* err, PngRaw* o
   size_t rowbytes = png_get_rowbytes(png, info);
   out->pixels = static_cast<uint8_t*>(std::malloc(rowbytes * out->height));
   rows = static_cast<png_bytep*>(std::malloc(sizeof(png_bytep) * out->height));
-  if (out->pixels == nullptr || rows == nullptr) png_error(png, "out of memory");
-  for (uint32_t y = 0; y < out->height; ++y) rows[y] = out->pixels + y * rowbytes;
+  if (out->pixels == nullptr || rows == nullptr)
+    png_error(png, "out of memory");
+  for (uint32_t y = 0; y < out->height; ++y)
+    rows[y] = out->pixels + y * rowbytes;
   png_read_image(png, rows);
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
@@ -95,7 +100,8 @@ int DecodeWithLibpng(MemReader* reader, int pillow16, ErrorState* err, PngRaw* o
 
 }  // namespace
 
-Result<Image> DecodePngLibpng(std::string_view data, const DecodeOptions& options) {
+Result<Image> DecodePngLibpng(std::string_view data,
+                              const DecodeOptions& options) {
   // Check the header and the pixel budget before libpng allocates anything.
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   if (data.size() < 33 || std::memcmp(p, png::kSignature, 8) != 0 ||
@@ -108,7 +114,8 @@ Result<Image> DecodePngLibpng(std::string_view data, const DecodeOptions& option
   MemReader reader{p, data.size(), 0};
   ErrorState err{};
   PngRaw raw{};
-  if (DecodeWithLibpng(&reader, options.pillow_16bit ? 1 : 0, &err, &raw) != 0) {
+  if (DecodeWithLibpng(&reader, options.pillow_16bit ? 1 : 0, &err, &raw) !=
+      0) {
     return Status::Corruption(std::string("libpng: ") + err.message);
   }
   Image img;

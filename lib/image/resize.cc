@@ -48,10 +48,14 @@ struct FilterDef {
 
 FilterDef DefFor(Filter f) {
   switch (f) {
-    case Filter::kBox: return {BoxFilter, 0.5};
-    case Filter::kBilinear: return {BilinearFilter, 1.0};
-    case Filter::kBicubic: return {BicubicFilter, 2.0};
-    default: return {LanczosFilter, 3.0};
+    case Filter::kBox:
+      return {BoxFilter, 0.5};
+    case Filter::kBilinear:
+      return {BilinearFilter, 1.0};
+    case Filter::kBicubic:
+      return {BicubicFilter, 2.0};
+    default:
+      return {LanczosFilter, 3.0};
   }
 }
 
@@ -61,7 +65,8 @@ struct Coeffs {
   std::vector<int32_t> k;   // per output: ksize weights
 };
 
-Coeffs Precompute(int in_size, double in0, double in1, int out_size, FilterDef f) {
+Coeffs Precompute(int in_size, double in0, double in1, int out_size,
+                  FilterDef f) {
   Coeffs c;
   double scale = (in1 - in0) / out_size;
   double filterscale = std::max(scale, 1.0);
@@ -74,7 +79,8 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size, FilterDef f
     double center = in0 + (xx + 0.5) * scale;
     double ss = 1.0 / filterscale;
     int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
-    int xmax = std::min(static_cast<int>(center + support + 0.5), in_size) - xmin;
+    int xmax =
+        std::min(static_cast<int>(center + support + 0.5), in_size) - xmin;
     double ww = 0.0;
     for (int x = 0; x < xmax; ++x) {
       w[x] = f.fn((x + xmin - center + 0.5) * ss);
@@ -84,7 +90,7 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size, FilterDef f
     for (int x = 0; x < xmax; ++x) {
       double v = ww != 0.0 ? w[x] / ww : w[x];
       k[x] = static_cast<int32_t>(v < 0 ? -0.5 + v * (1 << kPrecisionBits)
-                                         : 0.5 + v * (1 << kPrecisionBits));
+                                        : 0.5 + v * (1 << kPrecisionBits));
     }
     c.bounds[2 * xx] = xmin;
     c.bounds[2 * xx + 1] = std::max(xmax, 0);
@@ -117,8 +123,8 @@ __attribute__((target_clones("avx2", "default"))) void HorizontalRow(
 // Accumulates whole rows, so the inner loop runs over contiguous bytes and
 // vectorises; integer sums give exactly Pillow's per-pixel result.
 __attribute__((target_clones("avx2", "default"))) void VerticalRow(
-    const uint8_t* const* rows, const int32_t* k, int n, size_t width_bytes, int32_t* acc,
-    uint8_t* out) {
+    const uint8_t* const* rows, const int32_t* k, int n, size_t width_bytes,
+    int32_t* acc, uint8_t* out) {
   for (size_t i = 0; i < width_bytes; ++i) acc[i] = 1 << (kPrecisionBits - 1);
   for (int y = 0; y < n; ++y) {
     const uint8_t* r = rows[y];
@@ -129,8 +135,10 @@ __attribute__((target_clones("avx2", "default"))) void VerticalRow(
 }
 
 template <int CH>
-void Horizontal(const ImageView& in, int y0, int y1, int out_w, const Coeffs& c, Image* out) {
-  for (int y = y0; y < y1; ++y) HorizontalRow<CH>(in.row(y), out->row(y - y0), out_w, c);
+void Horizontal(const ImageView& in, int y0, int y1, int out_w, const Coeffs& c,
+                Image* out) {
+  for (int y = y0; y < y1; ++y)
+    HorizontalRow<CH>(in.row(y), out->row(y - y0), out_w, c);
 }
 
 #if defined(__x86_64__)
@@ -143,7 +151,9 @@ bool HaveAvx2() {
   return have;
 }
 
-__attribute__((target("avx2"))) inline uint8_t* StoreClamped(__m128i acc, uint8_t* p, int n) {
+__attribute__((target("avx2"))) inline uint8_t* StoreClamped(__m128i acc,
+                                                             uint8_t* p,
+                                                             int n) {
   acc = _mm_srai_epi32(acc, kPrecisionBits);
   acc = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
   uint32_t v = static_cast<uint32_t>(_mm_cvtsi128_si32(acc));
@@ -151,8 +161,10 @@ __attribute__((target("avx2"))) inline uint8_t* StoreClamped(__m128i acc, uint8_
   return p + n;
 }
 
-__attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in, int y0, int y1,
-                                                       int out_w, const Coeffs& c,
+__attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in,
+                                                       int y0, int y1,
+                                                       int out_w,
+                                                       const Coeffs& c,
                                                        Image* out) {
   // Per output pixel, per pair of taps: {k0 x4, k1 x4}.
   const int pairs = (c.ksize + 1) / 2;
@@ -184,23 +196,29 @@ __attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in, int 
       const int32_t* k = &kv[size_t(xx) * pairs * 8];
       __m256i acc = _mm256_setzero_si256();
       for (int p = 0; p < (n + 1) / 2; ++p) {
-        __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + 8 * p)));
-        __m256i kp = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + 8 * p));
+        __m256i v = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + 8 * p)));
+        __m256i kp =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + 8 * p));
         acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, kp));
       }
-      __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+      __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(acc),
+                                  _mm256_extracti128_si256(acc, 1));
       d = StoreClamped(_mm_add_epi32(sum, round), d, 3);
     }
   }
 }
 
-__attribute__((target("avx2"))) void HorizontalGrayAvx2(const ImageView& in, int y0, int y1,
-                                                        int out_w, const Coeffs& c,
+__attribute__((target("avx2"))) void HorizontalGrayAvx2(const ImageView& in,
+                                                        int y0, int y1,
+                                                        int out_w,
+                                                        const Coeffs& c,
                                                         Image* out) {
   const int ksize8 = (c.ksize + 7) / 8 * 8;
   std::vector<int32_t> k8(size_t(out_w) * ksize8, 0);
   for (int xx = 0; xx < out_w; ++xx) {
-    std::memcpy(&k8[size_t(xx) * ksize8], &c.k[size_t(xx) * c.ksize], c.ksize * sizeof(int32_t));
+    std::memcpy(&k8[size_t(xx) * ksize8], &c.k[size_t(xx) * c.ksize],
+                c.ksize * sizeof(int32_t));
   }
   std::vector<uint8_t> row(size_t(in.width) + ksize8 + 8, 0);
   for (int y = y0; y < y1; ++y) {
@@ -211,12 +229,15 @@ __attribute__((target("avx2"))) void HorizontalGrayAvx2(const ImageView& in, int
       const int32_t* k = &k8[size_t(xx) * ksize8];
       __m256i acc = _mm256_setzero_si256();
       for (int x = 0; x < n; x += 8) {
-        __m256i v = _mm256_cvtepu8_epi32(
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row.data() + xmin + x)));
+        __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(row.data() + xmin + x)));
         acc = _mm256_add_epi32(
-            acc, _mm256_mullo_epi32(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + x))));
+            acc, _mm256_mullo_epi32(
+                     v, _mm256_loadu_si256(
+                            reinterpret_cast<const __m256i*>(k + x))));
       }
-      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc),
+                                _mm256_extracti128_si256(acc, 1));
       s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
       s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
       int32_t v = _mm_cvtsi128_si32(s) + (1 << (kPrecisionBits - 1));
@@ -230,15 +251,18 @@ __attribute__((target("avx2"))) void HorizontalGrayAvx2(const ImageView& in, int
 
 Image CopyOf(const ImageView& v) {
   Image img = Image::Make(v.width, v.height, v.channels);
-  for (int y = 0; y < v.height; ++y) std::memcpy(img.row(y), v.row(y), img.stride());
+  for (int y = 0; y < v.height; ++y)
+    std::memcpy(img.row(y), v.row(y), img.stride());
   return img;
 }
 
-Image Resample(const Image& in, int out_w, int out_h, Filter filter, const Box* box) {
+Image Resample(const Image& in, int out_w, int out_h, Filter filter,
+               const Box* box) {
   return ResampleView(ViewOf(in), out_w, out_h, filter, box);
 }
 
-Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter, const Box* box_in) {
+Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
+                   const Box* box_in) {
   Box box = box_in ? *box_in : Box{0, 0, double(in.width), double(in.height)};
   const FilterDef f = DefFor(filter);
   const bool need_h = out_w != in.width || box.x0 != 0 || box.x1 != in.width;
@@ -261,12 +285,20 @@ Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter, con
       HorizontalGrayAvx2(in, y_first, y_last, out_w, ch, &tmp);
     } else
 #endif
-    switch (in.channels) {
-      case 1: Horizontal<1>(in, y_first, y_last, out_w, ch, &tmp); break;
-      case 2: Horizontal<2>(in, y_first, y_last, out_w, ch, &tmp); break;
-      case 3: Horizontal<3>(in, y_first, y_last, out_w, ch, &tmp); break;
-      default: Horizontal<4>(in, y_first, y_last, out_w, ch, &tmp); break;
-    }
+      switch (in.channels) {
+        case 1:
+          Horizontal<1>(in, y_first, y_last, out_w, ch, &tmp);
+          break;
+        case 2:
+          Horizontal<2>(in, y_first, y_last, out_w, ch, &tmp);
+          break;
+        case 3:
+          Horizontal<3>(in, y_first, y_last, out_w, ch, &tmp);
+          break;
+        default:
+          Horizontal<4>(in, y_first, y_last, out_w, ch, &tmp);
+          break;
+      }
     src = ViewOf(tmp);
     row_offset = y_first;
   }
@@ -279,8 +311,8 @@ Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter, con
   for (int yy = 0; yy < out_h; ++yy) {
     const int ymin = cv.bounds[2 * yy] - row_offset, n = cv.bounds[2 * yy + 1];
     for (int y = 0; y < n; ++y) rows[y] = src.row(ymin + y);
-    VerticalRow(rows.data(), &cv.k[size_t(yy) * cv.ksize], n, width_bytes, acc.data(),
-                out.row(yy));
+    VerticalRow(rows.data(), &cv.k[size_t(yy) * cv.ksize], n, width_bytes,
+                acc.data(), out.row(yy));
   }
   return out;
 }
@@ -292,7 +324,8 @@ int RoundAspect(double number, double aspect, bool key_on_x, int other) {
   int lo = std::max(static_cast<int>(std::floor(number)), 1);
   int hi = std::max(static_cast<int>(std::ceil(number)), 1);
   auto err = [&](int n) {
-    return key_on_x ? std::fabs(aspect - double(n) / other) : std::fabs(aspect - double(other) / n);
+    return key_on_x ? std::fabs(aspect - double(n) / other)
+                    : std::fabs(aspect - double(other) / n);
   };
   return err(hi) < err(lo) ? hi : lo;
 }
@@ -371,14 +404,17 @@ Geometry ComputeGeometry(int iw, int ih, const ResizeOptions& o) {
 }
 
 Image Resize(const Image& in, const ResizeOptions& o) {
-  return ApplyGeometry(in, ComputeGeometry(in.width, in.height, o), o.filter, o.background);
+  return ApplyGeometry(in, ComputeGeometry(in.width, in.height, o), o.filter,
+                       o.background);
 }
 
-Image ApplyGeometry(const Image& in, const Geometry& g, Filter filter, Rgb background) {
+Image ApplyGeometry(const Image& in, const Geometry& g, Filter filter,
+                    Rgb background) {
   return ApplyGeometryView(ViewOf(in), g, filter, background);
 }
 
-Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter, Rgb background) {
+Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter,
+                        Rgb background) {
   Image r = ResampleView(in, g.resize_w, g.resize_h, filter, &g.box);
   if (g.canvas_w == g.resize_w && g.canvas_h == g.resize_h) return r;
   const bool gray = r.channels == 1 && background.is_gray();
@@ -386,7 +422,8 @@ Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter, R
   const uint8_t fill[3] = {background.r, background.g, background.b};
   for (int y = 0; y < canvas.height; ++y) {
     uint8_t* d = canvas.row(y);
-    for (int x = 0; x < canvas.width; ++x) std::memcpy(d + size_t(x) * canvas.channels, fill, canvas.channels);
+    for (int x = 0; x < canvas.width; ++x)
+      std::memcpy(d + size_t(x) * canvas.channels, fill, canvas.channels);
   }
   for (int y = 0; y < r.height; ++y) {
     uint8_t* d = canvas.row(y + g.pad_y) + size_t(g.pad_x) * canvas.channels;
@@ -394,7 +431,8 @@ Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter, R
     if (r.channels == canvas.channels) {
       std::memcpy(d, s, r.stride());
     } else {  // gray image on a coloured letterbox
-      for (int x = 0; x < r.width; ++x) d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = s[x];
+      for (int x = 0; x < r.width; ++x)
+        d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = s[x];
     }
   }
   return canvas;

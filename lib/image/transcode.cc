@@ -34,7 +34,8 @@ bool JpegSize(std::string_view data, int* w, int* h) {
 
 }  // namespace
 
-Result<std::string> Transcode(std::string_view data, const TranscodeOptions& options,
+Result<std::string> Transcode(std::string_view data,
+                              const TranscodeOptions& options,
                               JpegEncoder* encoder, TranscodeInfo* info) {
   const Format fmt = Sniff(data);
   const ResizeOptions& ro = options.resize;
@@ -50,10 +51,13 @@ Result<std::string> Transcode(std::string_view data, const TranscodeOptions& opt
     if (dopt.autorotate && JpegExifOrientation(data) >= 5) std::swap(w, h);
     g = ComputeGeometry(w, h, ro);
     have_geometry = true;
-    if (options.shrink_on_load && dopt.shrink_to_width == 0 && dopt.shrink_to_height == 0) {
+    if (options.shrink_on_load && dopt.shrink_to_width == 0 &&
+        dopt.shrink_to_height == 0) {
       // Keep twice what the resampler reads, over the whole image.
-      dopt.shrink_to_width = static_cast<int>(std::ceil(g.resize_w * w / (g.box.x1 - g.box.x0)));
-      dopt.shrink_to_height = static_cast<int>(std::ceil(g.resize_h * h / (g.box.y1 - g.box.y0)));
+      dopt.shrink_to_width =
+          static_cast<int>(std::ceil(g.resize_w * w / (g.box.x1 - g.box.x0)));
+      dopt.shrink_to_height =
+          static_cast<int>(std::ceil(g.resize_h * h / (g.box.y1 - g.box.y0)));
     }
   }
   // PNG pixels may stay in the decoder's buffer (no copy of the image).
@@ -96,7 +100,8 @@ Result<std::string> Transcode(std::string_view data, const TranscodeOptions& opt
     info->output_width = img.width;
     info->output_height = img.height;
   }
-  if (!options.keep_icc || dec.icc_profile.empty()) return encoder->Encode(img, options.encode);
+  if (!options.keep_icc || dec.icc_profile.empty())
+    return encoder->Encode(img, options.encode);
   EncodeOptions eopt = options.encode;
   eopt.icc_profile = std::move(dec.icc_profile);
   return encoder->Encode(img, eopt);

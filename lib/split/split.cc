@@ -47,9 +47,11 @@ std::vector<uint64_t> Quotas(uint64_t n, const std::vector<double>& ratios) {
     given += q[i];
     frac.emplace_back(exact - q[i], i);
   }
-  std::stable_sort(frac.begin(), frac.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; given < n && k < frac.size(); ++k, ++given) ++q[frac[k].second];
+  std::stable_sort(frac.begin(), frac.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first;
+  });
+  for (size_t k = 0; given < n && k < frac.size(); ++k, ++given)
+    ++q[frac[k].second];
   return q;
 }
 
@@ -66,7 +68,9 @@ struct UnionFind {
 };
 
 struct HashKey {
-  size_t operator()(const Hash128& h) const { return static_cast<size_t>(h.low ^ h.high); }
+  size_t operator()(const Hash128& h) const {
+    return static_cast<size_t>(h.low ^ h.high);
+  }
 };
 
 }  // namespace
@@ -82,14 +86,16 @@ Result<std::vector<double>> ParseRatios(std::string_view text) {
     char* stop = nullptr;
     double v = std::strtod(part.c_str(), &stop);
     if (part.empty() || *stop != '\0' || !std::isfinite(v) || v < 0) {
-      return Status::InvalidArgument("bad ratios '" + std::string(text) +
-                                     "' (like 7:2:1 or 0.7,0.2,0.1, none negative)");
+      return Status::InvalidArgument(
+          "bad ratios '" + std::string(text) +
+          "' (like 7:2:1 or 0.7,0.2,0.1, none negative)");
     }
     out.push_back(v);
     pos = end + 1;
   }
   if (std::accumulate(out.begin(), out.end(), 0.0) <= 0) {
-    return Status::InvalidArgument("ratios '" + std::string(text) + "' sum to zero");
+    return Status::InvalidArgument("ratios '" + std::string(text) +
+                                   "' sum to zero");
   }
   return out;
 }
@@ -108,12 +114,14 @@ Result<std::vector<std::string>> ParseSplitNames(std::string_view text) {
 
 Status ValidateSpec(const SplitSpec& spec) {
   if (spec.names.size() != spec.ratios.size()) {
-    return Status::InvalidArgument(std::to_string(spec.ratios.size()) + " ratios but " +
-                                   std::to_string(spec.names.size()) + " split names");
+    return Status::InvalidArgument(
+        std::to_string(spec.ratios.size()) + " ratios but " +
+        std::to_string(spec.names.size()) + " split names");
   }
   double sum = 0;
   for (double r : spec.ratios) {
-    if (!(r >= 0) || !std::isfinite(r)) return Status::InvalidArgument("negative ratio");
+    if (!(r >= 0) || !std::isfinite(r))
+      return Status::InvalidArgument("negative ratio");
     sum += r;
   }
   if (sum <= 0) return Status::InvalidArgument("ratios sum to zero");
@@ -121,19 +129,23 @@ Status ValidateSpec(const SplitSpec& spec) {
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
     const std::string& n = sorted[i];
-    if (n.empty() || n == "split" || n.find_first_of("/\\ \t\n.") != std::string::npos) {
+    if (n.empty() || n == "split" ||
+        n.find_first_of("/\\ \t\n.") != std::string::npos) {
       return Status::InvalidArgument("bad split name '" + n + "'");
     }
-    if (i > 0 && sorted[i - 1] == n) return Status::InvalidArgument("duplicate split name '" + n + "'");
+    if (i > 0 && sorted[i - 1] == n)
+      return Status::InvalidArgument("duplicate split name '" + n + "'");
   }
   if (!spec.group_regex.empty()) {
     try {
       std::regex re(spec.group_regex);
       if (re.mark_count() < 1) {
-        return Status::InvalidArgument("--group-by needs a capture group: " + spec.group_regex);
+        return Status::InvalidArgument("--group-by needs a capture group: " +
+                                       spec.group_regex);
       }
     } catch (const std::regex_error& e) {
-      return Status::InvalidArgument("bad --group-by regex '" + spec.group_regex + "'", e.what());
+      return Status::InvalidArgument(
+          "bad --group-by regex '" + spec.group_regex + "'", e.what());
     }
   }
   return Status::OK();
@@ -141,14 +153,17 @@ Status ValidateSpec(const SplitSpec& spec) {
 
 double SplitHashFraction(std::string_view key, uint64_t seed) {
   const uint64_t h = XXH3_64bits_withSeed(key.data(), key.size(), seed);
-  return static_cast<double>(h >> 11) * 0x1.0p-53;  // 53 bits: exact in a double
+  return static_cast<double>(h >> 11) *
+         0x1.0p-53;  // 53 bits: exact in a double
 }
 
-int StableSplitIndex(std::string_view key, uint64_t seed, const std::vector<double>& ratios) {
+int StableSplitIndex(std::string_view key, uint64_t seed,
+                     const std::vector<double>& ratios) {
   return IndexFor(SplitHashFraction(key, seed), Cumulative(ratios));
 }
 
-Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const SplitSpec& spec,
+Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
+                                 const SplitSpec& spec,
                                  const std::vector<Hash128>& hashes) {
   FERRY_RETURN_IF_ERROR(ValidateSpec(spec));
   if (!hashes.empty() && hashes.size() != items.size()) {
@@ -172,21 +187,24 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const Spli
 
   // Groups: regex capture, else the listed group, else the path itself.
   std::unique_ptr<std::regex> re;
-  if (!spec.group_regex.empty()) re = std::make_unique<std::regex>(spec.group_regex);
+  if (!spec.group_regex.empty())
+    re = std::make_unique<std::regex>(spec.group_regex);
   std::unordered_map<std::string, uint32_t> group_index;
   std::vector<std::string> group_key;
   std::vector<uint32_t> group_of(n);
   for (size_t i = 0; i < n; ++i) {
     std::string key;
     std::smatch m;
-    if (re && std::regex_search(items[i].path, m, *re) && m.size() > 1 && m[1].matched) {
+    if (re && std::regex_search(items[i].path, m, *re) && m.size() > 1 &&
+        m[1].matched) {
       key = "g:" + m[1].str();
     } else if (!re && !items[i].group.empty()) {
       key = "g:" + items[i].group;
     } else {
       key = "p:" + items[i].path;  // prefixes keep group and path keys apart
     }
-    auto [it, fresh] = group_index.emplace(std::move(key), uint32_t(group_key.size()));
+    auto [it, fresh] =
+        group_index.emplace(std::move(key), uint32_t(group_key.size()));
     if (fresh) group_key.push_back(it->first);
     group_of[i] = it->second;
   }
@@ -194,7 +212,9 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const Spli
   // Which items share content; with dedup their groups are merged, the
   // merged group keeping the key of its member that comes first by path.
   UnionFind uf(group_key.size());
-  auto path_less = [&](size_t a, size_t b) { return items[a].path < items[b].path; };
+  auto path_less = [&](size_t a, size_t b) {
+    return items[a].path < items[b].path;
+  };
   for (size_t i = 0; i < n; ++i) {
     size_t& f = uf.first_item[group_of[i]];
     if (f == SIZE_MAX || path_less(i, f)) f = i;
@@ -205,7 +225,8 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const Spli
     if (spec.dedup) {
       for (auto& [h, members] : same) {
         for (size_t k = 1; k < members.size(); ++k) {
-          uint32_t a = uf.Find(group_of[members[0]]), b = uf.Find(group_of[members[k]]);
+          uint32_t a = uf.Find(group_of[members[0]]),
+                   b = uf.Find(group_of[members[k]]);
           if (a == b) continue;
           if (path_less(uf.first_item[b], uf.first_item[a])) std::swap(a, b);
           uf.parent[b] = a;  // a holds the earliest item
@@ -223,7 +244,8 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const Spli
     for (uint32_t g = 0; g < group_key.size(); ++g) {
       uint32_t root = uf.Find(g);
       if (split_of_root[root] < 0) {
-        split_of_root[root] = IndexFor(SplitHashFraction(root_key(root), spec.seed), cum);
+        split_of_root[root] =
+            IndexFor(SplitHashFraction(root_key(root), spec.seed), cum);
       }
     }
   } else {
@@ -255,7 +277,8 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const Spli
     for (size_t s = 0; s < roots.size();) {
       size_t e = s;
       uint64_t total = 0;
-      while (e < roots.size() && roots[e].stratum == roots[s].stratum) total += roots[e++].size;
+      while (e < roots.size() && roots[e].stratum == roots[s].stratum)
+        total += roots[e++].size;
       const std::vector<uint64_t> quota = Quotas(total, spec.ratios);
       std::vector<uint64_t> filled(ns, 0);
       for (size_t k = s; k < e; ++k) {
@@ -263,7 +286,8 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items, const Spli
         for (size_t i = 0; i < ns && pick == ns; ++i) {
           if (filled[i] < quota[i]) pick = i;
         }
-        if (pick == ns) {  // every quota met (a large group overshot): least over
+        if (pick ==
+            ns) {  // every quota met (a large group overshot): least over
           int64_t best = INT64_MIN;
           for (size_t i = 0; i < ns; ++i) {
             int64_t room = int64_t(quota[i]) - int64_t(filled[i]);

@@ -12,8 +12,8 @@ namespace ferry {
 namespace {
 
 // One CSV record (RFC 4180 quoting) starting at *pos; advances *pos.
-Status ParseCsvRecord(const std::string& text, size_t* pos, std::vector<std::string>* fields,
-                      uint64_t line) {
+Status ParseCsvRecord(const std::string& text, size_t* pos,
+                      std::vector<std::string>* fields, uint64_t line) {
   fields->clear();
   std::string cur;
   bool quoted = false, any = false;
@@ -44,7 +44,9 @@ Status ParseCsvRecord(const std::string& text, size_t* pos, std::vector<std::str
       any = true;
     }
   }
-  if (quoted) return Status::InvalidArgument("line " + std::to_string(line) + ": unterminated quote");
+  if (quoted)
+    return Status::InvalidArgument("line " + std::to_string(line) +
+                                   ": unterminated quote");
   if (any || !fields->empty()) fields->push_back(std::move(cur));
   *pos = i + 1;
   return Status::OK();
@@ -100,10 +102,13 @@ class FlatJson {
     return i_ == s_.size() ? Status::OK() : Err("text after the object");
   }
   Status Err(const std::string& what) {
-    return Status::InvalidArgument(what + " at column " + std::to_string(i_ + 1));
+    return Status::InvalidArgument(what + " at column " +
+                                   std::to_string(i_ + 1));
   }
   void Ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r'))
+      ++i_;
   }
   bool Eat(char c) {
     if (i_ < s_.size() && s_[i_] == c) {
@@ -117,8 +122,10 @@ class FlatJson {
     *v = 0;
     for (int k = 0; k < 4; ++k) {
       char c = s_[i_++];
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-              : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      int d = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
       if (d < 0) return Err("bad \\u escape");
       *v = *v * 16 + d;
     }
@@ -136,16 +143,31 @@ class FlatJson {
       if (i_ >= s_.size()) break;
       char e = s_[i_++];
       switch (e) {
-        case '"': case '\\': case '/': out->push_back(e); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+        case '\\':
+        case '/':
+          out->push_back(e);
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           uint32_t cp;
           FERRY_RETURN_IF_ERROR(Hex4(&cp));
-          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 1 < s_.size() && s_[i_] == '\\' && s_[i_ + 1] == 'u') {
+          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 1 < s_.size() &&
+              s_[i_] == '\\' && s_[i_ + 1] == 'u') {
             i_ += 2;
             uint32_t lo;
             FERRY_RETURN_IF_ERROR(Hex4(&lo));
@@ -154,7 +176,8 @@ class FlatJson {
           AppendUtf8(cp, out);
           break;
         }
-        default: return Err("bad escape");
+        default:
+          return Err("bad escape");
       }
     }
     return Err("unterminated string");
@@ -162,7 +185,8 @@ class FlatJson {
   Status Scalar(std::string* out) {
     if (i_ < s_.size() && s_[i_] == '"') return String(out);
     size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ' ') ++i_;
+    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ' ')
+      ++i_;
     *out = std::string(s_.substr(start, i_ - start));
     if (out->empty() || *out == "{" || (*out)[0] == '[' || (*out)[0] == '{') {
       return Err("expected a string, number, true, false or null");
@@ -178,7 +202,8 @@ class FlatJson {
 // Lines of a file, read in 1 MiB chunks (a listing may be large).
 class LineReader {
  public:
-  explicit LineReader(std::unique_ptr<SequentialFile> f) : f_(std::move(f)), chunk_(1 << 20, '\0') {}
+  explicit LineReader(std::unique_ptr<SequentialFile> f)
+      : f_(std::move(f)), chunk_(1 << 20, '\0') {}
   // False at the end of the file (or on error: see status()).
   bool Next(std::string* line) {
     for (;;) {
@@ -227,8 +252,8 @@ bool NextCsvRecord(LineReader* r, std::string* rec) {
   return true;
 }
 
-Status FromCsv(LineReader* r, const std::string& first_line, const std::string& path,
-               std::vector<SplitItem>* items) {
+Status FromCsv(LineReader* r, const std::string& first_line,
+               const std::string& path, std::vector<SplitItem>* items) {
   std::vector<std::string> f;
   size_t pos = 0;
   FERRY_RETURN_IF_ERROR(ParseCsvRecord(first_line, &pos, &f, 1));
@@ -239,25 +264,30 @@ Status FromCsv(LineReader* r, const std::string& first_line, const std::string& 
     if (f[i] == "group") col_group = int(i);
   }
   if (col_path < 0) {
-    return Status::InvalidArgument(path + ": the CSV header has no 'path' column");
+    return Status::InvalidArgument(path +
+                                   ": the CSV header has no 'path' column");
   }
   std::string rec;
   while (NextCsvRecord(r, &rec)) {
     pos = 0;
-    FERRY_RETURN_IF_ERROR(ParseCsvRecord(rec, &pos, &f, r->line_no()).WithContext(path));
+    FERRY_RETURN_IF_ERROR(
+        ParseCsvRecord(rec, &pos, &f, r->line_no()).WithContext(path));
     if (f.empty()) continue;
-    auto get = [&](int c) { return c >= 0 && size_t(c) < f.size() ? f[c] : std::string(); };
+    auto get = [&](int c) {
+      return c >= 0 && size_t(c) < f.size() ? f[c] : std::string();
+    };
     SplitItem it{get(col_path), get(col_label), get(col_group)};
     if (it.path.empty()) {
-      return Status::InvalidArgument(path + ":" + std::to_string(r->line_no()) + ": empty path");
+      return Status::InvalidArgument(path + ":" + std::to_string(r->line_no()) +
+                                     ": empty path");
     }
     items->push_back(std::move(it));
   }
   return r->status();
 }
 
-Status ParseJsonlLine(const std::string& l, uint64_t line, const std::string& path,
-                      std::vector<SplitItem>* items) {
+Status ParseJsonlLine(const std::string& l, uint64_t line,
+                      const std::string& path, std::vector<SplitItem>* items) {
   if (l.find_first_not_of(" \t\r") == std::string::npos) return Status::OK();
   std::vector<std::pair<std::string, std::string>> kv;
   Status s = FlatJson(l).Parse(&kv);
@@ -269,7 +299,8 @@ Status ParseJsonlLine(const std::string& l, uint64_t line, const std::string& pa
     if (k == "group") it.group = std::move(v);
   }
   if (it.path.empty()) {
-    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": no \"path\"");
+    return Status::InvalidArgument(path + ":" + std::to_string(line) +
+                                   ": no \"path\"");
   }
   items->push_back(std::move(it));
   return Status::OK();
@@ -277,30 +308,38 @@ Status ParseJsonlLine(const std::string& l, uint64_t line, const std::string& pa
 
 }  // namespace
 
-Result<std::vector<SplitItem>> ItemsFromTree(Env* env, const std::string& root) {
-  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files, ListFilesRecursive(env, root));
+Result<std::vector<SplitItem>> ItemsFromTree(Env* env,
+                                             const std::string& root) {
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                         ListFilesRecursive(env, root));
   std::vector<SplitItem> items;
   items.reserve(files.size());
   for (std::string& f : files) {
-    if (f.empty()) return Status::InvalidArgument(root + " is a file, not a directory");
+    if (f.empty())
+      return Status::InvalidArgument(root + " is a file, not a directory");
     size_t slash = f.find('/');
-    std::string label = slash == std::string::npos ? std::string() : f.substr(0, slash);
+    std::string label =
+        slash == std::string::npos ? std::string() : f.substr(0, slash);
     items.push_back({std::move(f), std::move(label), std::string()});
   }
   return items;
 }
 
-Result<std::vector<SplitItem>> ItemsFromList(Env* env, const std::string& list_path) {
+Result<std::vector<SplitItem>> ItemsFromList(Env* env,
+                                             const std::string& list_path) {
   FERRY_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(list_path));
   LineReader r(std::move(file));
   std::vector<SplitItem> items;
   std::string line;
-  while (r.Next(&line) && line.find_first_not_of(" \t\r") == std::string::npos) {
+  while (r.Next(&line) &&
+         line.find_first_not_of(" \t\r") == std::string::npos) {
   }
-  if (line.find_first_not_of(" \t\r") == std::string::npos) return items;  // empty listing
+  if (line.find_first_not_of(" \t\r") == std::string::npos)
+    return items;  // empty listing
   if (line[line.find_first_not_of(" \t\r")] == '{') {
     do {
-      FERRY_RETURN_IF_ERROR(ParseJsonlLine(line, r.line_no(), list_path, &items));
+      FERRY_RETURN_IF_ERROR(
+          ParseJsonlLine(line, r.line_no(), list_path, &items));
     } while (r.Next(&line));
     FERRY_RETURN_IF_ERROR(r.status());
   } else {
@@ -309,8 +348,9 @@ Result<std::vector<SplitItem>> ItemsFromList(Env* env, const std::string& list_p
   return items;
 }
 
-Result<std::vector<Hash128>> HashItemContents(Env* env, const std::string& root,
-                                              const std::vector<SplitItem>& items, int jobs) {
+Result<std::vector<Hash128>> HashItemContents(
+    Env* env, const std::string& root, const std::vector<SplitItem>& items,
+    int jobs) {
   std::vector<Hash128> out(items.size());
   Status first_error;
   struct R {
@@ -331,15 +371,18 @@ Result<std::vector<Hash128>> HashItemContents(Env* env, const std::string& root,
   return out;
 }
 
-Status WriteSplit(Env* env, const std::string& dir, const std::vector<SplitItem>& items,
-                  const SplitSpec& spec, const SplitResult& r) {
+Status WriteSplit(Env* env, const std::string& dir,
+                  const std::vector<SplitItem>& items, const SplitSpec& spec,
+                  const SplitResult& r) {
   FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
   const size_t ns = r.names.size();
   std::vector<std::vector<const std::string*>> paths(ns);
-  for (size_t i = 0; i < items.size(); ++i) paths[r.assignment[i]].push_back(&items[i].path);
+  for (size_t i = 0; i < items.size(); ++i)
+    paths[r.assignment[i]].push_back(&items[i].path);
   for (size_t s = 0; s < ns; ++s) {
-    std::sort(paths[s].begin(), paths[s].end(),
-              [](const std::string* a, const std::string* b) { return *a < *b; });
+    std::sort(
+        paths[s].begin(), paths[s].end(),
+        [](const std::string* a, const std::string* b) { return *a < *b; });
     auto w = AtomicFileWriter::Create(env, JoinPath(dir, r.names[s] + ".txt"));
     FERRY_RETURN_IF_ERROR(w.status());
     std::string buf;
@@ -356,14 +399,21 @@ Status WriteSplit(Env* env, const std::string& dir, const std::vector<SplitItem>
   }
 
   JsonWriter j;
-  j.BeginObject().Key("format").String("ferry-split-v1").Key("seed").Uint(spec.seed);
+  j.BeginObject()
+      .Key("format")
+      .String("ferry-split-v1")
+      .Key("seed")
+      .Uint(spec.seed);
   j.Key("mode").String(spec.mode == SplitMode::kStable ? "stable" : "exact");
   j.Key("names").BeginArray();
   for (const auto& n : r.names) j.String(n);
   j.EndArray().Key("ratios").BeginArray();
   for (double v : spec.ratios) j.Double(v);
   j.EndArray();
-  j.Key("stratify").Bool(spec.stratify).Key("group_by").String(spec.group_regex);
+  j.Key("stratify")
+      .Bool(spec.stratify)
+      .Key("group_by")
+      .String(spec.group_regex);
   j.Key("dedup").Bool(spec.dedup).Key("items").Uint(items.size());
   j.Key("classes").BeginArray();
   for (const auto& c : r.classes) j.String(c);
@@ -371,20 +421,38 @@ Status WriteSplit(Env* env, const std::string& dir, const std::vector<SplitItem>
   for (size_t s = 0; s < ns; ++s) {
     uint64_t total = 0;
     for (uint64_t c : r.counts[s]) total += c;
-    j.Key(r.names[s]).BeginObject().Key("items").Uint(total).Key("groups").Uint(r.groups_per_split[s]);
+    j.Key(r.names[s])
+        .BeginObject()
+        .Key("items")
+        .Uint(total)
+        .Key("groups")
+        .Uint(r.groups_per_split[s]);
     j.Key("per_class").BeginObject();
-    for (size_t c = 0; c < r.classes.size(); ++c) j.Key(r.classes[c]).Uint(r.counts[s][c]);
+    for (size_t c = 0; c < r.classes.size(); ++c)
+      j.Key(r.classes[c]).Uint(r.counts[s][c]);
     j.EndObject().EndObject();
   }
   j.EndObject();
   j.Key("leakage").BeginObject().Key("checked").Bool(r.hashed);
-  j.Key("duplicate_sets").Uint(r.duplicate_sets).Key("cross_split_sets").Uint(r.leaks.size());
+  j.Key("duplicate_sets")
+      .Uint(r.duplicate_sets)
+      .Key("cross_split_sets")
+      .Uint(r.leaks.size());
   j.Key("cross_split").BeginArray();
   constexpr size_t kListed = 1000;  // the count above is complete
   for (size_t k = 0; k < r.leaks.size() && k < kListed; ++k) {
-    j.BeginObject().Key("xxh3_128").String(r.leaks[k].hash.ToHex()).Key("files").BeginArray();
+    j.BeginObject()
+        .Key("xxh3_128")
+        .String(r.leaks[k].hash.ToHex())
+        .Key("files")
+        .BeginArray();
     for (size_t i : r.leaks[k].items) {
-      j.BeginObject().Key("path").String(items[i].path).Key("split").String(r.names[r.assignment[i]]).EndObject();
+      j.BeginObject()
+          .Key("path")
+          .String(items[i].path)
+          .Key("split")
+          .String(r.names[r.assignment[i]])
+          .EndObject();
     }
     j.EndArray().EndObject();
   }

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
     for (const fs::path& f : files) {
       std::ifstream in(f, std::ios::binary);
       std::string data((std::istreambuf_iterator<char>(in)), {});
-      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()),
+                             data.size());
       ++runs;
     }
   }

@@ -40,7 +40,8 @@ Response Fetch(const std::string& url, const std::string& method,
   if (method == "PUT") {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(body.size()));
   }
   if (!sigv4_userpwd.empty()) {
     // libcurl 7.88 signs but does not add the payload hash header S3 needs.
@@ -69,13 +70,16 @@ class ServersTest : public ::testing::Test {
 
 TEST_F(ServersTest, NginxRangeGetReturns206WithTheRightBytesAndAnETag) {
   std::string data(100000, '\0');
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 13 + 1);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<char>(i * 13 + 1);
   test::WriteFile(Env::Default(), servers_.http_root + "/range.bin", data);
 
-  Response r = Fetch(servers_.http_url + "/range.bin", "GET", "", "1000-1999", "");
+  Response r =
+      Fetch(servers_.http_url + "/range.bin", "GET", "", "1000-1999", "");
   EXPECT_EQ(r.status, 206);
   EXPECT_EQ(r.body, data.substr(1000, 1000));
-  EXPECT_NE(r.headers.find("Content-Range: bytes 1000-1999/100000"), std::string::npos)
+  EXPECT_NE(r.headers.find("Content-Range: bytes 1000-1999/100000"),
+            std::string::npos)
       << r.headers;
   EXPECT_NE(r.headers.find("ETag: \""), std::string::npos) << r.headers;
 
@@ -85,8 +89,10 @@ TEST_F(ServersTest, NginxRangeGetReturns206WithTheRightBytesAndAnETag) {
 }
 
 TEST_F(ServersTest, S3PutThenGetRoundTrips) {
-  const std::string url = servers_.s3_url + "/" + servers_.s3_bucket + "/smoke/obj.bin";
-  const std::string creds = servers_.s3_access_key + ":" + servers_.s3_secret_key;
+  const std::string url =
+      servers_.s3_url + "/" + servers_.s3_bucket + "/smoke/obj.bin";
+  const std::string creds =
+      servers_.s3_access_key + ":" + servers_.s3_secret_key;
   std::string payload(70000, 'p');
   payload += "end";
   Response put = Fetch(url, "PUT", payload, "", creds);
@@ -100,7 +106,8 @@ TEST_F(ServersTest, S3PutThenGetRoundTrips) {
 }
 
 TEST_F(ServersTest, S3RejectsAnUnknownAccessKey) {
-  const std::string url = servers_.s3_url + "/" + servers_.s3_bucket + "/smoke/denied";
+  const std::string url =
+      servers_.s3_url + "/" + servers_.s3_bucket + "/smoke/denied";
   Response put = Fetch(url, "PUT", "x", "", "NOBODY:secret");
   EXPECT_EQ(put.status, 403) << put.body;
 }

@@ -21,7 +21,8 @@ std::string SampleBytes(const std::string& rel) {
 }
 
 std::vector<std::string> SampleImages(const std::string& kind) {
-  auto files = ListFilesRecursive(Env::Default(), SamplesDir() + "/images/" + kind);
+  auto files =
+      ListFilesRecursive(Env::Default(), SamplesDir() + "/images/" + kind);
   EXPECT_TRUE(files.ok());
   std::vector<std::string> out;
   for (const auto& f : *files) out.push_back("images/" + kind + "/" + f);
@@ -30,23 +31,29 @@ std::vector<std::string> SampleImages(const std::string& kind) {
 
 static std::string BE32(uint32_t v) {
   std::string s(4, '\0');
-  s[0] = char(v >> 24); s[1] = char(v >> 16); s[2] = char(v >> 8); s[3] = char(v);
+  s[0] = char(v >> 24);
+  s[1] = char(v >> 16);
+  s[2] = char(v >> 8);
+  s[3] = char(v);
   return s;
 }
 
 std::string PngChunk(const std::string& type, const std::string& data) {
   std::string td = type + data;
-  return BE32(uint32_t(data.size())) + td + BE32(libdeflate_crc32(0, td.data(), td.size()));
+  return BE32(uint32_t(data.size())) + td +
+         BE32(libdeflate_crc32(0, td.data(), td.size()));
 }
 
 std::string IhdrBody(uint32_t w, uint32_t h, int bd, int ct, int interlace) {
-  return BE32(w) + BE32(h) + std::string{char(bd), char(ct), 0, 0, char(interlace)};
+  return BE32(w) + BE32(h) +
+         std::string{char(bd), char(ct), 0, 0, char(interlace)};
 }
 
 std::string ZlibCompress(const std::string& data) {
   libdeflate_compressor* c = libdeflate_alloc_compressor(6);
   std::string out(libdeflate_zlib_compress_bound(c, data.size()), '\0');
-  out.resize(libdeflate_zlib_compress(c, data.data(), data.size(), out.data(), out.size()));
+  out.resize(libdeflate_zlib_compress(c, data.data(), data.size(), out.data(),
+                                      out.size()));
   libdeflate_free_compressor(c);
   return out;
 }

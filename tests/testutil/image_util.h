@@ -18,7 +18,8 @@ std::vector<std::string> SampleImages(const std::string& kind);
 // A PNG chunk with its length and CRC.
 std::string PngChunk(const std::string& type, const std::string& data);
 // An IHDR body.
-std::string IhdrBody(uint32_t w, uint32_t h, int bit_depth, int color_type, int interlace = 0);
+std::string IhdrBody(uint32_t w, uint32_t h, int bit_depth, int color_type,
+                     int interlace = 0);
 // A zlib stream of data (for IDAT).
 std::string ZlibCompress(const std::string& data);
 // Signature + chunks.

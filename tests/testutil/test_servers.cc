@@ -10,9 +10,11 @@ namespace ferry::test {
 Result<TestServers> TestServers::FromEnv() {
   const char* path = std::getenv("FERRY_TEST_SERVERS_ENV");
   if (path == nullptr || *path == '\0') {
-    return Status::NotFound("FERRY_TEST_SERVERS_ENV is not set; run under ctest");
+    return Status::NotFound(
+        "FERRY_TEST_SERVERS_ENV is not set; run under ctest");
   }
-  FERRY_ASSIGN_OR_RETURN(std::string text, ReadFileToString(Env::Default(), path));
+  FERRY_ASSIGN_OR_RETURN(std::string text,
+                         ReadFileToString(Env::Default(), path));
   std::map<std::string, std::string> kv;
   size_t pos = 0;
   while (pos < text.size()) {

@@ -7,7 +7,8 @@ namespace ferry::test {
 
 ScratchDir::ScratchDir() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/ferry-test-XXXXXX";
+  std::string tmpl =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/ferry-test-XXXXXX";
   char* made = ::mkdtemp(tmpl.data());
   if (made == nullptr) std::abort();
   path_ = made;

@@ -9,14 +9,14 @@
 #include "ferry/env.h"
 #include "ferry/status.h"
 
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    ::ferry::Status _s = (expr);                         \
+#define ASSERT_OK(expr)                                     \
+  do {                                                      \
+    ::ferry::Status _s = (expr);                            \
     ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
   } while (0)
-#define EXPECT_OK(expr)                                  \
-  do {                                                   \
-    ::ferry::Status _s = (expr);                         \
+#define EXPECT_OK(expr)                                     \
+  do {                                                      \
+    ::ferry::Status _s = (expr);                            \
     EXPECT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
   } while (0)
 

@@ -7,11 +7,15 @@ namespace ferry::cli {
 
 int ExitCodeFor(const Status& s) {
   switch (s.code()) {
-    case Status::Code::kOk: return kExitOk;
-    case Status::Code::kCorruption: return kExitIntegrity;
+    case Status::Code::kOk:
+      return kExitOk;
+    case Status::Code::kCorruption:
+      return kExitIntegrity;
     case Status::Code::kInvalidArgument:
-    case Status::Code::kNotSupported: return kExitUsage;
-    default: return kExitIo;
+    case Status::Code::kNotSupported:
+      return kExitUsage;
+    default:
+      return kExitIo;
   }
 }
 
@@ -22,9 +26,11 @@ int CommonOptions::ResolvedJobs() const {
 }
 
 void AddCommonOptions(CLI::App* cmd, CommonOptions* common) {
-  cmd->add_option("-j,--jobs", common->jobs, "Worker threads (default: one per core)")
+  cmd->add_option("-j,--jobs", common->jobs,
+                  "Worker threads (default: one per core)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_flag("--json", common->json, "Print a machine-readable summary on stdout");
+  cmd->add_flag("--json", common->json,
+                "Print a machine-readable summary on stdout");
   cmd->add_flag("-q,--quiet", common->quiet, "Print only errors");
   cmd->add_flag("-v,--verbose", common->verbose, "Print more detail");
 }

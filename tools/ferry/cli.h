@@ -4,7 +4,6 @@
 #define FERRY_TOOLS_CLI_H_
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 
@@ -17,8 +16,8 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitItemsFailed = 1,  // some items failed, each reported
   kExitUsage = 2,
-  kExitIntegrity = 3,    // an integrity failure was found
-  kExitIo = 4,           // IO or network failure
+  kExitIntegrity = 3,  // an integrity failure was found
+  kExitIo = 4,         // IO or network failure
 };
 
 int ExitCodeFor(const Status& s);

@@ -21,10 +21,14 @@ struct HashArgs {
 
 const char* OutcomeName(CheckEntry::Outcome o) {
   switch (o) {
-    case CheckEntry::Outcome::kOk: return "ok";
-    case CheckEntry::Outcome::kMismatch: return "mismatch";
-    case CheckEntry::Outcome::kMissing: return "missing";
-    case CheckEntry::Outcome::kUnreadable: return "unreadable";
+    case CheckEntry::Outcome::kOk:
+      return "ok";
+    case CheckEntry::Outcome::kMismatch:
+      return "mismatch";
+    case CheckEntry::Outcome::kMissing:
+      return "missing";
+    case CheckEntry::Outcome::kUnreadable:
+      return "unreadable";
   }
   return "?";
 }
@@ -40,7 +44,8 @@ int RunHash(const HashArgs& a) {
   opt.jobs = a.common.ResolvedJobs();
   opt.progress = progress.get();
   JsonWriter json(stdout);
-  if (a.common.json) json.BeginObject().Key("command").String("hash").Key("files").BeginArray();
+  if (a.common.json)
+    json.BeginObject().Key("command").String("hash").Key("files").BeginArray();
   std::vector<HashEntry> failures;
   auto t0 = std::chrono::steady_clock::now();
   auto summary = HashPaths(a.paths, opt, [&](const HashEntry& e) {
@@ -48,8 +53,14 @@ int RunHash(const HashArgs& a) {
       std::fprintf(stderr, "ferry: %s\n", e.status.ToString().c_str());
       failures.push_back(e);
     } else if (a.common.json) {
-      json.BeginObject().Key("path").String(e.path).Key("xxh3_128")
-          .String(e.hash.ToHex()).Key("size").Uint(e.size).EndObject();
+      json.BeginObject()
+          .Key("path")
+          .String(e.path)
+          .Key("xxh3_128")
+          .String(e.hash.ToHex())
+          .Key("size")
+          .Uint(e.size)
+          .EndObject();
     } else {
       std::string line = FormatHashLine(e.hash, e.path);
       std::fwrite(line.data(), 1, line.size(), stdout);
@@ -60,14 +71,28 @@ int RunHash(const HashArgs& a) {
   if (a.common.json) {
     json.EndArray().Key("failed").BeginArray();
     for (const HashEntry& e : failures) {
-      json.BeginObject().Key("path").String(e.path).Key("error")
-          .String(e.status.ToString()).EndObject();
+      json.BeginObject()
+          .Key("path")
+          .String(e.path)
+          .Key("error")
+          .String(e.status.ToString())
+          .EndObject();
     }
-    json.EndArray().Key("summary").BeginObject()
-        .Key("files").Uint(summary->files).Key("bytes").Uint(summary->bytes)
-        .Key("failed").Uint(summary->failed).Key("seconds").Double(secs)
-        .Key("mb_per_s").Double(secs > 0 ? summary->bytes / secs / 1e6 : 0)
-        .EndObject().EndObject();
+    json.EndArray()
+        .Key("summary")
+        .BeginObject()
+        .Key("files")
+        .Uint(summary->files)
+        .Key("bytes")
+        .Uint(summary->bytes)
+        .Key("failed")
+        .Uint(summary->failed)
+        .Key("seconds")
+        .Double(secs)
+        .Key("mb_per_s")
+        .Double(secs > 0 ? summary->bytes / secs / 1e6 : 0)
+        .EndObject()
+        .EndObject();
   }
   return summary->failed ? kExitItemsFailed : kExitOk;
 }
@@ -78,7 +103,12 @@ int RunCheck(const HashArgs& a) {
   opt.jobs = a.common.ResolvedJobs();
   opt.progress = progress.get();
   JsonWriter json(stdout);
-  if (a.common.json) json.BeginObject().Key("command").String("check").Key("results").BeginArray();
+  if (a.common.json)
+    json.BeginObject()
+        .Key("command")
+        .String("check")
+        .Key("results")
+        .BeginArray();
   CheckSummary total;
   bool io_failure = false;
   for (const std::string& list : a.paths) {
@@ -86,8 +116,8 @@ int RunCheck(const HashArgs& a) {
         list, opt,
         [&](const CheckEntry& e) {
           if (a.common.json) {
-            json.BeginObject().Key("path").String(e.path).Key("status")
-                .String(OutcomeName(e.outcome));
+            json.BeginObject().Key("path").String(e.path).Key("status").String(
+                OutcomeName(e.outcome));
             if (!e.detail.ok()) json.Key("error").String(e.detail.ToString());
             json.EndObject();
             return;
@@ -105,7 +135,8 @@ int RunCheck(const HashArgs& a) {
           }
         },
         [&](uint64_t line_no, std::string_view) {
-          std::fprintf(stderr, "ferry: %s:%llu: improperly formatted hash line\n",
+          std::fprintf(stderr,
+                       "ferry: %s:%llu: improperly formatted hash line\n",
                        list.c_str(), static_cast<unsigned long long>(line_no));
         });
     if (!summary.ok()) {
@@ -118,21 +149,34 @@ int RunCheck(const HashArgs& a) {
     total.missing += summary->missing;
     total.bad_lines += summary->bad_lines;
     if (summary->ok + summary->mismatched + summary->missing == 0) {
-      std::fprintf(stderr, "ferry: %s: no properly formatted hash lines found\n",
+      std::fprintf(stderr,
+                   "ferry: %s: no properly formatted hash lines found\n",
                    list.c_str());
       io_failure = true;
     }
   }
   if (a.common.json) {
-    json.EndArray().Key("summary").BeginObject().Key("ok").Uint(total.ok)
-        .Key("mismatched").Uint(total.mismatched).Key("missing").Uint(total.missing)
-        .Key("bad_lines").Uint(total.bad_lines).EndObject().EndObject();
+    json.EndArray()
+        .Key("summary")
+        .BeginObject()
+        .Key("ok")
+        .Uint(total.ok)
+        .Key("mismatched")
+        .Uint(total.mismatched)
+        .Key("missing")
+        .Uint(total.missing)
+        .Key("bad_lines")
+        .Uint(total.bad_lines)
+        .EndObject()
+        .EndObject();
   } else {
     if (total.mismatched)
-      std::fprintf(stderr, "ferry: WARNING: %llu computed checksums did NOT match\n",
+      std::fprintf(stderr,
+                   "ferry: WARNING: %llu computed checksums did NOT match\n",
                    static_cast<unsigned long long>(total.mismatched));
     if (total.missing)
-      std::fprintf(stderr, "ferry: WARNING: %llu listed files could not be read\n",
+      std::fprintf(stderr,
+                   "ferry: WARNING: %llu listed files could not be read\n",
                    static_cast<unsigned long long>(total.missing));
   }
   bool bad = !total.clean() || (a.strict && total.bad_lines > 0);
@@ -148,12 +192,17 @@ Runner RegisterHash(CLI::App* app) {
       "hash", "XXH3-128 of files (directories walked, sorted), as xxhsum -H2");
   cmd->footer(
       "Examples:\n"
-      "  ferry hash samples/ > samples.xxh128     # one '<hash>  <path>' line a file\n"
-      "  ferry hash --check samples.xxh128        # exit 3 if anything differs\n");
-  cmd->add_option("paths", args->paths, "Files or directories (with --check: hash lists)")
+      "  ferry hash samples/ > samples.xxh128     # one '<hash>  <path>' line "
+      "a file\n"
+      "  ferry hash --check samples.xxh128        # exit 3 if anything "
+      "differs\n");
+  cmd->add_option("paths", args->paths,
+                  "Files or directories (with --check: hash lists)")
       ->required();
-  cmd->add_flag("-c,--check", args->check, "Verify hash lists as xxhsum -c does");
-  cmd->add_flag("--strict", args->strict, "With --check: improperly formatted lines fail");
+  cmd->add_flag("-c,--check", args->check,
+                "Verify hash lists as xxhsum -c does");
+  cmd->add_flag("--strict", args->strict,
+                "With --check: improperly formatted lines fail");
   AddCommonOptions(cmd, &args->common);
   return [args] { return args->check ? RunCheck(*args) : RunHash(*args); };
 }

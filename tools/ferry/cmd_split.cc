@@ -12,7 +12,8 @@ namespace {
 
 struct SplitArgs {
   CommonOptions common;
-  std::string src, out, list, ratios = "7:2:1", names = "train,val,test", mode = "stable";
+  std::string src, out, list, ratios = "7:2:1", names = "train,val,test",
+                              mode = "stable";
   std::string group_by;
   uint64_t seed = 0;
   bool no_stratify = false, dedup = false, no_hash = false, dry_run = false;
@@ -34,10 +35,12 @@ int RunSplit(const SplitArgs& a) {
   spec.dedup = a.dedup;
   Status valid = ValidateSpec(spec);
   if (!valid.ok()) return Fail(valid);
-  if (a.src.empty() && a.list.empty()) return Fail(Status::InvalidArgument("give SRC or --list"));
+  if (a.src.empty() && a.list.empty())
+    return Fail(Status::InvalidArgument("give SRC or --list"));
 
   Env* env = Env::Default();
-  auto items = a.list.empty() ? ItemsFromTree(env, a.src) : ItemsFromList(env, a.list);
+  auto items =
+      a.list.empty() ? ItemsFromTree(env, a.src) : ItemsFromList(env, a.list);
   if (!items.ok()) return Fail(items.status());
   // Contents are hashed (for leakage and --dedup) when the files are at hand.
   std::vector<Hash128> hashes;
@@ -46,7 +49,8 @@ int RunSplit(const SplitArgs& a) {
     if (!h.ok()) return Fail(h.status());
     hashes = std::move(h).value();
   } else if (a.dedup) {
-    return Fail(Status::InvalidArgument("--dedup needs the files: give SRC (and no --no-hash)"));
+    return Fail(Status::InvalidArgument(
+        "--dedup needs the files: give SRC (and no --no-hash)"));
   }
   auto r = AssignSplits(*items, spec, hashes);
   if (!r.ok()) return Fail(r.status());
@@ -56,32 +60,44 @@ int RunSplit(const SplitArgs& a) {
   }
 
   if (!r->leaks.empty() && !a.common.json) {
-    std::fprintf(stderr, "ferry split: WARNING: %zu sets of identical files are in more than one split",
+    std::fprintf(stderr,
+                 "ferry split: WARNING: %zu sets of identical files are in "
+                 "more than one split",
                  r->leaks.size());
-    std::fprintf(stderr, " (see split.json; --dedup keeps each set together), e.g.:\n");
+    std::fprintf(stderr,
+                 " (see split.json; --dedup keeps each set together), e.g.:\n");
     for (size_t i : r->leaks[0].items) {
-      std::fprintf(stderr, "  %s (%s)\n", (*items)[i].path.c_str(), r->names[r->assignment[i]].c_str());
+      std::fprintf(stderr, "  %s (%s)\n", (*items)[i].path.c_str(),
+                   r->names[r->assignment[i]].c_str());
     }
   }
   if (a.common.json) {
     JsonWriter j(stdout);
-    j.BeginObject().Key("command").String("split").Key("items").Uint(items->size());
+    j.BeginObject().Key("command").String("split").Key("items").Uint(
+        items->size());
     j.Key("splits").BeginObject();
     for (size_t s = 0; s < r->names.size(); ++s) {
       uint64_t total = 0;
       for (uint64_t c : r->counts[s]) total += c;
       j.Key(r->names[s]).Uint(total);
     }
-    j.EndObject().Key("classes").Uint(r->classes.size()).Key("leakage_checked").Bool(r->hashed);
+    j.EndObject()
+        .Key("classes")
+        .Uint(r->classes.size())
+        .Key("leakage_checked")
+        .Bool(r->hashed);
     j.Key("cross_split_duplicate_sets").Uint(r->leaks.size()).EndObject();
   } else if (!a.common.quiet) {
-    std::fprintf(stderr, "ferry split: %zu items, %zu classes ->", items->size(), r->classes.size());
+    std::fprintf(stderr, "ferry split: %zu items, %zu classes ->",
+                 items->size(), r->classes.size());
     for (size_t s = 0; s < r->names.size(); ++s) {
       uint64_t total = 0;
       for (uint64_t c : r->counts[s]) total += c;
-      std::fprintf(stderr, " %s %llu", r->names[s].c_str(), (unsigned long long)total);
+      std::fprintf(stderr, " %s %llu", r->names[s].c_str(),
+                   (unsigned long long)total);
     }
-    std::fprintf(stderr, "%s\n", a.dry_run ? " (dry run, nothing written)" : "");
+    std::fprintf(stderr, "%s\n",
+                 a.dry_run ? " (dry run, nothing written)" : "");
   }
   return kExitOk;
 }
@@ -90,26 +106,41 @@ int RunSplit(const SplitArgs& a) {
 
 Runner RegisterSplit(CLI::App* app) {
   auto a = std::make_shared<SplitArgs>();
-  CLI::App* cmd = app->add_subcommand("split", "Deterministic train/val/test lists (stratified, grouped)");
+  CLI::App* cmd = app->add_subcommand(
+      "split", "Deterministic train/val/test lists (stratified, grouped)");
   cmd->footer(
       "Examples:\n"
-      "  ferry split data/ --out splits/                      # 7:2:1 by class folder\n"
-      "  ferry split data/ --out s/ --group-by '^([^/]+/scene-[0-9]+)_' --dedup\n"
-      "  ferry split --list items.csv --out s/ --ratios 8:1:1 --split-mode exact\n"
+      "  ferry split data/ --out splits/                      # 7:2:1 by class "
+      "folder\n"
+      "  ferry split data/ --out s/ --group-by '^([^/]+/scene-[0-9]+)_' "
+      "--dedup\n"
+      "  ferry split --list items.csv --out s/ --ratios 8:1:1 --split-mode "
+      "exact\n"
       "Writes <out>/<name>.txt (sorted paths) and <out>/split.json.");
-  cmd->add_option("src", a->src, "Class-folder tree (also where listed files are, for hashing)");
+  cmd->add_option(
+      "src", a->src,
+      "Class-folder tree (also where listed files are, for hashing)");
   cmd->add_option("-o,--out", a->out, "Output directory")->required();
-  cmd->add_option("--list", a->list, "CSV (path,label,group) or JSONL listing instead of a tree");
-  cmd->add_option("--ratios", a->ratios, "7:2:1 or 0.7,0.2,0.1")->capture_default_str();
-  cmd->add_option("--names", a->names, "Split names, one per ratio")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the assignment hash")->capture_default_str();
-  cmd->add_option("--split-mode", a->mode, "stable (items never move) | exact (counts)")
+  cmd->add_option("--list", a->list,
+                  "CSV (path,label,group) or JSONL listing instead of a tree");
+  cmd->add_option("--ratios", a->ratios, "7:2:1 or 0.7,0.2,0.1")
       ->capture_default_str();
-  cmd->add_option("--group-by", a->group_by, "Regex; capture group 1 of the path is the group");
-  cmd->add_flag("--no-stratify", a->no_stratify, "exact mode: cut the whole set, not per class");
+  cmd->add_option("--names", a->names, "Split names, one per ratio")
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the assignment hash")
+      ->capture_default_str();
+  cmd->add_option("--split-mode", a->mode,
+                  "stable (items never move) | exact (counts)")
+      ->capture_default_str();
+  cmd->add_option("--group-by", a->group_by,
+                  "Regex; capture group 1 of the path is the group");
+  cmd->add_flag("--no-stratify", a->no_stratify,
+                "exact mode: cut the whole set, not per class");
   cmd->add_flag("--dedup", a->dedup, "Keep identical files in one split");
-  cmd->add_flag("--no-hash", a->no_hash, "Do not read files (no leakage check)");
-  cmd->add_flag("-n,--dry-run", a->dry_run, "Compute and report; write nothing");
+  cmd->add_flag("--no-hash", a->no_hash,
+                "Do not read files (no leakage check)");
+  cmd->add_flag("-n,--dry-run", a->dry_run,
+                "Compute and report; write nothing");
   AddCommonOptions(cmd, &a->common);
   return [a] { return RunSplit(*a); };
 }

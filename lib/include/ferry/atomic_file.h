@@ -49,6 +49,7 @@ class FERRY_EXPORT AtomicFileWriter {
   AtomicFileWriter(Env* env, std::string final_path, std::string temp_path,
                    std::unique_ptr<WritableFile> file);
   Status Finish(bool durable);
+  Status CloseTemp(bool durable);
   Env* env_;
   std::string final_path_;
   std::string temp_path_;

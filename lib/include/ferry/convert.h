@@ -3,10 +3,11 @@
 // below the destination, with the extension replaced by ".jpg".
 //
 // Files that are not PNG or JPEG are skipped, unless their name says .png,
-// .jpg or .jpeg: those fail. Outputs are published atomically. A rerun continues where a killed run
-// stopped: an output newer than its input, written under the same options,
-// is kept. One bad input never stops the batch: it is reported and counted.
-// Thread-safety: one call per destination at a time (a lock file enforces it).
+// .jpg or .jpeg: those fail. Outputs are published atomically. A rerun
+// continues where a killed run stopped: an output newer than its input, written
+// under the same options, is kept. One bad input never stops the batch: it is
+// reported and counted. Thread-safety: one call per destination at a time (a
+// lock file enforces it).
 #ifndef FERRY_CONVERT_H_
 #define FERRY_CONVERT_H_
 
@@ -31,17 +32,24 @@ struct ConvertOptions {
 };
 
 struct ConvertItem {
-  enum class Outcome { kConverted, kUpToDate, kSkipped, kFailed, kWouldConvert };
+  enum class Outcome {
+    kConverted,
+    kUpToDate,
+    kSkipped,
+    kFailed,
+    kWouldConvert
+  };
   std::string input;   // relative to the source
   std::string output;  // relative to the destination
   Outcome outcome = Outcome::kFailed;
-  Status error;        // why it failed, or why it was skipped
+  Status error;  // why it failed, or why it was skipped
   image::TranscodeInfo info;
   uint64_t input_bytes = 0, output_bytes = 0;
 };
 
 struct ConvertSummary {
-  uint64_t converted = 0, up_to_date = 0, skipped = 0, failed = 0, would_convert = 0;
+  uint64_t converted = 0, up_to_date = 0, skipped = 0, failed = 0,
+           would_convert = 0;
   uint64_t input_bytes = 0, output_bytes = 0;  // of converted files
 };
 
@@ -50,7 +58,8 @@ FERRY_EXPORT const char* OutcomeName(ConvertItem::Outcome o);
 // src may be a directory (walked, sorted) or one file (then dst names the
 // output file). on_item sees every input in sorted order, whatever `jobs`.
 FERRY_EXPORT Result<ConvertSummary> ConvertTree(
-    const std::string& src, const std::string& dst, const ConvertOptions& options,
+    const std::string& src, const std::string& dst,
+    const ConvertOptions& options,
     const std::function<void(const ConvertItem&)>& on_item);
 
 // "a/b.png" -> "a/b.jpg"; "a/noext" -> "a/noext.jpg".

@@ -89,8 +89,7 @@ class FERRY_EXPORT Env {
   virtual Status RemoveFile(const std::string& path) = 0;
   virtual Status RemoveDir(const std::string& dir) = 0;
   // Atomically replaces `to` with `from`.
-  virtual Status RenameFile(const std::string& from,
-                            const std::string& to) = 0;
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
   // Makes the directory's entries (creations, renames) durable.
   virtual Status SyncDir(const std::string& dir) = 0;
   // Makes all written data of the file system holding path durable (syncfs):

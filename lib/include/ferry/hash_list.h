@@ -20,19 +20,19 @@ namespace ferry {
 
 struct HashOptions {
   Env* env = Env::Default();
-  int jobs = 1;                    // worker threads
-  Progress* progress = nullptr;    // may be null
+  int jobs = 1;                  // worker threads
+  Progress* progress = nullptr;  // may be null
 };
 
 struct HashEntry {
   std::string path;  // as it is printed: input path, or input/relative
   Hash128 hash;
   uint64_t size = 0;
-  Status status;     // non-OK: the file could not be read (hash unset)
+  Status status;  // non-OK: the file could not be read (hash unset)
 };
 
 struct HashSummary {
-  uint64_t files = 0;   // hashed successfully
+  uint64_t files = 0;  // hashed successfully
   uint64_t bytes = 0;
   uint64_t failed = 0;  // missing or unreadable
 };
@@ -67,8 +67,8 @@ struct CheckEntry {
 struct CheckSummary {
   uint64_t ok = 0;
   uint64_t mismatched = 0;
-  uint64_t missing = 0;     // includes unreadable
-  uint64_t bad_lines = 0;   // lines that are not hash lines
+  uint64_t missing = 0;    // includes unreadable
+  uint64_t bad_lines = 0;  // lines that are not hash lines
   // Bad lines are warnings, as in xxhsum (the CLI fails on them with --strict).
   bool clean() const { return mismatched == 0 && missing == 0; }
 };

@@ -134,7 +134,7 @@ enum class ResizeMode { kFit, kCover, kExact, kShorter, kPad };
 FERRY_EXPORT Result<ResizeMode> ParseResizeMode(std::string_view name);
 
 struct ResizeOptions {
-  int width = 0;   // the box; 0 and 0: no resizing
+  int width = 0;  // the box; 0 and 0: no resizing
   int height = 0;
   ResizeMode mode = ResizeMode::kFit;
   Filter filter = Filter::kLanczos3;
@@ -154,18 +154,19 @@ FERRY_EXPORT Geometry ComputeGeometry(int in_w, int in_h,
                                       const ResizeOptions& options);
 // Resamples per geometry (with the given filter), then letterboxes onto the
 // canvas with background. 1 or 3 channels.
-FERRY_EXPORT Image ApplyGeometry(const Image& in, const Geometry& g, Filter filter,
-                                 Rgb background);
-// ApplyGeometry(in, ComputeGeometry(in's size, options), ...): no-op without a box.
+FERRY_EXPORT Image ApplyGeometry(const Image& in, const Geometry& g,
+                                 Filter filter, Rgb background);
+// ApplyGeometry(in, ComputeGeometry(in's size, options), ...): no-op without a
+// box.
 FERRY_EXPORT Image Resize(const Image& in, const ResizeOptions& options);
 
 enum class Subsampling { k420, k444 };
 struct EncodeOptions {
   int quality = 90;
   Subsampling subsampling = Subsampling::k420;
-  bool optimize = false;     // optimised Huffman tables
+  bool optimize = false;  // optimised Huffman tables
   bool progressive = false;
-  std::string icc_profile;   // written as APP2 when not empty
+  std::string icc_profile;  // written as APP2 when not empty
 };
 
 // JPEG encoder with the accurate integer DCT, no restart markers and no

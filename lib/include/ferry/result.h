@@ -17,7 +17,8 @@ class [[nodiscard]] Result {
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "Result needs a value or an error");
-    if (status_.ok()) status_ = Status::InvalidArgument("Result from OK status");
+    if (status_.ok())
+      status_ = Status::InvalidArgument("Result from OK status");
   }
 
   bool ok() const { return status_.ok(); }

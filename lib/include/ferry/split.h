@@ -51,27 +51,31 @@ struct SplitSpec {
 // Parses "7:2:1" or "0.7,0.2,0.1" (non-negative, sum > 0).
 FERRY_EXPORT Result<std::vector<double>> ParseRatios(std::string_view text);
 // Parses "train,val,test".
-FERRY_EXPORT Result<std::vector<std::string>> ParseSplitNames(std::string_view text);
+FERRY_EXPORT Result<std::vector<std::string>> ParseSplitNames(
+    std::string_view text);
 // Checks names against ratios (same count, distinct, usable as file names).
 FERRY_EXPORT Status ValidateSpec(const SplitSpec& spec);
 
 // The fraction u above for one group key.
-FERRY_EXPORT double SplitHashFraction(std::string_view group_key, uint64_t seed);
+FERRY_EXPORT double SplitHashFraction(std::string_view group_key,
+                                      uint64_t seed);
 // The stable-mode split index for one group key.
 FERRY_EXPORT int StableSplitIndex(std::string_view group_key, uint64_t seed,
                                   const std::vector<double>& ratios);
 
 // Items from an ImageFolder tree: every file below root, label = its first
 // directory ("" for files directly in root), sorted by path.
-FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromTree(Env* env, const std::string& root);
+FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromTree(
+    Env* env, const std::string& root);
 // Items from a listing: CSV with a header naming the columns path, label,
 // group (label and group optional), or JSONL objects with those keys.
-FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromList(Env* env, const std::string& list_path);
+FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromList(
+    Env* env, const std::string& list_path);
 
 // XXH3-128 of each item's file (root/path), on `jobs` threads, in order.
-FERRY_EXPORT Result<std::vector<Hash128>> HashItemContents(Env* env, const std::string& root,
-                                                           const std::vector<SplitItem>& items,
-                                                           int jobs);
+FERRY_EXPORT Result<std::vector<Hash128>> HashItemContents(
+    Env* env, const std::string& root, const std::vector<SplitItem>& items,
+    int jobs);
 
 struct SplitResult {
   std::vector<std::string> names;
@@ -93,14 +97,15 @@ struct SplitResult {
 
 // Assigns every item. content_hashes: one per item to check leakage (and to
 // dedup), or empty to skip both.
-FERRY_EXPORT Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
-                                              const SplitSpec& spec,
-                                              const std::vector<Hash128>& content_hashes);
+FERRY_EXPORT Result<SplitResult> AssignSplits(
+    const std::vector<SplitItem>& items, const SplitSpec& spec,
+    const std::vector<Hash128>& content_hashes);
 
 // Writes <dir>/<name>.txt (sorted paths, one a line) for every split and
 // <dir>/split.json (spec, counts per split and class, leakage), atomically.
 FERRY_EXPORT Status WriteSplit(Env* env, const std::string& dir,
-                               const std::vector<SplitItem>& items, const SplitSpec& spec,
+                               const std::vector<SplitItem>& items,
+                               const SplitSpec& spec,
                                const SplitResult& result);
 
 }  // namespace ferry

@@ -21,8 +21,8 @@ class [[nodiscard]] FERRY_EXPORT Status {
   enum class Code : unsigned char {
     kOk = 0,
     kNotFound,
-    kCorruption,         // integrity failure: bad checksum, bad format
-    kInvalidArgument,    // caller error, bad option or bad input value
+    kCorruption,       // integrity failure: bad checksum, bad format
+    kInvalidArgument,  // caller error, bad option or bad input value
     kNotSupported,
     kIOError,            // local IO failure (disk full, permission, ...)
     kUnavailable,        // transient, retryable (network, 5xx, timeouts)
@@ -48,8 +48,7 @@ class [[nodiscard]] FERRY_EXPORT Status {
                                 std::string_view msg2 = {}) {
     return Status(Code::kInvalidArgument, msg, msg2);
   }
-  static Status NotSupported(std::string_view msg,
-                             std::string_view msg2 = {}) {
+  static Status NotSupported(std::string_view msg, std::string_view msg2 = {}) {
     return Status(Code::kNotSupported, msg, msg2);
   }
   static Status IOError(std::string_view msg, std::string_view msg2 = {}) {

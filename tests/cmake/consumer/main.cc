@@ -1,7 +1,7 @@
 // A program outside the ferry tree, built against the installed package.
-#include <cstdio>
-
 #include <ferry/ferry.h>
+
+#include <cstdio>
 
 int main() {
   const std::string hex = ferry::HashBytes("hello").ToHex();

@@ -9,7 +9,8 @@ namespace ferry {
 namespace {
 
 // No file in dir other than `allowed` (so no temporary files are left).
-void ExpectOnlyFile(Env* env, const std::string& dir, const std::string& allowed) {
+void ExpectOnlyFile(Env* env, const std::string& dir,
+                    const std::string& allowed) {
   auto kids = env->GetChildren(dir);
   ASSERT_OK(kids.status());
   for (const DirEntry& e : *kids) EXPECT_EQ(e.name, allowed) << "stray file";
@@ -83,7 +84,8 @@ TEST(AtomicFileTest, FullDiskFailsCleanly) {
   test::WriteFile(Env::Default(), dir.Join("f"), "old");
   fenv.SetNoSpace(true);
   Status s = WriteFileAtomically(&fenv, dir.Join("f"), "new");
-  EXPECT_NE(s.ToString().find("No space left"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("No space left"), std::string::npos)
+      << s.ToString();
   EXPECT_EQ(test::ReadFile(Env::Default(), dir.Join("f")), "old");
   ExpectOnlyFile(Env::Default(), dir.path(), "f");
 }
@@ -128,7 +130,8 @@ namespace {
 // temporary file survives.
 TEST(AtomicBatchTest, FailingEachStepLeavesEachFileOldOrNew) {
   auto run = [](FaultInjectionEnv* env, Env* base, int fail_at, int* ops) {
-    for (int i = 0; i < 3; ++i) test::WriteFile(base, "d/f" + std::to_string(i), "old");
+    for (int i = 0; i < 3; ++i)
+      test::WriteFile(base, "d/f" + std::to_string(i), "old");
     env->FailNthOperation(fail_at);
     AtomicBatch batch(env, "d");
     std::vector<std::unique_ptr<AtomicFileWriter>> writers;
@@ -151,16 +154,20 @@ TEST(AtomicBatchTest, FailingEachStepLeavesEachFileOldOrNew) {
     auto mem = NewMemEnv();
     FaultInjectionEnv fenv(mem.get());
     EXPECT_EQ(run(&fenv, mem.get(), 0, &steps), 0);
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(test::ReadFile(mem.get(), "d/f" + std::to_string(i)), std::string(1000, 'n'));
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(test::ReadFile(mem.get(), "d/f" + std::to_string(i)),
+                std::string(1000, 'n'));
   }
-  ASSERT_GE(steps, 12);  // 3 x (open, append, close) + syncfs + 3 renames + syncdir
+  ASSERT_GE(steps,
+            12);  // 3 x (open, append, close) + syncfs + 3 renames + syncdir
   for (int n = 1; n <= steps; ++n) {
     auto mem = NewMemEnv();
     FaultInjectionEnv fenv(mem.get());
     run(&fenv, mem.get(), n, nullptr);
     for (int i = 0; i < 3; ++i) {
       std::string now = test::ReadFile(mem.get(), "d/f" + std::to_string(i));
-      EXPECT_TRUE(now == "old" || now == std::string(1000, 'n')) << "step " << n;
+      EXPECT_TRUE(now == "old" || now == std::string(1000, 'n'))
+          << "step " << n;
     }
     auto kids = mem->GetChildren("d");
     ASSERT_OK(kids.status());

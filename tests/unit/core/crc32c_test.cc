@@ -28,14 +28,16 @@ TEST(Crc32cTest, MatchesKnownStrings) {
 TEST(Crc32cTest, ExtendEqualsWholeValue) {
   std::string s = "hello world, this is a longer string for crc";
   for (size_t cut = 0; cut <= s.size(); ++cut) {
-    uint32_t part = Extend(Value(s.substr(0, cut)), s.data() + cut, s.size() - cut);
+    uint32_t part =
+        Extend(Value(s.substr(0, cut)), s.data() + cut, s.size() - cut);
     EXPECT_EQ(part, Value(s)) << cut;
   }
 }
 
 TEST(Crc32cTest, AcceleratedAndPortableAgreeOnEveryLengthAndAlignment) {
   std::string buf(300, '\0');
-  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>(i * 131 + 7);
+  for (size_t i = 0; i < buf.size(); ++i)
+    buf[i] = static_cast<char>(i * 131 + 7);
   for (size_t off = 0; off < 9; ++off) {
     for (size_t n = 0; n + off <= buf.size(); n += 7) {
       ASSERT_EQ(Extend(0, buf.data() + off, n),
@@ -47,7 +49,8 @@ TEST(Crc32cTest, AcceleratedAndPortableAgreeOnEveryLengthAndAlignment) {
 
 TEST(Crc32cTest, MaskMatchesTfRecordVectors) {
   EXPECT_EQ(Mask(0), 0xa282ead8u);
-  // record(b"hello"): length 5 as u64 LE, masked CRC ea b2 04 3e; data CRC bb 1f 1c 19.
+  // record(b"hello"): length 5 as u64 LE, masked CRC ea b2 04 3e; data CRC bb
+  // 1f 1c 19.
   std::string len("\x05\0\0\0\0\0\0\0", 8);
   EXPECT_EQ(Mask(Value(len)), 0x3e04b2eau);
   EXPECT_EQ(Mask(Value("hello")), 0x191c1fbbu);

@@ -3,7 +3,6 @@
 #include "ferry/env.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <atomic>
@@ -81,8 +80,10 @@ TYPED_TEST(EnvConformanceTest, RandomAccessReadsAtOffsetsAndShortAtEnd) {
 }
 
 TYPED_TEST(EnvConformanceTest, MissingFileIsNotFound) {
-  EXPECT_TRUE(this->env()->NewSequentialFile(this->P("nope")).status().IsNotFound());
-  EXPECT_TRUE(this->env()->NewRandomAccessFile(this->P("nope")).status().IsNotFound());
+  EXPECT_TRUE(
+      this->env()->NewSequentialFile(this->P("nope")).status().IsNotFound());
+  EXPECT_TRUE(
+      this->env()->NewRandomAccessFile(this->P("nope")).status().IsNotFound());
   EXPECT_TRUE(this->env()->Stat(this->P("nope")).status().IsNotFound());
   EXPECT_TRUE(this->env()->RemoveFile(this->P("nope")).IsNotFound());
   EXPECT_FALSE(this->env()->FileExists(this->P("nope")));

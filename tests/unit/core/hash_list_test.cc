@@ -56,22 +56,23 @@ TEST_P(HashPathsTest, WalksSortedAndReportsFailuresInOrder) {
   test::WriteFile(env.get(), "d/a.txt", "a");
   test::WriteFile(env.get(), "f", "f");
   for (int i = 0; i < 50; ++i) {
-    test::WriteFile(env.get(), "many/" + std::to_string(1000 + i), std::to_string(i));
+    test::WriteFile(env.get(), "many/" + std::to_string(1000 + i),
+                    std::to_string(i));
   }
   HashOptions opt;
   opt.env = env.get();
   opt.jobs = GetParam();
   std::vector<std::string> seen;
-  auto summary = HashPaths({"f", "missing", "d", "many"}, opt,
-                           [&](const HashEntry& e) {
-                             seen.push_back(e.path);
-                             if (e.path == "missing") {
-                               EXPECT_TRUE(e.status.IsNotFound());
-                             } else {
-                               EXPECT_OK(e.status);
-                               EXPECT_EQ(e.hash, HashBytes(test::ReadFile(env.get(), e.path)));
-                             }
-                           });
+  auto summary =
+      HashPaths({"f", "missing", "d", "many"}, opt, [&](const HashEntry& e) {
+        seen.push_back(e.path);
+        if (e.path == "missing") {
+          EXPECT_TRUE(e.status.IsNotFound());
+        } else {
+          EXPECT_OK(e.status);
+          EXPECT_EQ(e.hash, HashBytes(test::ReadFile(env.get(), e.path)));
+        }
+      });
   ASSERT_OK(summary.status());
   ASSERT_EQ(seen.size(), 55u);
   EXPECT_EQ(seen[0], "f");
@@ -107,9 +108,12 @@ TEST(CheckHashListTest, FindsMismatchesMissingFilesAndBadLines) {
       [&](uint64_t n, std::string_view) { bad.push_back(n); });
   ASSERT_OK(summary.status());
   ASSERT_EQ(seen.size(), 3u);
-  EXPECT_EQ(seen[0], std::make_pair(std::string("good"), CheckEntry::Outcome::kOk));
-  EXPECT_EQ(seen[1], std::make_pair(std::string("changed"), CheckEntry::Outcome::kMismatch));
-  EXPECT_EQ(seen[2], std::make_pair(std::string("gone"), CheckEntry::Outcome::kMissing));
+  EXPECT_EQ(seen[0],
+            std::make_pair(std::string("good"), CheckEntry::Outcome::kOk));
+  EXPECT_EQ(seen[1], std::make_pair(std::string("changed"),
+                                    CheckEntry::Outcome::kMismatch));
+  EXPECT_EQ(seen[2],
+            std::make_pair(std::string("gone"), CheckEntry::Outcome::kMissing));
   EXPECT_EQ(bad, std::vector<uint64_t>{3});
   EXPECT_EQ(summary->ok, 1u);
   EXPECT_EQ(summary->mismatched, 1u);
@@ -121,7 +125,8 @@ TEST(CheckHashListTest, MissingListIsAnError) {
   auto env = NewMemEnv();
   HashOptions opt;
   opt.env = env.get();
-  auto s = CheckHashList("nolist", opt, [](const CheckEntry&) {}, nullptr);
+  auto s = CheckHashList(
+      "nolist", opt, [](const CheckEntry&) {}, nullptr);
   EXPECT_TRUE(s.status().IsNotFound());
 }
 

@@ -38,7 +38,8 @@ TEST(HashTest, HexRoundTripsAndRejectsBadInput) {
   auto back = Hash128::FromHex(h.ToHex());
   ASSERT_OK(back.status());
   EXPECT_EQ(*back, h);
-  EXPECT_EQ(*Hash128::FromHex("B5E9C1AD071B3E7FC779CFAA5E523818"), HashBytes("hello"));
+  EXPECT_EQ(*Hash128::FromHex("B5E9C1AD071B3E7FC779CFAA5E523818"),
+            HashBytes("hello"));
   EXPECT_FALSE(Hash128::FromHex("b5e9").ok());
   EXPECT_FALSE(Hash128::FromHex("g5e9c1ad071b3e7fc779cfaa5e523818").ok());
 }

@@ -7,8 +7,20 @@ namespace {
 
 TEST(JsonWriterTest, NestsAndPlacesCommas) {
   JsonWriter w;
-  w.BeginObject().Key("a").Int(-1).Key("b").BeginArray().Uint(1).String("x")
-      .Bool(true).Null().EndArray().Key("c").BeginObject().EndObject().EndObject();
+  w.BeginObject()
+      .Key("a")
+      .Int(-1)
+      .Key("b")
+      .BeginArray()
+      .Uint(1)
+      .String("x")
+      .Bool(true)
+      .Null()
+      .EndArray()
+      .Key("c")
+      .BeginObject()
+      .EndObject()
+      .EndObject();
   EXPECT_EQ(w.str(), "{\"a\":-1,\"b\":[1,\"x\",true,null],\"c\":{}}\n");
 }
 

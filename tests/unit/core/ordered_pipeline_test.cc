@@ -21,9 +21,11 @@ TEST_P(OrderedPipelineTest, ResultsArriveInIndexOrderWhateverTheTiming) {
       [&](size_t i) {
         int now = ++in_flight;
         int prev = max_in_flight.load();
-        while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {}
+        while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {
+        }
         // Uneven work so later items often finish first.
-        if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+        if (i % 7 == 0)
+          std::this_thread::sleep_for(std::chrono::microseconds(300));
         --in_flight;
         return i * i;
       },
@@ -38,12 +40,14 @@ TEST_P(OrderedPipelineTest, ResultsArriveInIndexOrderWhateverTheTiming) {
 
 TEST_P(OrderedPipelineTest, EmptyInputCallsNothing) {
   int calls = 0;
-  OrderedParallelMap<int>(0, GetParam(), [&](size_t) { return ++calls; },
-                          [&](size_t, int) { ++calls; });
+  OrderedParallelMap<int>(
+      0, GetParam(), [&](size_t) { return ++calls; },
+      [&](size_t, int) { ++calls; });
   EXPECT_EQ(calls, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Jobs, OrderedPipelineTest, ::testing::Values(1, 2, 3, 8));
+INSTANTIATE_TEST_SUITE_P(Jobs, OrderedPipelineTest,
+                         ::testing::Values(1, 2, 3, 8));
 
 TEST(OrderedPipelineBoundTest, HoldsABoundedNumberOfResults) {
   // Results not yet consumed never exceed the token count (4 per thread).

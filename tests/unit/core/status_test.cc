@@ -45,7 +45,8 @@ TEST(StatusTest, PosixErrorMapsEnoentToNotFound) {
 }
 
 TEST(StatusTest, WithContextPrefixesMessage) {
-  EXPECT_EQ(Status::NotFound("b").WithContext("a").ToString(), "NotFound: a: b");
+  EXPECT_EQ(Status::NotFound("b").WithContext("a").ToString(),
+            "NotFound: a: b");
   EXPECT_TRUE(Status::OK().WithContext("a").ok());
 }
 

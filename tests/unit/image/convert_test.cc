@@ -23,16 +23,20 @@ class ConvertTest : public ::testing::Test {
     src_ = dir_.Join("src");
     fs::create_directories(src_);
     dst_ = dir_.Join("dst");
-    fs::copy(test::SamplesDir() + "/dataset/cat", src_ + "/cat", fs::copy_options::recursive);
+    fs::copy(test::SamplesDir() + "/dataset/cat", src_ + "/cat",
+             fs::copy_options::recursive);
     fs::copy(test::SamplesDir() + "/images/png/rgba8.png", src_ + "/rgba.png");
     test::WriteFile(Env::Default(), src_ + "/notes.txt", "not an image");
     std::string png = test::SampleBytes("images/png/rgb8.png");
-    test::WriteFile(Env::Default(), src_ + "/broken/truncated.png", png.substr(0, png.size() / 2));
-    test::WriteFile(Env::Default(), src_ + "/broken/fake.png", "text, named like a PNG");
+    test::WriteFile(Env::Default(), src_ + "/broken/truncated.png",
+                    png.substr(0, png.size() / 2));
+    test::WriteFile(Env::Default(), src_ + "/broken/fake.png",
+                    "text, named like a PNG");
     opt_.transcode.resize.width = opt_.transcode.resize.height = 64;
   }
 
-  std::map<std::string, ConvertItem> Run(ConvertSummary* sum, const ConvertOptions* o = nullptr) {
+  std::map<std::string, ConvertItem> Run(ConvertSummary* sum,
+                                         const ConvertOptions* o = nullptr) {
     std::map<std::string, ConvertItem> items;
     auto r = ConvertTree(src_, dst_, o ? *o : opt_,
                          [&](const ConvertItem& i) { items[i.input] = i; });
@@ -66,7 +70,8 @@ TEST_F(ConvertTest, ConvertsEveryImageAndReportsEachBadOne) {
   EXPECT_EQ(sum.failed, 2u);
   EXPECT_EQ(items["notes.txt"].outcome, Outcome::kSkipped);
   EXPECT_EQ(items["broken/truncated.png"].outcome, Outcome::kFailed);
-  EXPECT_NE(items["broken/truncated.png"].error.ToString().find("truncated"), std::string::npos);
+  EXPECT_NE(items["broken/truncated.png"].error.ToString().find("truncated"),
+            std::string::npos);
   EXPECT_EQ(items["broken/fake.png"].outcome, Outcome::kFailed);
   EXPECT_EQ(items["rgba.png"].output, "rgba.jpg");
   auto outputs = Outputs();
@@ -88,7 +93,8 @@ TEST_F(ConvertTest, RerunKeepsUpToDateOutputsAndRedoesChangedInputs) {
   EXPECT_EQ(sum.up_to_date, 21u);
   EXPECT_EQ(fs::last_write_time(dst_ + "/rgba.jpg"), before);
   // A newer input is converted again; the rest stay.
-  fs::last_write_time(src_ + "/rgba.png", fs::file_time_type::clock::now() + std::chrono::seconds(5));
+  fs::last_write_time(src_ + "/rgba.png", fs::file_time_type::clock::now() +
+                                              std::chrono::seconds(5));
   auto items = Run(&sum);
   EXPECT_EQ(sum.converted, 1u);
   EXPECT_EQ(items["rgba.png"].outcome, Outcome::kConverted);
@@ -126,19 +132,23 @@ TEST_F(ConvertTest, DryRunWritesNothing) {
 }
 
 TEST_F(ConvertTest, StaleTempFilesOfAKilledRunAreRemoved) {
-  test::WriteFile(Env::Default(), dst_ + "/cat/cat_000.jpg.tmp-0123456789ab", "half");
+  test::WriteFile(Env::Default(), dst_ + "/cat/cat_000.jpg.tmp-0123456789ab",
+                  "half");
   ConvertSummary sum;
   Run(&sum);
   EXPECT_FALSE(fs::exists(dst_ + "/cat/cat_000.jpg.tmp-0123456789ab"));
 }
 
 TEST_F(ConvertTest, CollidingOutputNamesFailTheSecondInput) {
-  fs::copy(test::SamplesDir() + "/images/jpeg/baseline.jpg", src_ + "/rgba.jpg");
+  fs::copy(test::SamplesDir() + "/images/jpeg/baseline.jpg",
+           src_ + "/rgba.jpg");
   ConvertSummary sum;
   auto items = Run(&sum);
   EXPECT_EQ(items["rgba.jpg"].outcome, Outcome::kConverted);  // sorted first
   EXPECT_EQ(items["rgba.png"].outcome, Outcome::kFailed);
-  EXPECT_NE(items["rgba.png"].error.ToString().find("already made from rgba.jpg"), std::string::npos);
+  EXPECT_NE(
+      items["rgba.png"].error.ToString().find("already made from rgba.jpg"),
+      std::string::npos);
 }
 
 TEST_F(ConvertTest, FailuresMidRunLeaveNoPartialOutputAndARerunFinishes) {
@@ -171,7 +181,8 @@ TEST_F(ConvertTest, ASecondWriterOnTheSameDestinationIsRefused) {
 }
 
 TEST_F(ConvertTest, ASingleFileConvertsToTheNamedOutput) {
-  auto r = ConvertTree(src_ + "/rgba.png", dir_.Join("one.jpg"), opt_, [](const ConvertItem&) {});
+  auto r = ConvertTree(src_ + "/rgba.png", dir_.Join("one.jpg"), opt_,
+                       [](const ConvertItem&) {});
   ASSERT_OK(r.status());
   EXPECT_EQ(r->converted, 1u);
   EXPECT_TRUE(fs::exists(dir_.Join("one.jpg")));
@@ -188,7 +199,8 @@ TEST(IccTest, ProfilesSurviveWhenAskedFor) {
   const std::string profile(3000, 'I');
   // PNG: an iCCP chunk.
   std::string png = test::SampleBytes("images/png/rgb8.png");
-  std::string iccp = std::string("test profile") + '\0' + '\0' + test::ZlibCompress(profile);
+  std::string iccp =
+      std::string("test profile") + '\0' + '\0' + test::ZlibCompress(profile);
   png = png.substr(0, 33) + test::PngChunk("iCCP", iccp) + png.substr(33);
   image::DecodeOptions want;
   want.read_icc = true;
@@ -202,7 +214,8 @@ TEST(IccTest, ProfilesSurviveWhenAskedFor) {
   ASSERT_OK(jpeg.status());
   EXPECT_EQ(image::DecodeJpeg(*jpeg, want)->icc_profile, profile);
   t.keep_icc = false;
-  EXPECT_EQ(image::Transcode(png, t, &enc)->find("ICC_PROFILE"), std::string::npos);
+  EXPECT_EQ(image::Transcode(png, t, &enc)->find("ICC_PROFILE"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -16,11 +16,13 @@ TEST(JpegDecodeTest, EverySampleDecodes) {
 }
 
 TEST(JpegDecodeTest, ExifOrientationsAllComeOutUpright) {
-  auto upright = DecodeJpeg(test::SampleBytes("images/jpeg/exif_orientation_1.jpg"), {});
+  auto upright =
+      DecodeJpeg(test::SampleBytes("images/jpeg/exif_orientation_1.jpg"), {});
   ASSERT_OK(upright.status());
   for (int o = 1; o <= 8; ++o) {
     SCOPED_TRACE(o);
-    std::string bytes = test::SampleBytes("images/jpeg/exif_orientation_" + std::to_string(o) + ".jpg");
+    std::string bytes = test::SampleBytes("images/jpeg/exif_orientation_" +
+                                          std::to_string(o) + ".jpg");
     EXPECT_EQ(JpegExifOrientation(bytes), o);
     auto img = DecodeJpeg(bytes, {});
     ASSERT_OK(img.status());
@@ -37,7 +39,8 @@ TEST(JpegDecodeTest, ExifOrientationsAllComeOutUpright) {
 TEST(JpegDecodeTest, NoAutorotateKeepsStoredOrientation) {
   DecodeOptions opt;
   opt.autorotate = false;
-  auto img = DecodeJpeg(test::SampleBytes("images/jpeg/exif_orientation_6.jpg"), opt);
+  auto img =
+      DecodeJpeg(test::SampleBytes("images/jpeg/exif_orientation_6.jpg"), opt);
   ASSERT_OK(img.status());
   EXPECT_EQ(img->width, 160);
   EXPECT_EQ(img->height, 240);
@@ -88,7 +91,8 @@ TEST(JpegDecodeTest, TruncatedFileIsAnErrorNotGreyPadding) {
     ASSERT_FALSE(r.ok()) << cut;
     EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
   }
-  auto prog = DecodeJpeg(test::SampleBytes("images/jpeg/progressive.jpg").substr(0, 3000), {});
+  auto prog = DecodeJpeg(
+      test::SampleBytes("images/jpeg/progressive.jpg").substr(0, 3000), {});
   EXPECT_FALSE(prog.ok());
 }
 
@@ -96,9 +100,11 @@ TEST(JpegDecodeTest, HugeDimensionsAreRefusedBeforeDecoding) {
   std::string bytes = test::SampleBytes("images/jpeg/baseline.jpg");
   size_t sof = bytes.find("\xFF\xC0");
   ASSERT_NE(sof, std::string::npos);
-  bytes[sof + 5] = bytes[sof + 6] = bytes[sof + 7] = bytes[sof + 8] = '\xFD';  // 65021 x 65021
+  bytes[sof + 5] = bytes[sof + 6] = bytes[sof + 7] = bytes[sof + 8] =
+      '\xFD';  // 65021 x 65021
   auto r = DecodeJpeg(bytes, {});
-  EXPECT_EQ(r.status().code(), Status::Code::kResourceExhausted) << r.status().ToString();
+  EXPECT_EQ(r.status().code(), Status::Code::kResourceExhausted)
+      << r.status().ToString();
 }
 
 TEST(JpegDecodeTest, GarbageIsAnError) {

@@ -13,7 +13,8 @@ Image Photo() {
   return *img;
 }
 
-// The luma sampling byte of the first frame header (0x22 = 4:2:0, 0x11 = 4:4:4).
+// The luma sampling byte of the first frame header (0x22 = 4:2:0, 0x11 =
+// 4:4:4).
 int LumaSampling(const std::string& jpeg) {
   for (const char* sof : {"\xFF\xC0", "\xFF\xC2"}) {
     size_t p = jpeg.find(sof);

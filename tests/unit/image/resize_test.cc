@@ -21,8 +21,10 @@ struct Case {
   Filter filter;
   const char* name;
 };
-const Case kFilters[] = {{Filter::kLanczos3, "lanczos3"}, {Filter::kBicubic, "bicubic"},
-                         {Filter::kBilinear, "bilinear"}, {Filter::kBox, "box"}};
+const Case kFilters[] = {{Filter::kLanczos3, "lanczos3"},
+                         {Filter::kBicubic, "bicubic"},
+                         {Filter::kBilinear, "bilinear"},
+                         {Filter::kBox, "box"}};
 
 // Within +-1 of Pillow's Image.resize for every filter (goldens made by
 // make_goldens.py with python3-pil).
@@ -31,23 +33,31 @@ TEST(ResizeTest, MatchesPillowWithinOneOnRgbAndGray) {
   const Image gray = Sample("gray8.png");
   for (const Case& c : kFilters) {
     for (auto [w, h] : {std::pair{97, 73}, {40, 30}, {283, 97}}) {
-      SCOPED_TRACE(std::string(c.name) + " " + std::to_string(w) + "x" + std::to_string(h));
-      Image want = test::ReadPnm(Golden("rgb8_" + std::string(c.name) + "_" + std::to_string(w) +
-                                        "x" + std::to_string(h) + ".ppm"));
+      SCOPED_TRACE(std::string(c.name) + " " + std::to_string(w) + "x" +
+                   std::to_string(h));
+      Image want = test::ReadPnm(Golden("rgb8_" + std::string(c.name) + "_" +
+                                        std::to_string(w) + "x" +
+                                        std::to_string(h) + ".ppm"));
       test::Diff d = test::Compare(Resample(rgb, w, h, c.filter), want);
       EXPECT_LE(d.max, 1);
     }
-    Image want_gray = test::ReadPnm(Golden("gray8_" + std::string(c.name) + "_97x73.pgm"));
-    EXPECT_LE(test::Compare(Resample(gray, 97, 73, c.filter), want_gray).max, 1) << c.name;
+    Image want_gray =
+        test::ReadPnm(Golden("gray8_" + std::string(c.name) + "_97x73.pgm"));
+    EXPECT_LE(test::Compare(Resample(gray, 97, 73, c.filter), want_gray).max, 1)
+        << c.name;
     Box box{30.5, 10.25, 200.75, 180.0};
-    Image want_box = test::ReadPnm(Golden("rgb8_" + std::string(c.name) + "_64x64_box.ppm"));
-    EXPECT_LE(test::Compare(Resample(rgb, 64, 64, c.filter, &box), want_box).max, 1) << c.name;
+    Image want_box =
+        test::ReadPnm(Golden("rgb8_" + std::string(c.name) + "_64x64_box.ppm"));
+    EXPECT_LE(
+        test::Compare(Resample(rgb, 64, 64, c.filter, &box), want_box).max, 1)
+        << c.name;
   }
 }
 
 TEST(ResizeTest, SameSizeIsANoOp) {
   const Image rgb = Sample("rgb8.png");
-  EXPECT_TRUE(Resample(rgb, rgb.width, rgb.height, Filter::kLanczos3).pixels == rgb.pixels);
+  EXPECT_TRUE(Resample(rgb, rgb.width, rgb.height, Filter::kLanczos3).pixels ==
+              rgb.pixels);
 }
 
 TEST(ResizeTest, FlatImageStaysFlatUnderEveryFilter) {
@@ -73,7 +83,8 @@ ResizeOptions Opts(int w, int h, ResizeMode m, bool upscale = false) {
 TEST(GeometryTest, FitKeepsAspectWithPillowRoundingAndNeverUpscalesByDefault) {
   Geometry g = ComputeGeometry(1000, 400, Opts(512, 512, ResizeMode::kFit));
   EXPECT_EQ(g.resize_w, 512);
-  EXPECT_EQ(g.resize_h, 205);  // 204.8: Pillow's thumbnail picks the closer aspect
+  EXPECT_EQ(g.resize_h,
+            205);  // 204.8: Pillow's thumbnail picks the closer aspect
   g = ComputeGeometry(300, 200, Opts(512, 512, ResizeMode::kFit));
   EXPECT_EQ(g.resize_w, 300);
   EXPECT_EQ(g.resize_h, 200);
@@ -93,7 +104,8 @@ TEST(GeometryTest, CoverFillsTheBoxFromTheCentredRegion) {
   EXPECT_DOUBLE_EQ(g.box.x1, 700);
   EXPECT_DOUBLE_EQ(g.box.y0, 0);
   EXPECT_DOUBLE_EQ(g.box.y1, 400);
-  g = ComputeGeometry(100, 80, Opts(512, 256, ResizeMode::kCover));  // upscales: always exact
+  g = ComputeGeometry(
+      100, 80, Opts(512, 256, ResizeMode::kCover));  // upscales: always exact
   EXPECT_EQ(g.resize_w, 512);
   EXPECT_DOUBLE_EQ(g.box.y0, 15);
   EXPECT_DOUBLE_EQ(g.box.y1, 65);
@@ -128,21 +140,23 @@ TEST(ResizeTest, PadLetterboxesWithTheBackground) {
   Image out = Resize(img, o);
   ASSERT_EQ(out.width, 30);
   ASSERT_EQ(out.height, 30);
-  EXPECT_EQ(out.row(0)[0], 255);   // letterbox
+  EXPECT_EQ(out.row(0)[0], 255);  // letterbox
   EXPECT_EQ(out.row(0)[1], 0);
   EXPECT_EQ(out.row(15)[45], 10);  // image
 }
 
 TEST(CompositeTest, AlphaIsBlendedOverTheBackgroundNotDropped) {
   Image rgba = Image::Make(2, 1, 4);
-  rgba.pixels = {0, 0, 0, 0, 100, 150, 200, 255};  // transparent black, opaque colour
+  rgba.pixels = {0,   0,   0,   0,
+                 100, 150, 200, 255};  // transparent black, opaque colour
   Image white = CompositeOver(rgba, Rgb{255, 255, 255});
   EXPECT_EQ(white.channels, 3);
   EXPECT_EQ(white.pixels, (PixelVector{255, 255, 255, 100, 150, 200}));
   Image half = Image::Make(1, 1, 2);
   half.pixels = {0, 128};
   EXPECT_EQ(CompositeOver(half, Rgb{255, 255, 255}).pixels, (PixelVector{127}));
-  EXPECT_EQ(CompositeOver(half, Rgb{0, 0, 255}).pixels, (PixelVector{0, 0, 127}));
+  EXPECT_EQ(CompositeOver(half, Rgb{0, 0, 255}).pixels,
+            (PixelVector{0, 0, 127}));
 }
 
 TEST(ParseTest, ColorsFiltersAndModes) {

@@ -32,8 +32,10 @@ TEST(TranscodeTest, EverySampleBecomesAJpegInsideTheBox) {
 
 TEST(TranscodeTest, TransparentCornersTakeTheBackground) {
   JpegEncoder enc;
-  const std::string rgba = test::SampleBytes("images/png/rgba8.png");  // corners alpha 0
-  for (auto [bg, want] : {std::pair{Rgb{255, 255, 255}, 255}, {Rgb{0, 0, 0}, 0}}) {
+  const std::string rgba =
+      test::SampleBytes("images/png/rgba8.png");  // corners alpha 0
+  for (auto [bg, want] :
+       {std::pair{Rgb{255, 255, 255}, 255}, {Rgb{0, 0, 0}, 0}}) {
     TranscodeOptions o = Fit(64);
     o.resize.background = bg;
     auto img = DecodeJpeg(*Transcode(rgba, o, &enc), {});
@@ -45,7 +47,8 @@ TEST(TranscodeTest, TransparentCornersTakeTheBackground) {
 
 TEST(TranscodeTest, ShrinkOnLoadGivesTheSameSizeAndNearlyTheSamePixels) {
   JpegEncoder enc;
-  const std::string jpeg = test::SampleBytes("images/jpeg/baseline.jpg");  // 320x240
+  const std::string jpeg =
+      test::SampleBytes("images/jpeg/baseline.jpg");  // 320x240
   TranscodeOptions shrink = Fit(60), full = Fit(60);
   full.shrink_on_load = false;
   TranscodeInfo a, b;
@@ -63,7 +66,8 @@ TEST(TranscodeTest, CoverCropsExactlyAndOrientationIsAppliedFirst) {
   TranscodeOptions o = Fit(50);
   o.resize.mode = ResizeMode::kCover;
   TranscodeInfo info;
-  auto out = Transcode(test::SampleBytes("images/jpeg/exif_orientation_6.jpg"), o, &enc, &info);
+  auto out = Transcode(test::SampleBytes("images/jpeg/exif_orientation_6.jpg"),
+                       o, &enc, &info);
   ASSERT_OK(out.status());
   EXPECT_EQ(info.input_width, 240);  // upright frame
   EXPECT_EQ(info.output_width, 50);

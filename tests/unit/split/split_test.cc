@@ -21,15 +21,20 @@ TEST(SplitHashTest, GoldenAssignmentsNeverChange) {
     double u;
     int split;
   };
-  const Golden kGolden[] = {
-      {"p:cat/cat_000.png", 0u, 0.070350144026800399, 0}, {"p:cat/cat_000.png", 1u, 0.98687907547836173, 2},
-      {"p:cat/cat_000.png", 42u, 0.55248770268758551, 0}, {"p:a", 0u, 0.50894586095519745, 0},
-      {"p:a", 1u, 0.3269467937316155, 0},                 {"g:scene-17", 0u, 0.96425642535849188, 2},
-      {"g:scene-17", 1u, 0.37403403925984291, 0},         {"g:scene-17", 42u, 0.88602785424220742, 1},
-      {"", 0u, 0.17588043334474279, 0}};
+  const Golden kGolden[] = {{"p:cat/cat_000.png", 0u, 0.070350144026800399, 0},
+                            {"p:cat/cat_000.png", 1u, 0.98687907547836173, 2},
+                            {"p:cat/cat_000.png", 42u, 0.55248770268758551, 0},
+                            {"p:a", 0u, 0.50894586095519745, 0},
+                            {"p:a", 1u, 0.3269467937316155, 0},
+                            {"g:scene-17", 0u, 0.96425642535849188, 2},
+                            {"g:scene-17", 1u, 0.37403403925984291, 0},
+                            {"g:scene-17", 42u, 0.88602785424220742, 1},
+                            {"", 0u, 0.17588043334474279, 0}};
   for (const Golden& g : kGolden) {
-    EXPECT_DOUBLE_EQ(SplitHashFraction(g.key, g.seed), g.u) << g.key << " " << g.seed;
-    EXPECT_EQ(StableSplitIndex(g.key, g.seed, {7, 2, 1}), g.split) << g.key << " " << g.seed;
+    EXPECT_DOUBLE_EQ(SplitHashFraction(g.key, g.seed), g.u)
+        << g.key << " " << g.seed;
+    EXPECT_EQ(StableSplitIndex(g.key, g.seed, {7, 2, 1}), g.split)
+        << g.key << " " << g.seed;
   }
 }
 
@@ -37,7 +42,8 @@ TEST(SplitSpecTest, RatiosParseAndBadOnesAreRefused) {
   EXPECT_EQ(*ParseRatios("7:2:1"), (std::vector<double>{7, 2, 1}));
   EXPECT_EQ(*ParseRatios("0.7,0.2,0.1"), (std::vector<double>{0.7, 0.2, 0.1}));
   EXPECT_EQ(*ParseRatios("1"), (std::vector<double>{1}));
-  for (const char* bad : {"7:-2:1", "a:b", "0:0:0", "", "7::1", "1,inf", "nan"}) {
+  for (const char* bad :
+       {"7:-2:1", "a:b", "0:0:0", "", "7::1", "1,inf", "nan"}) {
     EXPECT_TRUE(ParseRatios(bad).status().IsInvalidArgument()) << bad;
   }
   SplitSpec spec;
@@ -54,17 +60,20 @@ TEST(SplitSpecTest, RatiosParseAndBadOnesAreRefused) {
   EXPECT_FALSE(ValidateSpec(spec).ok());
 }
 
-std::vector<SplitItem> MakeItems(const std::map<std::string, int>& per_class, int offset = 0) {
+std::vector<SplitItem> MakeItems(const std::map<std::string, int>& per_class,
+                                 int offset = 0) {
   std::vector<SplitItem> items;
   for (const auto& [label, n] : per_class) {
     for (int i = 0; i < n; ++i) {
-      items.push_back({label + "/img_" + std::to_string(offset + i) + ".png", label, ""});
+      items.push_back(
+          {label + "/img_" + std::to_string(offset + i) + ".png", label, ""});
     }
   }
   return items;
 }
 
-std::map<std::string, int> ByPath(const std::vector<SplitItem>& items, const SplitResult& r) {
+std::map<std::string, int> ByPath(const std::vector<SplitItem>& items,
+                                  const SplitResult& r) {
   std::map<std::string, int> m;
   for (size_t i = 0; i < items.size(); ++i) m[items[i].path] = r.assignment[i];
   return m;
@@ -82,12 +91,15 @@ TEST(SplitExactTest, CountsMatchRatiosPerClassWithinOne) {
       for (size_t s = 0; s < 3; ++s) total += r->counts[s][c];
       for (size_t s = 0; s < 3; ++s) {
         double share = total * spec.ratios[s] / 10.0;
-        EXPECT_LE(std::fabs(double(r->counts[s][c]) - share), 1.0) << n << " class " << c;
+        EXPECT_LE(std::fabs(double(r->counts[s][c]) - share), 1.0)
+            << n << " class " << c;
       }
     }
     // The 1-item class goes to the biggest split; 10 items give 7/2/1.
-    const size_t b = std::find(r->classes.begin(), r->classes.end(), "b") - r->classes.begin();
-    const size_t c = std::find(r->classes.begin(), r->classes.end(), "c") - r->classes.begin();
+    const size_t b = std::find(r->classes.begin(), r->classes.end(), "b") -
+                     r->classes.begin();
+    const size_t c = std::find(r->classes.begin(), r->classes.end(), "c") -
+                     r->classes.begin();
     EXPECT_EQ(r->classes.size(), n > 0 ? 3u : 2u);
     EXPECT_EQ(r->counts[0][b], 1u);
     EXPECT_EQ(r->counts[0][c], 7u);
@@ -126,7 +138,9 @@ TEST(SplitStableTest, AddingAndRemovingItemsNeverMovesOthers) {
   for (size_t i = 0; i < before.size(); ++i) {
     if (i % 20 != 0) after.push_back(before[i]);
   }
-  for (const auto& it : MakeItems({{"a", 600}, {"b", 400}, {"new", 50}}, 100000)) after.push_back(it);
+  for (const auto& it :
+       MakeItems({{"a", 600}, {"b", 400}, {"new", 50}}, 100000))
+    after.push_back(it);
   auto r2 = AssignSplits(after, spec, {});
   ASSERT_OK(r2.status());
   auto m2 = ByPath(after, *r2);
@@ -145,7 +159,9 @@ TEST(SplitStableTest, ClassSharesFollowRatiosWithinBinomialSpread) {
     const double n = c == 0 ? 20000 : 3000;
     for (size_t s = 0; s < 3; ++s) {
       const double p = spec.ratios[s] / 10.0;
-      EXPECT_LE(std::fabs(r->counts[s][c] - n * p), 4 * std::sqrt(n * p * (1 - p))) << c << " " << s;
+      EXPECT_LE(std::fabs(r->counts[s][c] - n * p),
+                4 * std::sqrt(n * p * (1 - p)))
+          << c << " " << s;
     }
   }
 }
@@ -163,8 +179,10 @@ TEST(SplitTest, SameAssignmentWhateverTheInputOrder) {
     ASSERT_OK(r1.status());
     ASSERT_OK(r2.status());
     auto sorted = items;
-    std::sort(sorted.begin(), sorted.end(), [](auto& x, auto& y) { return x.path < y.path; });
-    EXPECT_EQ(ByPath(items, *r2), ByPath(sorted, *AssignSplits(sorted, spec, {})));
+    std::sort(sorted.begin(), sorted.end(),
+              [](auto& x, auto& y) { return x.path < y.path; });
+    EXPECT_EQ(ByPath(items, *r2),
+              ByPath(sorted, *AssignSplits(sorted, spec, {})));
   }
 }
 
@@ -176,8 +194,9 @@ TEST(SplitTest, GroupsStayTogetherInBothModes) {
     std::vector<SplitItem> items;
     for (int scene = 0; scene < 40; ++scene) {
       for (int f = 0; f < 1 + scene % 7; ++f) {
-        items.push_back({"cls" + std::to_string(scene % 2) + "/scene-" + std::to_string(scene) + "_" +
-                             std::to_string(f) + ".png",
+        items.push_back({"cls" + std::to_string(scene % 2) + "/scene-" +
+                             std::to_string(scene) + "_" + std::to_string(f) +
+                             ".png",
                          "cls" + std::to_string(scene % 2), ""});
       }
     }
@@ -197,16 +216,20 @@ TEST(SplitTest, GroupsStayTogetherInBothModes) {
 
 TEST(SplitTest, ListedGroupsAreUsedWithoutARegex) {
   std::vector<SplitItem> items;
-  for (int i = 0; i < 200; ++i) items.push_back({"x/" + std::to_string(i), "x", "patient" + std::to_string(i % 9)});
+  for (int i = 0; i < 200; ++i)
+    items.push_back(
+        {"x/" + std::to_string(i), "x", "patient" + std::to_string(i % 9)});
   auto r = AssignSplits(items, SplitSpec{}, {});
   ASSERT_OK(r.status());
-  for (size_t i = 9; i < items.size(); ++i) EXPECT_EQ(r->assignment[i], r->assignment[i % 9]);
+  for (size_t i = 9; i < items.size(); ++i)
+    EXPECT_EQ(r->assignment[i], r->assignment[i % 9]);
 }
 
 TEST(SplitLeakageTest, PlantedDuplicatesAreFoundAndDedupKeepsThemTogether) {
   auto items = MakeItems({{"a", 400}});
   std::vector<Hash128> hashes;
-  for (size_t i = 0; i < items.size(); ++i) hashes.push_back(HashBytes(items[i].path));
+  for (size_t i = 0; i < items.size(); ++i)
+    hashes.push_back(HashBytes(items[i].path));
   // Plant 20 pairs of identical files.
   for (size_t k = 0; k < 20; ++k) hashes[200 + k] = hashes[k];
   SplitSpec spec;
@@ -226,7 +249,8 @@ TEST(SplitLeakageTest, PlantedDuplicatesAreFoundAndDedupKeepsThemTogether) {
   // Each set goes where its first member (by path) would go on its own.
   for (size_t k = 0; k < 20; ++k) {
     size_t first = items[k].path < items[200 + k].path ? k : 200 + k;
-    EXPECT_EQ(d->assignment[k], StableSplitIndex("p:" + items[first].path, 0, spec.ratios));
+    EXPECT_EQ(d->assignment[k],
+              StableSplitIndex("p:" + items[first].path, 0, spec.ratios));
     EXPECT_EQ(d->assignment[200 + k], d->assignment[k]);
   }
 }
@@ -235,7 +259,8 @@ TEST(SplitIoTest, TreeListingsAndOutputs) {
   auto env = NewMemEnv();
   test::WriteFile(env.get(), "data/cat/b.png", "1");
   test::WriteFile(env.get(), "data/cat/a.png", "2");
-  test::WriteFile(env.get(), "data/dog/x/c.png", "1");  // same content as cat/b.png
+  test::WriteFile(env.get(), "data/dog/x/c.png",
+                  "1");  // same content as cat/b.png
   test::WriteFile(env.get(), "data/top.png", "3");
   auto items = ItemsFromTree(env.get(), "data");
   ASSERT_OK(items.status());
@@ -258,7 +283,9 @@ TEST(SplitIoTest, TreeListingsAndOutputs) {
   ASSERT_OK(WriteSplit(env.get(), "out", *items, spec, *r));
   std::string left = test::ReadFile(env.get(), "out/left.txt");
   std::string right = test::ReadFile(env.get(), "out/right.txt");
-  EXPECT_EQ(std::count(left.begin(), left.end(), '\n') + std::count(right.begin(), right.end(), '\n'), 4);
+  EXPECT_EQ(std::count(left.begin(), left.end(), '\n') +
+                std::count(right.begin(), right.end(), '\n'),
+            4);
   std::string json = test::ReadFile(env.get(), "out/split.json");
   EXPECT_NE(json.find("\"format\":\"ferry-split-v1\""), std::string::npos);
   EXPECT_NE(json.find("\"duplicate_sets\":1"), std::string::npos) << json;
@@ -271,7 +298,8 @@ TEST(SplitIoTest, TreeListingsAndOutputs) {
 TEST(SplitIoTest, CsvAndJsonlListings) {
   auto env = NewMemEnv();
   test::WriteFile(env.get(), "l.csv",
-                  "label,path,group\r\ncat,\"a,1.png\",p1\ndog,b.png,\n\n\"c\"\"at\",c.png,p1\n");
+                  "label,path,group\r\ncat,\"a,1.png\",p1\ndog,b.png,"
+                  "\n\n\"c\"\"at\",c.png,p1\n");
   auto csv = ItemsFromList(env.get(), "l.csv");
   ASSERT_OK(csv.status());
   ASSERT_EQ(csv->size(), 3u);
@@ -279,18 +307,21 @@ TEST(SplitIoTest, CsvAndJsonlListings) {
   EXPECT_EQ((*csv)[0].group, "p1");
   EXPECT_EQ((*csv)[1].group, "");
   EXPECT_EQ((*csv)[2].label, "c\"at");
-  test::WriteFile(env.get(), "l.jsonl",
-                  "{\"path\": \"x/\\u00e9.png\", \"label\": 3, \"group\": null}\n\n"
-                  "{\"label\":\"b\",\"path\":\"y\\\"q.png\"}\n");
+  test::WriteFile(
+      env.get(), "l.jsonl",
+      "{\"path\": \"x/\\u00e9.png\", \"label\": 3, \"group\": null}\n\n"
+      "{\"label\":\"b\",\"path\":\"y\\\"q.png\"}\n");
   auto jl = ItemsFromList(env.get(), "l.jsonl");
   ASSERT_OK(jl.status());
   ASSERT_EQ(jl->size(), 2u);
   EXPECT_EQ((*jl)[0].path, "x/\xc3\xa9.png");
   EXPECT_EQ((*jl)[0].label, "3");
   EXPECT_EQ((*jl)[1].path, "y\"q.png");
-  test::WriteFile(env.get(), "bad.jsonl", "{\"path\": \"a\"}\n{\"path\": [1]}\n");
+  test::WriteFile(env.get(), "bad.jsonl",
+                  "{\"path\": \"a\"}\n{\"path\": [1]}\n");
   auto bad = ItemsFromList(env.get(), "bad.jsonl");
-  EXPECT_NE(bad.status().ToString().find("bad.jsonl:2"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("bad.jsonl:2"), std::string::npos)
+      << bad.status().ToString();
   test::WriteFile(env.get(), "nopath.csv", "file,label\na,b\n");
   EXPECT_FALSE(ItemsFromList(env.get(), "nopath.csv").ok());
 }
