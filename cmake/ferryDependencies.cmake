@@ -8,6 +8,8 @@ find_package(JPEG REQUIRED)                      # JPEG::JPEG (libjpeg-turbo)
 find_package(Protobuf REQUIRED)                  # protobuf::libprotobuf, protobuf::protoc
 find_package(Librsync REQUIRED)                  # Librsync::Librsync (cmake/FindLibrsync.cmake)
 find_package(CURL REQUIRED)                      # CURL::libcurl
+find_package(ZLIB REQUIRED)                      # ZLIB::ZLIB: TFRecord GZIP shards
+find_package(OpenSSL REQUIRED)                   # OpenSSL::Crypto: MD5 for wids indexes
 find_package(Threads REQUIRED)
 find_package(TBB REQUIRED CONFIG)                # TBB::tbb: ordered parallel pipelines
 find_package(CLI11 REQUIRED CONFIG)              # CLI11::CLI11

@@ -99,6 +99,7 @@ Result<std::string> Transcode(std::string_view data,
   if (info) {
     info->output_width = img.width;
     info->output_height = img.height;
+    info->output_channels = img.channels;
   }
   if (!options.keep_icc || dec.icc_profile.empty())
     return encoder->Encode(img, options.encode);

@@ -41,6 +41,7 @@ using Runner = std::function<int()>;
 Runner RegisterHash(CLI::App* app);
 Runner RegisterConvert(CLI::App* app);
 Runner RegisterSplit(CLI::App* app);
+Runner RegisterPack(CLI::App* app);
 
 }  // namespace ferry::cli
 

@@ -8,64 +8,20 @@
 #include "cli.h"
 #include "ferry/convert.h"
 #include "ferry/json.h"
+#include "options.h"
 
 namespace ferry::cli {
 namespace {
 
 struct ConvertArgs {
   CommonOptions common;
-  std::string src, dst, size, mode = "fit", filter = "lanczos3",
-                              subsampling = "420";
-  std::string background = "white";
-  int quality = 90;
-  uint64_t max_pixels = image::Limits().max_pixels;
-  bool upscale = false, optimize = false, progressive = false, keep_icc = false;
-  bool no_autorotate = false, pillow_16bit = false, no_shrink_on_load = false;
+  ImageArgs image;
+  std::string src, dst;
   bool dry_run = false, force = false, no_fsync = false;
 };
 
-Status ParseSize(const std::string& s, int* w, int* h) {
-  unsigned a = 0, b = 0;
-  char x = 0, tail = 0;
-  int n = std::sscanf(s.c_str(), "%u%c%u%c", &a, &x, &b, &tail);
-  if (n == 1 && a > 0) {
-    *w = *h = static_cast<int>(a);
-  } else if (n == 3 && (x == 'x' || x == 'X') && a > 0 && b > 0) {
-    *w = static_cast<int>(a);
-    *h = static_cast<int>(b);
-  } else {
-    return Status::InvalidArgument("--size wants N or WxH, got '" + s + "'");
-  }
-  if (*w > 65500 || *h > 65500)
-    return Status::InvalidArgument("--size above 65500");
-  return Status::OK();
-}
-
 Status FillOptions(const ConvertArgs& a, ConvertOptions* o) {
-  auto& t = o->transcode;
-  if (!a.size.empty())
-    FERRY_RETURN_IF_ERROR(ParseSize(a.size, &t.resize.width, &t.resize.height));
-  FERRY_ASSIGN_OR_RETURN(t.resize.mode, image::ParseResizeMode(a.mode));
-  if (t.resize.mode == image::ResizeMode::kShorter &&
-      t.resize.width != t.resize.height) {
-    return Status::InvalidArgument("--mode shorter takes one number: --size N");
-  }
-  FERRY_ASSIGN_OR_RETURN(t.resize.filter, image::ParseFilter(a.filter));
-  FERRY_ASSIGN_OR_RETURN(t.resize.background, image::ParseColor(a.background));
-  t.resize.upscale = a.upscale;
-  if (a.subsampling != "420" && a.subsampling != "444") {
-    return Status::InvalidArgument("--subsampling is 420 or 444");
-  }
-  t.encode.subsampling = a.subsampling == "420" ? image::Subsampling::k420
-                                                : image::Subsampling::k444;
-  t.encode.quality = a.quality;
-  t.encode.optimize = a.optimize;
-  t.encode.progressive = a.progressive;
-  t.keep_icc = a.keep_icc;
-  t.decode.autorotate = !a.no_autorotate;
-  t.decode.pillow_16bit = a.pillow_16bit;
-  t.decode.limits.max_pixels = a.max_pixels;
-  t.shrink_on_load = !a.no_shrink_on_load;
+  FERRY_RETURN_IF_ERROR(FillImageOptions(a.image, &o->transcode));
   o->jobs = a.common.ResolvedJobs();
   o->dry_run = a.dry_run;
   o->force = a.force;
@@ -167,34 +123,7 @@ Runner RegisterConvert(CLI::App* app) {
       "options.");
   cmd->add_option("src", a->src, "Source directory (or one file)")->required();
   cmd->add_option("dst", a->dst, "Destination directory (or file)")->required();
-  cmd->add_option("--size", a->size, "Box: N (NxN) or WxH; none = keep size");
-  cmd->add_option("--mode", a->mode, "fit | cover | exact | shorter | pad")
-      ->capture_default_str();
-  cmd->add_option("--filter", a->filter, "lanczos3 | bicubic | bilinear | box")
-      ->capture_default_str();
-  cmd->add_option("--quality", a->quality, "JPEG quality")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  cmd->add_option("--subsampling", a->subsampling, "420 | 444")
-      ->capture_default_str();
-  cmd->add_option("--background", a->background,
-                  "Under alpha and around pad: white, black, #rrggbb, r,g,b")
-      ->capture_default_str();
-  cmd->add_flag("--upscale", a->upscale,
-                "fit/pad: enlarge images smaller than the box");
-  cmd->add_flag("--optimize", a->optimize,
-                "Optimised Huffman tables (smaller, slower)");
-  cmd->add_flag("--progressive", a->progressive, "Progressive JPEG");
-  cmd->add_flag("--keep-icc", a->keep_icc, "Copy the input's ICC profile");
-  cmd->add_flag("--no-autorotate", a->no_autorotate,
-                "Ignore the EXIF orientation");
-  cmd->add_flag("--pillow-16bit", a->pillow_16bit,
-                "16-bit PNG: keep the high byte, as Pillow");
-  cmd->add_flag("--no-shrink-on-load", a->no_shrink_on_load,
-                "Always decode JPEGs at full size");
-  cmd->add_option("--max-pixels", a->max_pixels,
-                  "Refuse larger images (decompression bombs)")
-      ->capture_default_str();
+  AddImageOptions(cmd, &a->image);
   cmd->add_flag("--force", a->force,
                 "Convert even outputs that are up to date");
   cmd->add_flag("--no-fsync", a->no_fsync,

@@ -6,34 +6,21 @@
 #include "cli.h"
 #include "ferry/json.h"
 #include "ferry/split.h"
+#include "options.h"
 
 namespace ferry::cli {
 namespace {
 
-struct SplitArgs {
+struct SplitCmdArgs {
   CommonOptions common;
-  std::string src, out, list, ratios = "7:2:1", names = "train,val,test",
-                              mode = "stable";
-  std::string group_by;
-  uint64_t seed = 0;
-  bool no_stratify = false, dedup = false, no_hash = false, dry_run = false;
+  SplitArgs split;
+  std::string src, out, list;
+  bool no_hash = false, dry_run = false;
 };
 
-int RunSplit(const SplitArgs& a) {
+int RunSplit(const SplitCmdArgs& a) {
   SplitSpec spec;
-  auto ratios = ParseRatios(a.ratios);
-  if (!ratios.ok()) return Fail(ratios.status());
-  spec.ratios = *ratios;
-  spec.names = *ParseSplitNames(a.names);
-  spec.seed = a.seed;
-  if (a.mode != "stable" && a.mode != "exact") {
-    return Fail(Status::InvalidArgument("--split-mode is stable or exact"));
-  }
-  spec.mode = a.mode == "stable" ? SplitMode::kStable : SplitMode::kExact;
-  spec.stratify = !a.no_stratify;
-  spec.group_regex = a.group_by;
-  spec.dedup = a.dedup;
-  Status valid = ValidateSpec(spec);
+  Status valid = FillSplitSpec(a.split, &spec);
   if (!valid.ok()) return Fail(valid);
   if (a.src.empty() && a.list.empty())
     return Fail(Status::InvalidArgument("give SRC or --list"));
@@ -48,7 +35,7 @@ int RunSplit(const SplitArgs& a) {
     auto h = HashItemContents(env, a.src, *items, a.common.ResolvedJobs());
     if (!h.ok()) return Fail(h.status());
     hashes = std::move(h).value();
-  } else if (a.dedup) {
+  } else if (spec.dedup) {
     return Fail(Status::InvalidArgument(
         "--dedup needs the files: give SRC (and no --no-hash)"));
   }
@@ -105,7 +92,7 @@ int RunSplit(const SplitArgs& a) {
 }  // namespace
 
 Runner RegisterSplit(CLI::App* app) {
-  auto a = std::make_shared<SplitArgs>();
+  auto a = std::make_shared<SplitCmdArgs>();
   CLI::App* cmd = app->add_subcommand(
       "split", "Deterministic train/val/test lists (stratified, grouped)");
   cmd->footer(
@@ -123,20 +110,7 @@ Runner RegisterSplit(CLI::App* app) {
   cmd->add_option("-o,--out", a->out, "Output directory")->required();
   cmd->add_option("--list", a->list,
                   "CSV (path,label,group) or JSONL listing instead of a tree");
-  cmd->add_option("--ratios", a->ratios, "7:2:1 or 0.7,0.2,0.1")
-      ->capture_default_str();
-  cmd->add_option("--names", a->names, "Split names, one per ratio")
-      ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the assignment hash")
-      ->capture_default_str();
-  cmd->add_option("--split-mode", a->mode,
-                  "stable (items never move) | exact (counts)")
-      ->capture_default_str();
-  cmd->add_option("--group-by", a->group_by,
-                  "Regex; capture group 1 of the path is the group");
-  cmd->add_flag("--no-stratify", a->no_stratify,
-                "exact mode: cut the whole set, not per class");
-  cmd->add_flag("--dedup", a->dedup, "Keep identical files in one split");
+  AddSplitOptions(cmd, &a->split);
   cmd->add_flag("--no-hash", a->no_hash,
                 "Do not read files (no leakage check)");
   cmd->add_flag("-n,--dry-run", a->dry_run,

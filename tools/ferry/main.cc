@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner hash = ferry::cli::RegisterHash(&app);
   ferry::cli::Runner convert = ferry::cli::RegisterConvert(&app);
   ferry::cli::Runner split = ferry::cli::RegisterSplit(&app);
+  ferry::cli::Runner pack = ferry::cli::RegisterPack(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,5 +39,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("hash")) return hash();
   if (app.got_subcommand("convert")) return convert();
   if (app.got_subcommand("split")) return split();
+  if (app.got_subcommand("pack")) return pack();
   return ferry::cli::kExitUsage;
 }

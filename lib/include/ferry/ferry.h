@@ -11,6 +11,7 @@
 #include "ferry/hash_list.h"
 #include "ferry/image.h"
 #include "ferry/json.h"
+#include "ferry/pack.h"
 #include "ferry/progress.h"
 #include "ferry/result.h"
 #include "ferry/split.h"

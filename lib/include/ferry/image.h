@@ -200,6 +200,7 @@ struct TranscodeInfo {
   Format input_format = Format::kUnknown;
   int input_width = 0, input_height = 0;  // as stored
   int output_width = 0, output_height = 0;
+  int output_channels = 0;  // of the JPEG: 1 (gray) or 3
 };
 
 // Decode (with shrink-on-load) -> orient -> composite -> resize -> encode.

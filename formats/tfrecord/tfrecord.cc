@@ -1,0 +1,79 @@
+#include "formats/tfrecord/tfrecord.h"
+
+#include <cstring>
+
+#include "ferry/crc32c.h"
+
+namespace ferry::tfrecord {
+namespace {
+
+void PutFixed32(std::string* out, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  out->append(b, 4);
+}
+
+uint32_t GetFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= uint32_t(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+uint64_t GetFixed64(const char* p) {
+  return uint64_t(GetFixed32(p)) | uint64_t(GetFixed32(p + 4)) << 32;
+}
+
+}  // namespace
+
+void AppendRecord(std::string_view data, std::string* out) {
+  char len[8];
+  const uint64_t n = data.size();
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>(n >> (8 * i));
+  out->append(len, 8);
+  PutFixed32(out, crc32c::Mask(crc32c::Extend(0, len, 8)));
+  out->append(data);
+  PutFixed32(out, crc32c::Mask(crc32c::Value(data)));
+}
+
+Status RecordReader::Next(std::string_view* data, uint64_t* offset,
+                          bool* done) {
+  *done = false;
+  *offset = pos_;
+  const std::string where =
+      "record " + std::to_string(index_) + " at offset " + std::to_string(pos_);
+  const uint64_t left = file_.size() - pos_;
+  if (left == 0) {
+    *done = true;
+    return Status::OK();
+  }
+  if (left < kHeaderSize) return Status::Corruption(where, "truncated header");
+  const char* h = file_.data() + pos_;
+  if (crc32c::Unmask(GetFixed32(h + 8)) != crc32c::Extend(0, h, 8)) {
+    return Status::Corruption(where, "length CRC mismatch");
+  }
+  const uint64_t len = GetFixed64(h);
+  if (len > left - kHeaderSize || left - kHeaderSize - len < kFooterSize) {
+    return Status::Corruption(
+        where, "truncated record (length " + std::to_string(len) + ")");
+  }
+  std::string_view payload(h + kHeaderSize, len);
+  if (crc32c::Unmask(GetFixed32(h + kHeaderSize + len)) !=
+      crc32c::Value(payload)) {
+    return Status::Corruption("record " + std::to_string(index_) +
+                                  " at offset " +
+                                  std::to_string(pos_ + kHeaderSize),
+                              "data CRC mismatch");
+  }
+  *data = payload;
+  pos_ += kOverhead + len;
+  ++index_;
+  return Status::OK();
+}
+
+std::string DaliIndexLine(uint64_t offset, uint64_t payload_size) {
+  return std::to_string(offset) + " " +
+         std::to_string(payload_size + kOverhead) + "\n";
+}
+
+}  // namespace ferry::tfrecord

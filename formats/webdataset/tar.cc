@@ -1,0 +1,127 @@
+#include "formats/webdataset/tar.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace ferry::wds {
+namespace {
+
+// Octal, zero-padded to width-1 digits, then NUL.
+void PutOctal(char* field, size_t width, uint64_t v) {
+  std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1),
+                static_cast<unsigned long long>(v));
+}
+
+uint64_t Checksum(const char* h) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < kBlock; ++i) {
+    sum += (i >= 148 && i < 156) ? ' ' : static_cast<uint8_t>(h[i]);
+  }
+  return sum;
+}
+
+bool ParseOctal(const char* f, size_t width, uint64_t* v) {
+  *v = 0;
+  size_t i = 0;
+  while (i < width && f[i] == ' ') ++i;
+  bool any = false;
+  for (; i < width && f[i] >= '0' && f[i] <= '7'; ++i) {
+    *v = *v * 8 + uint64_t(f[i] - '0');
+    any = true;
+  }
+  for (; i < width; ++i) {
+    if (f[i] != '\0' && f[i] != ' ') return false;
+  }
+  return any;
+}
+
+}  // namespace
+
+Status AppendEntry(std::string_view name, std::string_view data,
+                   std::string* out) {
+  if (name.empty() || name.size() > 100) {
+    return Status::InvalidArgument("tar entry name must be 1-100 bytes: " +
+                                   std::string(name));
+  }
+  if (data.size() >= (uint64_t{1} << 33))
+    return Status::InvalidArgument("tar entry over 8 GiB");
+  char h[kBlock];
+  std::memset(h, 0, sizeof(h));
+  std::memcpy(h, name.data(), name.size());
+  PutOctal(h + 100, 8, 0444);          // mode
+  PutOctal(h + 108, 8, 0);             // uid
+  PutOctal(h + 116, 8, 0);             // gid
+  PutOctal(h + 124, 12, data.size());  // size
+  PutOctal(h + 136, 12, 0);            // mtime: fixed, for reproducible shards
+  h[156] = '0';                        // regular file
+  std::memcpy(h + 257, "ustar", 6);    // magic "ustar\0"
+  std::memcpy(h + 263, "00", 2);       // version
+  PutOctal(h + 329, 8, 0);             // devmajor
+  PutOctal(h + 337, 8, 0);             // devminor
+  std::snprintf(h + 148, 8, "%06llo",
+                static_cast<unsigned long long>(Checksum(h)));
+  h[155] = ' ';
+  out->append(h, kBlock);
+  out->append(data);
+  out->append((kBlock - data.size() % kBlock) % kBlock, '\0');
+  return Status::OK();
+}
+
+void AppendEnd(std::string* out) { out->append(2 * kBlock, '\0'); }
+
+Result<std::vector<Entry>> ListEntries(std::string_view a) {
+  std::vector<Entry> out;
+  if (a.size() % kBlock != 0) {
+    return Status::Corruption("tar size " + std::to_string(a.size()) +
+                              " is not a multiple of 512");
+  }
+  uint64_t pos = 0;
+  static const char kZero[kBlock] = {};
+  while (true) {
+    if (a.size() - pos < kBlock)
+      return Status::Corruption("tar ends without the two zero blocks");
+    const char* h = a.data() + pos;
+    if (std::memcmp(h, kZero, kBlock) == 0) {
+      if (a.size() - pos < 2 * kBlock ||
+          std::memcmp(h + kBlock, kZero, kBlock) != 0) {
+        return Status::Corruption("tar end at offset " + std::to_string(pos) +
+                                  ": one zero block, not two");
+      }
+      return out;
+    }
+    const std::string where = "tar header at offset " + std::to_string(pos);
+    uint64_t stored = 0, size = 0;
+    if (!ParseOctal(h + 148, 8, &stored) || stored != Checksum(h)) {
+      return Status::Corruption(where, "header checksum mismatch");
+    }
+    if (!ParseOctal(h + 124, 12, &size))
+      return Status::Corruption(where, "bad size field");
+    Entry e;
+    e.name.assign(h, strnlen(h, 100));
+    e.header_offset = pos;
+    e.data_offset = pos + kBlock;
+    e.size = size;
+    const uint64_t padded = (size + kBlock - 1) / kBlock * kBlock;
+    if (a.size() - e.data_offset < padded) {
+      return Status::Corruption(where,
+                                "entry " + e.name + " runs past the end");
+    }
+    if (h[156] == '0' || h[156] == '\0') out.push_back(e);
+    pos = e.data_offset + padded;
+  }
+}
+
+void SplitName(std::string_view name, std::string* key, std::string* ext) {
+  const size_t slash = name.rfind('/');
+  const size_t base = slash == std::string_view::npos ? 0 : slash + 1;
+  const size_t dot = name.find('.', base);
+  if (dot == std::string_view::npos) {
+    key->assign(name);
+    ext->clear();
+  } else {
+    key->assign(name.substr(0, dot));
+    ext->assign(name.substr(dot + 1));
+  }
+}
+
+}  // namespace ferry::wds

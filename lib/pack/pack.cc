@@ -1,0 +1,595 @@
+#include "ferry/pack.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "core/ordered_pipeline.h"
+#include "ferry/atomic_file.h"
+#include "ferry/json.h"
+#include "ferry/version.h"
+#include "formats/example/image_example.h"
+#include "pack/shard_writer.h"
+
+namespace ferry {
+namespace {
+
+constexpr char kStateFile[] = ".ferry-pack-state";
+constexpr char kLockFile[] = ".ferry-pack.lock";
+
+const char* Ext(ShardFormat f, bool gzip) {
+  return f == ShardFormat::kWebDataset ? ".tar"
+         : gzip                        ? ".tfrecord.gz"
+                                       : ".tfrecord";
+}
+
+// While a split is being written its shards carry no "-of-N" (N is known
+// only at the end of the split).
+std::string InterimName(const std::string& split, size_t k, ShardFormat f,
+                        bool gzip) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "-%05zu", k);
+  return split + buf + Ext(f, gzip);
+}
+
+// Everything that changes output bytes, and the input listing.
+std::string Fingerprint(const std::vector<SplitItem>& items,
+                        const std::vector<Hash128>& hashes,
+                        const PackOptions& o) {
+  Hasher128 h;
+  auto add = [&](const std::string& s) {
+    h.Update(s);
+    h.Update(std::string_view("\0", 1));
+  };
+  const auto& t = o.transcode;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "pack-v1 fmt=%d gz=%d sb=%llu sr=%llu rot=%d p16=%d sol=%d "
+                "size=%dx%d mode=%d "
+                "filter=%d up=%d bg=%d,%d,%d q=%d ss=%d opt=%d prog=%d "
+                "seed=%llu mode=%d strat=%d "
+                "dedup=%d",
+                int(o.format), o.gzip, (unsigned long long)o.shard_bytes,
+                (unsigned long long)o.shard_records, t.decode.autorotate,
+                t.decode.pillow_16bit, t.shrink_on_load, t.resize.width,
+                t.resize.height, int(t.resize.mode), int(t.resize.filter),
+                t.resize.upscale, t.resize.background.r, t.resize.background.g,
+                t.resize.background.b, t.encode.quality,
+                int(t.encode.subsampling), t.encode.optimize,
+                t.encode.progressive, (unsigned long long)o.split.seed,
+                int(o.split.mode), o.split.stratify, o.split.dedup);
+  add(buf);
+  add(o.split.group_regex);
+  for (size_t i = 0; i < o.split.names.size(); ++i) {
+    add(o.split.names[i]);
+    add(std::to_string(o.split.ratios[i]));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    add(items[i].path);
+    add(items[i].label);
+    add(items[i].group);
+    add(hashes[i].ToHex());
+  }
+  return h.Digest().ToHex();
+}
+
+struct DoneShard {
+  std::string split;
+  size_t index = 0;
+  uint64_t next_item = 0, next_record = 0;  // where the following shard starts
+  uint64_t records = 0, bytes = 0;
+  Hash128 xxh3;
+  std::string md5;
+};
+
+std::string ToHex(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string FromHex(const std::string& h) {
+  std::string out;
+  if (h == "-") return out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    out.push_back(char(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+struct Failed {
+  std::string split;
+  uint64_t item_pos = 0;
+  std::string input, error;
+};
+
+struct State {
+  std::string fingerprint;
+  std::vector<DoneShard> shards;
+  std::vector<Failed> failed;
+  std::map<std::string, size_t> split_done;  // split -> shard count
+
+  std::string Serialize() const {
+    std::string s = "ferry-pack-state v1\nfingerprint " + fingerprint + "\n";
+    for (const DoneShard& d : shards) {
+      s += "shard " + d.split + " " + std::to_string(d.index) + " " +
+           std::to_string(d.next_item) + " " + std::to_string(d.next_record) +
+           " " + std::to_string(d.records) + " " + std::to_string(d.bytes) +
+           " " + d.xxh3.ToHex() + " " + (d.md5.empty() ? "-" : d.md5) + "\n";
+    }
+    for (const Failed& f : failed) {
+      s += "failed " + f.split + " " + std::to_string(f.item_pos) + " " +
+           ToHex(f.input) + " " + ToHex(f.error) + "\n";
+    }
+    for (const auto& [split, n] : split_done)
+      s += "split_done " + split + " " + std::to_string(n) + "\n";
+    return s;
+  }
+
+  static State Parse(const std::string& text) {
+    State st;
+    std::istringstream in(text);
+    std::string word;
+    while (in >> word) {
+      if (word == "fingerprint") {
+        in >> st.fingerprint;
+      } else if (word == "shard") {
+        DoneShard d;
+        std::string hex;
+        in >> d.split >> d.index >> d.next_item >> d.next_record >> d.records >>
+            d.bytes >> hex >> d.md5;
+        if (d.md5 == "-") d.md5.clear();
+        auto h = Hash128::FromHex(hex);
+        if (!in || !h.ok()) return State();
+        d.xxh3 = *h;
+        st.shards.push_back(d);
+      } else if (word == "failed") {
+        Failed f;
+        std::string in_hex, err_hex;
+        in >> f.split >> f.item_pos >> in_hex >> err_hex;
+        if (!in) return State();
+        f.input = FromHex(in_hex);
+        f.error = FromHex(err_hex);
+        st.failed.push_back(std::move(f));
+      } else if (word == "split_done") {
+        std::string split;
+        size_t n = 0;
+        in >> split >> n;
+        st.split_done[split] = n;
+      } else if (word == "ferry-pack-state" || word == "v1") {
+      } else {
+        return State();
+      }
+    }
+    return st;
+  }
+};
+
+// True if the file at path has exactly the recorded size and XXH3-128.
+bool Verified(Env* env, const std::string& path, uint64_t bytes,
+              const Hash128& h) {
+  uint64_t size = 0;
+  auto got = HashFile(env, path, &size);
+  return got.ok() && size == bytes && *got == h;
+}
+
+struct Record {
+  Status error;
+  std::string example;                                     // TFRecord payload
+  std::vector<std::pair<std::string, std::string>> parts;  // WebDataset
+  uint64_t input_bytes = 0;
+};
+
+class Packer {
+ public:
+  Packer(const std::string& src, const std::string& out, const PackOptions& o)
+      : src_(src), out_(out), o_(o), env_(o.env) {}
+
+  Result<PackSummary> Run();
+
+ private:
+  Status PackOneSplit(size_t s, const std::vector<size_t>& order);
+  Record Build(size_t item) const;
+  Status SaveState() {
+    return WriteFileAtomically(env_, JoinPath(out_, kStateFile),
+                               state_.Serialize());
+  }
+  Status WriteDatasetJson();
+
+  std::string src_, out_;
+  const PackOptions& o_;
+  Env* env_;
+  std::vector<SplitItem> items_;
+  std::vector<Hash128> hashes_;
+  SplitResult split_;
+  std::map<std::string, int> label_index_;
+  State state_;
+  PackSummary sum_;
+};
+
+Record Packer::Build(size_t i) const {
+  Record r;
+  const SplitItem& it = items_[i];
+  auto data = ReadFileToString(env_, JoinPath(src_, it.path));
+  if (!data.ok()) {
+    r.error = data.status();
+    return r;
+  }
+  r.input_bytes = data->size();
+  thread_local image::JpegEncoder encoder;
+  image::TranscodeInfo info;
+  auto jpeg = image::Transcode(*data, o_.transcode, &encoder, &info);
+  if (!jpeg.ok()) {
+    r.error = jpeg.status();
+    return r;
+  }
+  const int64_t channels = info.output_channels;
+  auto li = label_index_.find(it.label);
+  const int64_t label =
+      it.label.empty() || li == label_index_.end() ? -1 : li->second;
+  if (o_.format == ShardFormat::kTfRecord) {
+    example::ImageRecord rec;
+    rec.encoded = *jpeg;
+    rec.height = info.output_height;
+    rec.width = info.output_width;
+    rec.channels = channels;
+    rec.label = label;
+    rec.label_text = it.label;
+    rec.filename = it.path;
+    rec.key_xxh3 = hashes_[i].ToHex();
+    r.example = example::SerializeImageExample(rec);
+  } else {
+    JsonWriter j;
+    j.BeginObject()
+        .Key("filename")
+        .String(it.path)
+        .Key("height")
+        .Int(info.output_height);
+    j.Key("width").Int(info.output_width).Key("channels").Int(channels);
+    if (label >= 0) j.Key("label").Int(label).Key("text").String(it.label);
+    j.Key("xxh3").String(hashes_[i].ToHex()).EndObject();
+    std::string json = j.str();
+    if (!json.empty() && json.back() == '\n') json.pop_back();
+    if (label >= 0) r.parts.emplace_back("cls", std::to_string(label));
+    r.parts.emplace_back("jpg", std::move(jpeg).value());
+    r.parts.emplace_back("json", std::move(json));
+  }
+  return r;
+}
+
+Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
+  const std::string& name = split_.names[s];
+  PackSplit result;
+  result.name = name;
+  // Shards kept from an earlier run: the longest verified prefix.
+  size_t next_item = 0;
+  uint64_t next_record = 0;
+  std::vector<DoneShard> kept;
+  for (const DoneShard& d : state_.shards) {
+    if (d.split != name || d.index != kept.size()) continue;
+    if (!Verified(
+            env_,
+            JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip)),
+            d.bytes, d.xxh3))
+      break;
+    kept.push_back(d);
+    next_item = d.next_item;
+    next_record = d.next_record;
+  }
+  sum_.reused_shards += kept.size();
+  // Forget this split's shards (and failures) after the kept prefix.
+  std::vector<DoneShard> others;
+  for (const DoneShard& d : state_.shards) {
+    if (d.split != name) others.push_back(d);
+  }
+  others.insert(others.end(), kept.begin(), kept.end());
+  state_.shards = std::move(others);
+  std::vector<Failed> failed_kept;
+  for (const Failed& f : state_.failed) {
+    if (f.split != name || f.item_pos < next_item) failed_kept.push_back(f);
+    if (f.split == name && f.item_pos < next_item)
+      sum_.failed.push_back({f.input, Status::Corruption(f.error)});
+  }
+  state_.failed = std::move(failed_kept);
+
+  std::unique_ptr<pack::ShardWriter> shard;
+  size_t shard_index = kept.size();
+  uint64_t item_pos = next_item;
+  auto close_shard = [&]() -> Status {
+    FERRY_RETURN_IF_ERROR(shard->Finish());
+    DoneShard d{name,          shard_index,      item_pos,
+                next_record,   shard->records(), shard->file_bytes(),
+                shard->xxh3(), shard->md5_hex()};
+    state_.shards.push_back(d);
+    kept.push_back(d);
+    shard.reset();
+    ++shard_index;
+    return SaveState();
+  };
+  Status failed;
+  const size_t remaining = order.size() - next_item;
+  core::OrderedParallelMap<Record>(
+      remaining, o_.jobs, [&](size_t k) { return Build(order[next_item + k]); },
+      [&](size_t k, Record r) {
+        if (!failed.ok()) return;
+        item_pos = next_item + k + 1;
+        if (o_.progress) o_.progress->Advance(1, r.input_bytes);
+        if (!r.error.ok()) {
+          const std::string& path = items_[order[next_item + k]].path;
+          sum_.failed.push_back({path, r.error});
+          state_.failed.push_back(
+              {name, next_item + k, path, r.error.ToString()});
+          return;
+        }
+        Status st;
+        if (!shard) {
+          auto w = pack::ShardWriter::Open(
+              env_,
+              JoinPath(out_,
+                       InterimName(name, shard_index, o_.format, o_.gzip)),
+              o_.format, o_.gzip);
+          if (!w.ok()) {
+            failed = w.status();
+            return;
+          }
+          shard = std::move(w).value();
+        }
+        if (o_.format == ShardFormat::kTfRecord) {
+          st = shard->AddTfRecord(r.example);
+        } else {
+          char key[64];
+          std::snprintf(key, sizeof(key), "%s_%09llu", name.c_str(),
+                        (unsigned long long)next_record);
+          st = shard->AddSample(key, r.parts);
+        }
+        ++next_record;
+        if (st.ok() &&
+            ((o_.shard_records && shard->records() >= o_.shard_records) ||
+             shard->logical_bytes() >= o_.shard_bytes)) {
+          st = close_shard();
+        }
+        if (!st.ok()) failed = st;
+      });
+  FERRY_RETURN_IF_ERROR(failed);
+  item_pos = order.size();
+  if (shard && shard->records() > 0) FERRY_RETURN_IF_ERROR(close_shard());
+  shard.reset();
+
+  // Final names, now that the count is known; then the wids index.
+  const size_t n = kept.size();
+  JsonWriter wids;
+  wids.BeginObject()
+      .Key("__kind__")
+      .String("wids-shard-index-v1")
+      .Key("wids_version")
+      .Int(1);
+  wids.Key("name").String(name).Key("shardlist").BeginArray();
+  for (const DoneShard& d : kept) {
+    const std::string from =
+        JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip));
+    const std::string to_name = ShardName(name, d.index, n, o_.format, o_.gzip);
+    const std::string to = JoinPath(out_, to_name);
+    FERRY_RETURN_IF_ERROR(env_->RenameFile(from, to));
+    if (!o_.gzip)
+      FERRY_RETURN_IF_ERROR(env_->RenameFile(from + ".idx", to + ".idx"));
+    result.shards.push_back({to_name, d.records, d.bytes, d.xxh3});
+    result.records += d.records;
+    wids.BeginObject().Key("url").String(to_name).Key("md5sum").String(d.md5);
+    wids.Key("nsamples")
+        .Uint(d.records)
+        .Key("filesize")
+        .Uint(d.bytes)
+        .EndObject();
+  }
+  wids.EndArray().EndObject();
+  FERRY_RETURN_IF_ERROR(env_->SyncDir(out_));
+  if (o_.format == ShardFormat::kWebDataset) {
+    FERRY_RETURN_IF_ERROR(WriteFileAtomically(
+        env_, JoinPath(out_, name + ".wids.json"), wids.str()));
+  }
+  state_.split_done[name] = n;
+  FERRY_RETURN_IF_ERROR(SaveState());
+  sum_.records += result.records;
+  sum_.splits.push_back(std::move(result));
+  return Status::OK();
+}
+
+Status Packer::WriteDatasetJson() {
+  JsonWriter j;
+  const auto& t = o_.transcode;
+  j.BeginObject()
+      .Key("format")
+      .String("ferry-dataset-v1")
+      .Key("ferry_version")
+      .String(FERRY_VERSION_STRING);
+  j.Key("shard_format")
+      .String(o_.format == ShardFormat::kTfRecord ? "tfrecord" : "webdataset");
+  j.Key("compression").String(o_.gzip ? "gzip" : "none");
+  j.Key("options").BeginObject();
+  j.Key("size")
+      .BeginArray()
+      .Int(t.resize.width)
+      .Int(t.resize.height)
+      .EndArray();
+  static const char* kModes[] = {"fit", "cover", "exact", "shorter", "pad"};
+  static const char* kFilters[] = {"lanczos3", "bicubic", "bilinear", "box"};
+  j.Key("mode")
+      .String(kModes[int(t.resize.mode)])
+      .Key("filter")
+      .String(kFilters[int(t.resize.filter)]);
+  j.Key("quality")
+      .Int(t.encode.quality)
+      .Key("subsampling")
+      .String(t.encode.subsampling == image::Subsampling::k420 ? "420" : "444");
+  j.Key("seed")
+      .Uint(o_.split.seed)
+      .Key("split_mode")
+      .String(o_.split.mode == SplitMode::kStable ? "stable" : "exact");
+  j.Key("ratios").BeginArray();
+  for (double r : o_.split.ratios) j.Double(r);
+  j.EndArray()
+      .Key("shard_bytes")
+      .Uint(o_.shard_bytes)
+      .Key("shard_records")
+      .Uint(o_.shard_records);
+  j.EndObject();
+  j.Key("labels").BeginArray();
+  for (const auto& l : sum_.labels) j.String(l);
+  j.EndArray();
+  j.Key("records").Uint(sum_.records).Key("splits").BeginObject();
+  for (const PackSplit& sp : sum_.splits) {
+    j.Key(sp.name)
+        .BeginObject()
+        .Key("records")
+        .Uint(sp.records)
+        .Key("shards")
+        .BeginArray();
+    for (const PackShard& sh : sp.shards) {
+      j.BeginObject().Key("name").String(sh.name).Key("records").Uint(
+          sh.records);
+      j.Key("bytes")
+          .Uint(sh.bytes)
+          .Key("xxh3_128")
+          .String(sh.xxh3.ToHex())
+          .EndObject();
+    }
+    j.EndArray().EndObject();
+  }
+  j.EndObject().Key("failed").BeginArray();
+  for (const PackFailure& f : sum_.failed) {
+    j.BeginObject()
+        .Key("input")
+        .String(f.input)
+        .Key("error")
+        .String(f.error.ToString())
+        .EndObject();
+  }
+  j.EndArray()
+      .Key("leakage")
+      .BeginObject()
+      .Key("cross_split_sets")
+      .Uint(split_.leaks.size());
+  j.Key("sets").BeginArray();
+  for (size_t k = 0; k < split_.leaks.size() && k < 1000; ++k) {
+    j.BeginArray();
+    for (size_t i : split_.leaks[k].items) j.String(items_[i].path);
+    j.EndArray();
+  }
+  j.EndArray().EndObject().EndObject();
+  return WriteFileAtomically(env_, JoinPath(out_, "dataset.json"), j.str());
+}
+
+Result<PackSummary> Packer::Run() {
+  if (o_.format == ShardFormat::kWebDataset && o_.gzip) {
+    return Status::InvalidArgument("--compress gzip is for TFRecord shards");
+  }
+  if (o_.list_path.empty()) {
+    FERRY_ASSIGN_OR_RETURN(items_, ItemsFromTree(env_, src_));
+  } else {
+    FERRY_ASSIGN_OR_RETURN(items_, ItemsFromList(env_, o_.list_path));
+  }
+  // Contents first: the records' keys, leakage and --dedup all need them.
+  FERRY_ASSIGN_OR_RETURN(hashes_,
+                         HashItemContents(env_, src_, items_, o_.jobs));
+  FERRY_ASSIGN_OR_RETURN(split_, AssignSplits(items_, o_.split, hashes_));
+  for (const std::string& c : split_.classes) {
+    if (!c.empty()) {
+      label_index_[c] = static_cast<int>(sum_.labels.size());
+      sum_.labels.push_back(c);
+    }
+  }
+  sum_.cross_split_duplicates = split_.leaks.size();
+  // Record order inside a split: a seeded hash of the path (as tfds).
+  std::vector<std::vector<size_t>> orders(split_.names.size());
+  std::vector<uint64_t> keys(items_.size());
+  for (size_t i = 0; i < items_.size(); ++i) {
+    keys[i] = XXH3_64bits_withSeed(items_[i].path.data(), items_[i].path.size(),
+                                   o_.split.seed ^ 0x9e3779b97f4a7c15ull);
+    orders[split_.assignment[i]].push_back(i);
+  }
+  for (auto& ord : orders) {
+    std::sort(ord.begin(), ord.end(), [&](size_t a, size_t b) {
+      return keys[a] != keys[b] ? keys[a] < keys[b]
+                                : items_[a].path < items_[b].path;
+    });
+  }
+  if (o_.dry_run) {
+    for (size_t s = 0; s < orders.size(); ++s) {
+      sum_.splits.push_back({split_.names[s], orders[s].size(), {}});
+      sum_.records += orders[s].size();
+    }
+    return sum_;
+  }
+
+  FERRY_RETURN_IF_ERROR(env_->CreateDirs(out_));
+  auto lock = env_->LockFile(JoinPath(out_, kLockFile), /*wait=*/false);
+  if (!lock.ok()) {
+    return lock.status().IsUnavailable()
+               ? Status::Unavailable(out_, "another ferry pack is writing here")
+               : lock.status();
+  }
+  // Leftovers of a killed run: temporary files. Earlier state is kept only
+  // for the same inputs and options.
+  if (auto files = ListFilesRecursive(env_, out_); files.ok()) {
+    for (const std::string& f : *files) {
+      if (IsAtomicTempName(f)) (void)env_->RemoveFile(JoinPath(out_, f));
+    }
+  }
+  const std::string fp = Fingerprint(items_, hashes_, o_);
+  auto old = ReadFileToString(env_, JoinPath(out_, kStateFile));
+  if (old.ok()) state_ = State::Parse(*old);
+  if (state_.fingerprint != fp) state_ = State{fp, {}, {}};
+  (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));  // rewritten last
+  // A finished split's shards carry final names; give them back their
+  // interim names so that one code path verifies and reuses them.
+  for (const auto& [split, n] : state_.split_done) {
+    for (const DoneShard& d : state_.shards) {
+      if (d.split != split) continue;
+      const std::string final_path =
+          JoinPath(out_, ShardName(split, d.index, n, o_.format, o_.gzip));
+      const std::string interim =
+          JoinPath(out_, InterimName(split, d.index, o_.format, o_.gzip));
+      if (env_->FileExists(final_path)) {
+        (void)env_->RenameFile(final_path, interim);
+        if (env_->FileExists(final_path + ".idx"))
+          (void)env_->RenameFile(final_path + ".idx", interim + ".idx");
+      }
+    }
+  }
+  state_.split_done.clear();
+  FERRY_RETURN_IF_ERROR(SaveState());
+
+  if (o_.progress) o_.progress->Begin("pack", items_.size(), 0);
+  for (size_t s = 0; s < orders.size(); ++s)
+    FERRY_RETURN_IF_ERROR(PackOneSplit(s, orders[s]));
+  if (o_.progress) o_.progress->End();
+  std::string labels;
+  for (const auto& l : sum_.labels) labels += l + "\n";
+  FERRY_RETURN_IF_ERROR(
+      WriteFileAtomically(env_, JoinPath(out_, "labels.txt"), labels));
+  FERRY_RETURN_IF_ERROR(WriteDatasetJson());
+  return sum_;
+}
+
+}  // namespace
+
+std::string ShardName(const std::string& split, size_t index, size_t count,
+                      ShardFormat format, bool gzip) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "-%05zu-of-%05zu", index, count);
+  return split + buf + Ext(format, gzip);
+}
+
+Result<PackSummary> Pack(const std::string& src, const std::string& out,
+                         const PackOptions& options) {
+  Packer p(src, out, options);
+  return p.Run();
+}
+
+}  // namespace ferry

@@ -1,0 +1,158 @@
+// ferry pack: images -> train/val/test shards (TFRecord or WebDataset).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli.h"
+#include "ferry/json.h"
+#include "ferry/pack.h"
+#include "options.h"
+
+namespace ferry::cli {
+namespace {
+
+struct PackArgs {
+  CommonOptions common;
+  ImageArgs image;
+  SplitArgs split;
+  std::string src, out, format = "tfrecord", shard_size = "256MiB",
+                        compress = "none", list;
+  uint64_t shard_records = 0;
+  bool dry_run = false;
+};
+
+Result<uint64_t> ParseBytes(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string unit(end);
+  double mult = unit.empty() || unit == "B"    ? 1
+                : unit == "KiB" || unit == "K" ? 1024.0
+                : unit == "MiB" || unit == "M" ? 1048576.0
+                : unit == "GiB" || unit == "G" ? 1073741824.0
+                : unit == "KB"                 ? 1e3
+                : unit == "MB"                 ? 1e6
+                : unit == "GB"                 ? 1e9
+                                               : -1;
+  if (end == s.c_str() || mult < 0 || !(v > 0)) {
+    return Status::InvalidArgument(
+        "--shard-size wants a size like 256MiB, got '" + s + "'");
+  }
+  return static_cast<uint64_t>(v * mult);
+}
+
+int RunPack(const PackArgs& a) {
+  PackOptions o;
+  Status s = FillImageOptions(a.image, &o.transcode);
+  if (s.ok()) s = FillSplitSpec(a.split, &o.split);
+  if (!s.ok()) return Fail(s);
+  if (a.format != "tfrecord" && a.format != "wds")
+    return Fail(Status::InvalidArgument("--format is tfrecord or wds"));
+  if (a.compress != "none" && a.compress != "gzip")
+    return Fail(Status::InvalidArgument("--compress is gzip or none"));
+  o.format =
+      a.format == "wds" ? ShardFormat::kWebDataset : ShardFormat::kTfRecord;
+  o.gzip = a.compress == "gzip";
+  auto bytes = ParseBytes(a.shard_size);
+  if (!bytes.ok()) return Fail(bytes.status());
+  o.shard_bytes = *bytes;
+  o.shard_records = a.shard_records;
+  o.list_path = a.list;
+  o.jobs = a.common.ResolvedJobs();
+  o.dry_run = a.dry_run;
+  auto progress = NewTerminalProgress(a.common.quiet || a.common.json);
+  o.progress = progress.get();
+  auto t0 = std::chrono::steady_clock::now();
+  auto sum = Pack(a.src, a.out, o);
+  if (!sum.ok()) return Fail(sum.status());
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  if (!a.common.json) {
+    for (const PackFailure& f : sum->failed) {
+      std::fprintf(stderr, "ferry: %s: %s\n", f.input.c_str(),
+                   f.error.ToString().c_str());
+    }
+  }
+  if (a.common.json) {
+    JsonWriter j(stdout);
+    j.BeginObject().Key("command").String("pack").Key("dry_run").Bool(
+        a.dry_run);
+    j.Key("records").Uint(sum->records).Key("failed").Uint(sum->failed.size());
+    j.Key("reused_shards").Uint(sum->reused_shards).Key("seconds").Double(secs);
+    j.Key("images_per_s")
+        .Double(secs > 0 ? sum->records / secs : 0)
+        .Key("splits")
+        .BeginObject();
+    for (const PackSplit& sp : sum->splits) {
+      j.Key(sp.name)
+          .BeginObject()
+          .Key("records")
+          .Uint(sp.records)
+          .Key("shards")
+          .Uint(sp.shards.size())
+          .EndObject();
+    }
+    j.EndObject().Key("failures").BeginArray();
+    for (const PackFailure& f : sum->failed) {
+      j.BeginObject()
+          .Key("input")
+          .String(f.input)
+          .Key("error")
+          .String(f.error.ToString())
+          .EndObject();
+    }
+    j.EndArray().EndObject();
+  } else if (!a.common.quiet) {
+    std::fprintf(stderr, "ferry pack: %llu records",
+                 (unsigned long long)sum->records);
+    for (const PackSplit& sp : sum->splits) {
+      std::fprintf(stderr, ", %s %llu in %zu shards", sp.name.c_str(),
+                   (unsigned long long)sp.records, sp.shards.size());
+    }
+    std::fprintf(stderr, "; %zu failed; %llu shards reused; %.2f s%s\n",
+                 sum->failed.size(), (unsigned long long)sum->reused_shards,
+                 secs, a.dry_run ? " (dry run)" : "");
+  }
+  return sum->failed.empty() ? kExitOk : kExitItemsFailed;
+}
+
+}  // namespace
+
+Runner RegisterPack(CLI::App* app) {
+  auto a = std::make_shared<PackArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "pack", "Images -> split training shards (TFRecord or WebDataset)");
+  cmd->footer(
+      "Examples:\n"
+      "  ferry pack data/ shards/ --size 512                  # TFRecord, "
+      "7:2:1, 256 MiB shards\n"
+      "  ferry pack data/ wds/ --format wds --size 256 --mode cover "
+      "--shard-records 1000\n"
+      "  ferry pack data/ all/ --ratios 1 --names all --compress gzip\n"
+      "Writes <split>-NNNNN-of-MMMMM.{tfrecord,tar} (+ .idx), labels.txt, "
+      "dataset.json (last).");
+  cmd->add_option("src", a->src,
+                  "Class-folder tree (or the root of --list paths)")
+      ->required();
+  cmd->add_option("out", a->out, "Output directory")->required();
+  cmd->add_option("--format", a->format, "tfrecord | wds")
+      ->capture_default_str();
+  cmd->add_option("--shard-size", a->shard_size, "Close a shard at this size")
+      ->capture_default_str();
+  cmd->add_option("--shard-records", a->shard_records,
+                  "...or at this many records (0: no limit)");
+  cmd->add_option("--compress", a->compress,
+                  "gzip (TFRecord, as TF's GZIP) | none")
+      ->capture_default_str();
+  cmd->add_option("--list", a->list,
+                  "CSV/JSONL listing (path,label,group) instead of the tree");
+  AddImageOptions(cmd, &a->image);
+  AddSplitOptions(cmd, &a->split);
+  cmd->add_flag("-n,--dry-run", a->dry_run,
+                "Split and report; convert and write nothing");
+  AddCommonOptions(cmd, &a->common);
+  return [a] { return RunPack(*a); };
+}
+
+}  // namespace ferry::cli

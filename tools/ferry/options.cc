@@ -1,0 +1,117 @@
+#include "options.h"
+
+#include <cstdio>
+
+namespace ferry::cli {
+namespace {
+
+Status ParseSize(const std::string& s, int* w, int* h) {
+  unsigned a = 0, b = 0;
+  char x = 0, tail = 0;
+  int n = std::sscanf(s.c_str(), "%u%c%u%c", &a, &x, &b, &tail);
+  if (n == 1 && a > 0) {
+    *w = *h = static_cast<int>(a);
+  } else if (n == 3 && (x == 'x' || x == 'X') && a > 0 && b > 0) {
+    *w = static_cast<int>(a);
+    *h = static_cast<int>(b);
+  } else {
+    return Status::InvalidArgument("--size wants N or WxH, got '" + s + "'");
+  }
+  if (*w > 65500 || *h > 65500)
+    return Status::InvalidArgument("--size above 65500");
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddImageOptions(CLI::App* cmd, ImageArgs* a) {
+  cmd->add_option("--size", a->size, "Box: N (NxN) or WxH; none = keep size");
+  cmd->add_option("--mode", a->mode, "fit | cover | exact | shorter | pad")
+      ->capture_default_str();
+  cmd->add_option("--filter", a->filter, "lanczos3 | bicubic | bilinear | box")
+      ->capture_default_str();
+  cmd->add_option("--quality", a->quality, "JPEG quality")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--subsampling", a->subsampling, "420 | 444")
+      ->capture_default_str();
+  cmd->add_option("--background", a->background,
+                  "Under alpha and around pad: white, black, #rrggbb, r,g,b")
+      ->capture_default_str();
+  cmd->add_flag("--upscale", a->upscale,
+                "fit/pad: enlarge images smaller than the box");
+  cmd->add_flag("--optimize", a->optimize,
+                "Optimised Huffman tables (smaller, slower)");
+  cmd->add_flag("--progressive", a->progressive, "Progressive JPEG");
+  cmd->add_flag("--keep-icc", a->keep_icc, "Copy the input's ICC profile");
+  cmd->add_flag("--no-autorotate", a->no_autorotate,
+                "Ignore the EXIF orientation");
+  cmd->add_flag("--pillow-16bit", a->pillow_16bit,
+                "16-bit PNG: keep the high byte, as Pillow");
+  cmd->add_flag("--no-shrink-on-load", a->no_shrink_on_load,
+                "Always decode JPEGs at full size");
+  cmd->add_option("--max-pixels", a->max_pixels,
+                  "Refuse larger images (decompression bombs)")
+      ->capture_default_str();
+}
+
+Status FillImageOptions(const ImageArgs& a, image::TranscodeOptions* t) {
+  if (!a.size.empty())
+    FERRY_RETURN_IF_ERROR(
+        ParseSize(a.size, &t->resize.width, &t->resize.height));
+  FERRY_ASSIGN_OR_RETURN(t->resize.mode, image::ParseResizeMode(a.mode));
+  if (t->resize.mode == image::ResizeMode::kShorter &&
+      t->resize.width != t->resize.height) {
+    return Status::InvalidArgument("--mode shorter takes one number: --size N");
+  }
+  FERRY_ASSIGN_OR_RETURN(t->resize.filter, image::ParseFilter(a.filter));
+  FERRY_ASSIGN_OR_RETURN(t->resize.background, image::ParseColor(a.background));
+  t->resize.upscale = a.upscale;
+  if (a.subsampling != "420" && a.subsampling != "444") {
+    return Status::InvalidArgument("--subsampling is 420 or 444");
+  }
+  t->encode.subsampling = a.subsampling == "420" ? image::Subsampling::k420
+                                                 : image::Subsampling::k444;
+  t->encode.quality = a.quality;
+  t->encode.optimize = a.optimize;
+  t->encode.progressive = a.progressive;
+  t->keep_icc = a.keep_icc;
+  t->decode.autorotate = !a.no_autorotate;
+  t->decode.pillow_16bit = a.pillow_16bit;
+  t->decode.limits.max_pixels = a.max_pixels;
+  t->shrink_on_load = !a.no_shrink_on_load;
+  return Status::OK();
+}
+
+void AddSplitOptions(CLI::App* cmd, SplitArgs* a) {
+  cmd->add_option("--ratios", a->ratios, "7:2:1 or 0.7,0.2,0.1")
+      ->capture_default_str();
+  cmd->add_option("--names", a->names, "Split names, one per ratio")
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the assignment hash")
+      ->capture_default_str();
+  cmd->add_option("--split-mode", a->mode,
+                  "stable (items never move) | exact (counts)")
+      ->capture_default_str();
+  cmd->add_option("--group-by", a->group_by,
+                  "Regex; capture group 1 of the path is the group");
+  cmd->add_flag("--no-stratify", a->no_stratify,
+                "exact mode: cut the whole set, not per class");
+  cmd->add_flag("--dedup", a->dedup, "Keep identical files in one split");
+}
+
+Status FillSplitSpec(const SplitArgs& a, SplitSpec* spec) {
+  FERRY_ASSIGN_OR_RETURN(spec->ratios, ParseRatios(a.ratios));
+  FERRY_ASSIGN_OR_RETURN(spec->names, ParseSplitNames(a.names));
+  spec->seed = a.seed;
+  if (a.mode != "stable" && a.mode != "exact") {
+    return Status::InvalidArgument("--split-mode is stable or exact");
+  }
+  spec->mode = a.mode == "stable" ? SplitMode::kStable : SplitMode::kExact;
+  spec->stratify = !a.no_stratify;
+  spec->group_regex = a.group_by;
+  spec->dedup = a.dedup;
+  return ValidateSpec(*spec);
+}
+
+}  // namespace ferry::cli
