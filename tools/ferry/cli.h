@@ -42,6 +42,7 @@ Runner RegisterHash(CLI::App* app);
 Runner RegisterConvert(CLI::App* app);
 Runner RegisterSplit(CLI::App* app);
 Runner RegisterPack(CLI::App* app);
+Runner RegisterInspect(CLI::App* app);
 
 }  // namespace ferry::cli
 

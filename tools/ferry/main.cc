@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner convert = ferry::cli::RegisterConvert(&app);
   ferry::cli::Runner split = ferry::cli::RegisterSplit(&app);
   ferry::cli::Runner pack = ferry::cli::RegisterPack(&app);
+  ferry::cli::Runner inspect = ferry::cli::RegisterInspect(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -40,5 +41,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("convert")) return convert();
   if (app.got_subcommand("split")) return split();
   if (app.got_subcommand("pack")) return pack();
+  if (app.got_subcommand("inspect")) return inspect();
   return ferry::cli::kExitUsage;
 }

@@ -10,6 +10,7 @@
 #include "ferry/hash.h"
 #include "ferry/hash_list.h"
 #include "ferry/image.h"
+#include "ferry/inspect.h"
 #include "ferry/json.h"
 #include "ferry/pack.h"
 #include "ferry/progress.h"

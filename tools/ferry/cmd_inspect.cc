@@ -1,0 +1,113 @@
+// ferry inspect: records of a shard, or a dataset.json summary.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli.h"
+#include "ferry/inspect.h"
+#include "ferry/json.h"
+
+namespace ferry::cli {
+namespace {
+
+struct InspectArgs {
+  CommonOptions common;
+  std::string path;
+  size_t records = 10;
+};
+
+int RunInspect(const InspectArgs& a) {
+  auto rep = Inspect(Env::Default(), a.path, a.records);
+  if (!rep.ok()) return Fail(rep.status());
+  if (rep->kind == "dataset") {
+    std::fputs(rep->dataset_json.c_str(), stdout);
+    return kExitOk;
+  }
+  if (a.common.json) {
+    JsonWriter j(stdout);
+    j.BeginObject()
+        .Key("path")
+        .String(a.path)
+        .Key("kind")
+        .String(rep->kind)
+        .Key("records")
+        .Uint(rep->records);
+    if (!rep->error.empty()) j.Key("error").String(rep->error);
+    j.Key("shown").BeginArray();
+    for (const InspectRecord& r : rep->shown) {
+      j.BeginObject()
+          .Key("index")
+          .Uint(r.index)
+          .Key("offset")
+          .Uint(r.offset)
+          .Key("size")
+          .Uint(r.size);
+      if (!r.key.empty()) j.Key("key").String(r.key);
+      j.Key("fields").BeginArray();
+      for (const InspectField& f : r.fields) {
+        j.BeginObject()
+            .Key("name")
+            .String(f.name)
+            .Key("type")
+            .String(f.type)
+            .Key("values")
+            .Uint(f.values);
+        j.Key("bytes").Uint(f.bytes);
+        if (!f.first.empty()) j.Key("first").String(f.first);
+        j.EndObject();
+      }
+      j.EndArray()
+          .Key("image")
+          .BeginArray()
+          .Int(r.image_width)
+          .Int(r.image_height)
+          .Int(r.image_channels)
+          .EndArray();
+      if (!r.error.empty()) j.Key("error").String(r.error);
+      j.EndObject();
+    }
+    j.EndArray().EndObject();
+  } else {
+    std::printf("%s: %s, %llu records\n", a.path.c_str(), rep->kind.c_str(),
+                (unsigned long long)rep->records);
+    for (const InspectRecord& r : rep->shown) {
+      std::printf(
+          "record %llu at offset %llu, %llu bytes%s%s: image %dx%dx%d\n",
+          (unsigned long long)r.index, (unsigned long long)r.offset,
+          (unsigned long long)r.size, r.key.empty() ? "" : ", key ",
+          r.key.c_str(), r.image_width, r.image_height, r.image_channels);
+      for (const InspectField& f : r.fields) {
+        std::printf("  %-20s %-5s x%llu %8llu bytes  %s\n", f.name.c_str(),
+                    f.type.c_str(), (unsigned long long)f.values,
+                    (unsigned long long)f.bytes, f.first.c_str());
+      }
+      if (!r.error.empty()) std::printf("  error: %s\n", r.error.c_str());
+    }
+    if (!rep->error.empty()) std::printf("error: %s\n", rep->error.c_str());
+  }
+  return rep->error.empty() ? kExitOk : kExitIntegrity;
+}
+
+}  // namespace
+
+Runner RegisterInspect(CLI::App* app) {
+  auto a = std::make_shared<InspectArgs>();
+  CLI::App* cmd =
+      app->add_subcommand("inspect", "Show what a shard or dataset.json holds");
+  cmd->footer(
+      "Examples:\n"
+      "  ferry inspect shards/train-00000-of-00012.tfrecord --records 3\n"
+      "  ferry inspect wds/val-00000-of-00002.tar --json\n"
+      "  ferry inspect shards/                              # dataset.json "
+      "summary");
+  cmd->add_option(
+         "path", a->path,
+         "A .tfrecord(.gz) or .tar shard, dataset.json, or a pack output dir")
+      ->required();
+  cmd->add_option("--records", a->records, "How many records to show")
+      ->capture_default_str();
+  AddCommonOptions(cmd, &a->common);
+  return [a] { return RunInspect(*a); };
+}
+
+}  // namespace ferry::cli
