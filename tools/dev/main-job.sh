@@ -2,7 +2,8 @@
 # README command 1: install what is missing, build, and run ferry's main job on
 # samples/. Today the job is: hash the samples (as xxhsum -H2) and verify them,
 # then convert every sample image to a 256-px JPEG, then split the labelled
-# dataset 7:2:1 (stratified by class, leakage checked).
+# dataset 7:2:1 (stratified by class, leakage checked), then pack the labelled
+# dataset into TFRecord and WebDataset shards and inspect one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -20,4 +21,10 @@ echo "== ferry convert samples/ $out/jpeg --size 256 (fit, lanczos3, q90)"
 "$ferry" convert samples "$out/jpeg" --size 256 -j 2
 echo "== ferry split $out/jpeg/dataset --out $out/split (7:2:1, stable)"
 "$ferry" split "$out/jpeg/dataset" --out "$out/split"
+echo "== ferry pack samples/dataset $out/tfrecord --size 128 --shard-records 16"
+"$ferry" pack samples/dataset "$out/tfrecord" --size 128 --shard-records 16 -j 2
+echo "== ferry pack samples/dataset $out/wds --format wds --size 128"
+"$ferry" pack samples/dataset "$out/wds" --format wds --size 128 -j 2
+echo "== ferry inspect $out/tfrecord/train-00000-of-00003.tfrecord --records 1"
+"$ferry" inspect "$out/tfrecord/train-00000-of-00003.tfrecord" --records 1
 echo "main job: OK"
