@@ -69,6 +69,20 @@ Status AppendEntry(std::string_view name, std::string_view data,
 
 void AppendEnd(std::string* out) { out->append(2 * kBlock, '\0'); }
 
+Status ParseHeader(std::string_view block, Header* h) {
+  const char* p = block.data();
+  uint64_t stored = 0;
+  if (block.size() < kBlock || !ParseOctal(p + 148, 8, &stored) ||
+      stored != Checksum(p)) {
+    return Status::Corruption("header checksum mismatch");
+  }
+  if (!ParseOctal(p + 124, 12, &h->size))
+    return Status::Corruption("bad size field");
+  h->name.assign(p, strnlen(p, 100));
+  h->type = p[156];
+  return Status::OK();
+}
+
 Result<std::vector<Entry>> ListEntries(std::string_view a) {
   std::vector<Entry> out;
   if (a.size() % kBlock != 0) {
@@ -89,24 +103,17 @@ Result<std::vector<Entry>> ListEntries(std::string_view a) {
       }
       return out;
     }
-    const std::string where = "tar header at offset " + std::to_string(pos);
-    uint64_t stored = 0, size = 0;
-    if (!ParseOctal(h + 148, 8, &stored) || stored != Checksum(h)) {
-      return Status::Corruption(where, "header checksum mismatch");
-    }
-    if (!ParseOctal(h + 124, 12, &size))
-      return Status::Corruption(where, "bad size field");
-    Entry e;
-    e.name.assign(h, strnlen(h, 100));
-    e.header_offset = pos;
-    e.data_offset = pos + kBlock;
-    e.size = size;
-    const uint64_t padded = (size + kBlock - 1) / kBlock * kBlock;
+    Header hd;
+    Status s = ParseHeader(std::string_view(h, kBlock), &hd);
+    if (!s.ok())
+      return s.WithContext("tar header at offset " + std::to_string(pos));
+    Entry e{hd.name, pos, pos + kBlock, hd.size};
+    const uint64_t padded = (hd.size + kBlock - 1) / kBlock * kBlock;
     if (a.size() - e.data_offset < padded) {
-      return Status::Corruption(where,
+      return Status::Corruption("tar header at offset " + std::to_string(pos),
                                 "entry " + e.name + " runs past the end");
     }
-    if (h[156] == '0' || h[156] == '\0') out.push_back(e);
+    if (hd.type == '0' || hd.type == '\0') out.push_back(e);
     pos = e.data_offset + padded;
   }
 }

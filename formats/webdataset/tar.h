@@ -22,6 +22,15 @@ Status AppendEntry(std::string_view name, std::string_view data,
 // The two zero blocks that end an archive.
 void AppendEnd(std::string* out);
 
+struct Header {
+  std::string name;
+  uint64_t size = 0;
+  char type = '0';
+};
+// Parses one 512-byte header block (not a zero block), checking its
+// checksum and fields.
+Status ParseHeader(std::string_view block, Header* h);
+
 struct Entry {
   std::string name;
   uint64_t header_offset = 0;

@@ -1,7 +1,6 @@
-// The zlib and OpenSSL adapters live here, and only here.
+// The zlib deflate adapter lives here.
 #include "pack/shard_writer.h"
 
-#include <openssl/evp.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -21,12 +20,6 @@ struct ShardWriter::Gzip {
                       Z_DEFAULT_STRATEGY) == Z_OK;
   }
   ~Gzip() { deflateEnd(&z); }
-};
-
-struct ShardWriter::Md5 {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  Md5() { EVP_DigestInit_ex(ctx, EVP_md5(), nullptr); }
-  ~Md5() { EVP_MD_CTX_free(ctx); }
 };
 
 ShardWriter::~ShardWriter() = default;
@@ -53,7 +46,7 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(Env* env,
 
 Status ShardWriter::Emit(std::string_view bytes) {
   hasher_.Update(bytes);
-  if (md5_) EVP_DigestUpdate(md5_->ctx, bytes.data(), bytes.size());
+  if (md5_) md5_->Update(bytes);
   file_bytes_ += bytes.size();
   return file_->Append(bytes);
 }
@@ -126,16 +119,7 @@ Status ShardWriter::Finish() {
           Emit(std::string_view(out, sizeof(out) - z.avail_out)));
     } while (rc != Z_STREAM_END);
   }
-  if (md5_) {
-    unsigned char d[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(md5_->ctx, d, &n);
-    char hex[3];
-    for (unsigned i = 0; i < n; ++i) {
-      std::snprintf(hex, sizeof(hex), "%02x", d[i]);
-      md5_done_ += hex;
-    }
-  }
+  if (md5_) md5_done_ = md5_->HexDigest();
   FERRY_RETURN_IF_ERROR(file_->Commit());
   // Offsets refer to the uncompressed stream: DALI cannot index gzip shards.
   if (gzip_) return Status::OK();

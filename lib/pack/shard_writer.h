@@ -11,6 +11,7 @@
 #include "ferry/atomic_file.h"
 #include "ferry/hash.h"
 #include "ferry/pack.h"
+#include "pack/md5.h"
 
 namespace ferry::pack {
 
@@ -45,7 +46,6 @@ class ShardWriter {
   std::unique_ptr<AtomicFileWriter> file_;
   struct Gzip;
   std::unique_ptr<Gzip> gzip_;
-  struct Md5;
   std::unique_ptr<Md5> md5_;
   Hasher128 hasher_;
   std::string buf_, idx_;

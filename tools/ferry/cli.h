@@ -43,6 +43,7 @@ Runner RegisterConvert(CLI::App* app);
 Runner RegisterSplit(CLI::App* app);
 Runner RegisterPack(CLI::App* app);
 Runner RegisterInspect(CLI::App* app);
+Runner RegisterVerify(CLI::App* app);
 
 }  // namespace ferry::cli
 

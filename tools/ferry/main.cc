@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner split = ferry::cli::RegisterSplit(&app);
   ferry::cli::Runner pack = ferry::cli::RegisterPack(&app);
   ferry::cli::Runner inspect = ferry::cli::RegisterInspect(&app);
+  ferry::cli::Runner verify = ferry::cli::RegisterVerify(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,5 +43,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("split")) return split();
   if (app.got_subcommand("pack")) return pack();
   if (app.got_subcommand("inspect")) return inspect();
+  if (app.got_subcommand("verify")) return verify();
   return ferry::cli::kExitUsage;
 }

@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/export.h"
+#include "ferry/result.h"
 
 namespace ferry {
 
@@ -45,6 +47,41 @@ class FERRY_EXPORT JsonWriter {
   std::vector<bool> first_;  // per open container: nothing written yet
   bool after_key_ = false;
 };
+
+// A parsed JSON document (for reading ferry's own manifests back).
+class FERRY_EXPORT JsonValue {
+ public:
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+  Type type() const { return type_; }
+  bool is_object() const { return type_ == Type::kObject; }
+  bool is_array() const { return type_ == Type::kArray; }
+  bool is_string() const { return type_ == Type::kString; }
+  bool is_number() const { return type_ == Type::kNumber; }
+
+  const std::string& str() const { return str_; }
+  double number() const { return num_; }
+  uint64_t uint() const { return num_ > 0 ? static_cast<uint64_t>(num_) : 0; }
+  bool boolean() const { return bool_; }
+  const std::vector<JsonValue>& items() const { return items_; }
+  // Object members in document order.
+  const std::vector<std::pair<std::string, JsonValue>>& members() const {
+    return members_;
+  }
+  // The member named key, or a null value.
+  const JsonValue& operator[](std::string_view key) const;
+
+ private:
+  friend class JsonParser;
+  Type type_ = Type::kNull;
+  bool bool_ = false;
+  double num_ = 0;
+  std::string str_;
+  std::vector<JsonValue> items_;
+  std::vector<std::pair<std::string, JsonValue>> members_;
+};
+
+// Parses a whole JSON text (RFC 8259); nesting is limited to 64 levels.
+FERRY_EXPORT Result<JsonValue> ParseJson(std::string_view text);
 
 }  // namespace ferry
 

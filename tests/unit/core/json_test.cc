@@ -36,3 +36,49 @@ TEST(JsonWriterTest, NonFiniteDoubleIsNull) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+TEST(JsonParseTest, ReadsBackWhatTheWriterWrites) {
+  JsonWriter w;
+  w.BeginObject()
+      .Key("name")
+      .String("a \"q\" \n\xc3\xa9")
+      .Key("n")
+      .Uint(12345678901ull)
+      .Key("f")
+      .Double(0.5);
+  w.Key("list")
+      .BeginArray()
+      .Int(-3)
+      .Bool(true)
+      .Null()
+      .BeginObject()
+      .EndObject()
+      .EndArray()
+      .EndObject();
+  auto v = ParseJson(w.str());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)["name"].str(), "a \"q\" \n\xc3\xa9");
+  EXPECT_EQ((*v)["n"].uint(), 12345678901ull);
+  EXPECT_EQ((*v)["f"].number(), 0.5);
+  ASSERT_EQ((*v)["list"].items().size(), 4u);
+  EXPECT_EQ((*v)["list"].items()[0].number(), -3);
+  EXPECT_TRUE((*v)["list"].items()[1].boolean());
+  EXPECT_TRUE((*v)["list"].items()[3].is_object());
+  EXPECT_EQ((*v)["missing"].type(), JsonValue::Type::kNull);
+  EXPECT_EQ((*ParseJson("\"\\u00e9\\ud83d\\ude00\"")).str(),
+            "\xc3\xa9\xf0\x9f\x98\x80");
+}
+
+TEST(JsonParseTest, RejectsBrokenText) {
+  for (const char* bad : {"", "{", "{\"a\" 1}", "[1,]", "[1 2]", "\"open",
+                          "tru", "{} x", "01x", "\"\\q\""}) {
+    EXPECT_FALSE(ParseJson(bad).ok()) << bad;
+  }
+  EXPECT_FALSE(ParseJson(std::string(100, '[') + std::string(100, ']')).ok());
+}
+
+}  // namespace
+}  // namespace ferry

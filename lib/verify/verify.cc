@@ -1,0 +1,681 @@
+#include "ferry/verify.h"
+
+#include <xxhash.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/ordered_pipeline.h"
+#include "ferry/crc32c.h"
+#include "ferry/hash.h"
+#include "ferry/hash_list.h"
+#include "ferry/image.h"
+#include "ferry/json.h"
+#include "formats/example/image_example.h"
+#include "formats/tfrecord/tfrecord.h"
+#include "formats/webdataset/tar.h"
+#include "pack/md5.h"
+
+namespace ferry {
+namespace {
+
+// Bytes of a file, read in chunks; XXH3-128 and MD5 of the raw bytes are
+// kept on the way, so each file is read once.
+class FileStream {
+ public:
+  FileStream(std::unique_ptr<SequentialFile> f, bool md5)
+      : f_(std::move(f)), chunk_(1 << 20, '\0') {
+    if (md5) md5_ = std::make_unique<pack::Md5>();
+  }
+  virtual ~FileStream() = default;
+  // Reads up to n bytes (fewer only at the end) into out.
+  virtual Status Read(size_t n, std::string* out) {
+    out->clear();
+    while (out->size() < n) {
+      if (pos_ == len_) {
+        std::string_view got;
+        FERRY_RETURN_IF_ERROR(f_->Read(chunk_.size(), &got, chunk_.data()));
+        if (got.empty()) break;
+        if (got.data() != chunk_.data())
+          std::memmove(chunk_.data(), got.data(), got.size());
+        hasher_.Update(got);
+        if (md5_) md5_->Update(got);
+        raw_bytes_ += got.size();
+        pos_ = 0;
+        len_ = got.size();
+      }
+      size_t take = std::min(n - out->size(), len_ - pos_);
+      out->append(chunk_.data() + pos_, take);
+      pos_ += take;
+    }
+    return Status::OK();
+  }
+  // Reads what is left, so the hashes cover the whole file.
+  Status Drain() {
+    std::string sink;
+    do {
+      FERRY_RETURN_IF_ERROR(ReadRaw(1 << 20, &sink));
+    } while (!sink.empty());
+    return Status::OK();
+  }
+  Hash128 xxh3() const { return hasher_.Digest(); }
+  std::string md5() { return md5_ ? md5_->HexDigest() : std::string(); }
+  uint64_t raw_bytes() const { return raw_bytes_; }
+
+ protected:
+  Status ReadRaw(size_t n, std::string* out) {
+    return FileStream::Read(n, out);
+  }
+
+ private:
+  std::unique_ptr<SequentialFile> f_;
+  std::string chunk_;
+  size_t pos_ = 0, len_ = 0;
+  Hasher128 hasher_;
+  std::unique_ptr<pack::Md5> md5_;
+  uint64_t raw_bytes_ = 0;
+};
+
+// The inflated bytes of a gzip file (TensorFlow's GZIP TFRecords).
+class GzipStream : public FileStream {
+ public:
+  using FileStream::FileStream;
+  ~GzipStream() override {
+    if (init_) inflateEnd(&z_);
+  }
+  Status Read(size_t n, std::string* out) override {
+    out->clear();
+    if (!init_) {
+      if (inflateInit2(&z_, 15 + 32) != Z_OK)
+        return Status::ResourceExhausted("inflateInit2");
+      init_ = true;
+    }
+    char buf[1 << 16];
+    while (out->size() < n && !done_) {
+      if (z_.avail_in == 0) {
+        FERRY_RETURN_IF_ERROR(ReadRaw(1 << 16, &in_));
+        if (in_.empty())
+          return Status::Corruption("gzip stream ends early (truncated)");
+        z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        z_.avail_in = static_cast<uInt>(in_.size());
+      }
+      z_.next_out = reinterpret_cast<Bytef*>(buf);
+      z_.avail_out = static_cast<uInt>(std::min(sizeof(buf), n - out->size()));
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END)
+        return Status::Corruption("gzip stream is corrupt");
+      out->append(buf, reinterpret_cast<char*>(z_.next_out) - buf);
+      if (rc == Z_STREAM_END) done_ = true;
+    }
+    return Status::OK();
+  }
+
+ private:
+  z_stream z_{};
+  bool init_ = false, done_ = false;
+  std::string in_;
+};
+
+// A source record's identity, for the split check.
+struct SourceKey {
+  uint64_t path_hash = 0;
+  std::string path, content;  // source path and its XXH3-128 (hex)
+  int64_t record = 0;
+};
+
+struct ShardResult {
+  std::vector<Problem> problems;
+  uint64_t records = 0, bytes = 0;
+  Hash128 xxh3;
+  std::string md5;
+  std::string schema;  // of the first record
+  std::vector<SourceKey> keys;
+  bool missing = false;
+};
+
+// Minimal protobuf wire scan of a tf.train.Example: feature keys and kinds
+// (the schema), and the first bytes value of two features. No copies.
+bool Varint(std::string_view* p, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && !p->empty(); shift += 7) {
+    uint8_t b = static_cast<uint8_t>(p->front());
+    p->remove_prefix(1);
+    *v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+bool Field(std::string_view* p, int* number, std::string_view* body) {
+  uint64_t tag, len;
+  if (!Varint(p, &tag) || (tag & 7) != 2 || !Varint(p, &len) || len > p->size())
+    return false;
+  *number = static_cast<int>(tag >> 3);
+  *body = p->substr(0, len);
+  p->remove_prefix(len);
+  return true;
+}
+
+bool ScanExample(std::string_view ex, std::string* schema,
+                 std::string* filename, std::string* key) {
+  std::vector<std::string> parts;
+  int n;
+  std::string_view features;
+  while (!ex.empty()) {
+    if (!Field(&ex, &n, &features) || n != 1) return false;
+    while (!features.empty()) {
+      std::string_view entry, k, feature;
+      if (!Field(&features, &n, &entry) || n != 1) return false;
+      std::string_view fkey;
+      std::string kind = "none";
+      while (!entry.empty()) {
+        std::string_view v;
+        if (!Field(&entry, &n, &v)) return false;
+        if (n == 1) {
+          fkey = v;
+        } else if (n == 2) {
+          feature = v;
+          while (!feature.empty()) {
+            std::string_view list;
+            int kn;
+            if (!Field(&feature, &kn, &list) || kn < 1 || kn > 3) return false;
+            kind = kn == 1 ? "bytes" : kn == 2 ? "float" : "int64";
+            if (kn == 1 &&
+                (fkey == "image/filename" || fkey == "image/key/xxh3")) {
+              std::string_view first;
+              int vn;
+              if (!list.empty() && Field(&list, &vn, &first)) {
+                (fkey == "image/filename" ? filename : key)->assign(first);
+              }
+            }
+          }
+        }
+      }
+      parts.push_back(std::string(fkey) + ":" + kind);
+    }
+  }
+  std::sort(parts.begin(), parts.end());
+  schema->clear();
+  for (const auto& s : parts) *schema += s + ";";
+  return true;
+}
+
+uint64_t LoadLE(const std::string& s, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= uint64_t(static_cast<uint8_t>(s[at + i])) << (8 * i);
+  return v;
+}
+
+void Add(ShardResult* r, const std::string& file, int64_t rec, int64_t off,
+         const char* what, std::string detail) {
+  r->problems.push_back({file, rec, off, what, std::move(detail)});
+}
+
+void DeepCheck(std::string_view jpeg, int64_t h, int64_t w,
+               const std::string& file, int64_t rec, int64_t off,
+               ShardResult* r) {
+  auto img = image::DecodeJpeg(jpeg, {});
+  if (!img.ok()) {
+    Add(r, file, rec, off, "decode", img.status().ToString());
+  } else if (img->height != h || img->width != w) {
+    Add(r, file, rec, off, "decode",
+        "image is " + std::to_string(img->width) + "x" +
+            std::to_string(img->height) + ", recorded " + std::to_string(w) +
+            "x" + std::to_string(h));
+  }
+}
+
+void VerifyTfRecord(FileStream* in, const std::string& file, bool deep,
+                    std::string* idx, ShardResult* r) {
+  std::string head, payload, foot;
+  uint64_t off = 0;
+  for (int64_t rec = 0;; ++rec) {
+    Status s = in->Read(tfrecord::kHeaderSize, &head);
+    if (!s.ok()) return Add(r, file, rec, off, "truncated", s.ToString());
+    if (head.empty()) break;
+    if (head.size() < tfrecord::kHeaderSize)
+      return Add(r, file, rec, off, "truncated", "header cut short");
+    if (crc32c::Unmask(uint32_t(LoadLE(head, 8, 4))) !=
+        crc32c::Extend(0, head.data(), 8)) {
+      return Add(r, file, rec, off, "length_crc",
+                 "length CRC mismatch; the rest of the file is unreadable");
+    }
+    const uint64_t len = LoadLE(head, 0, 8);
+    s = in->Read(len, &payload);
+    if (s.ok() && payload.size() == len)
+      s = in->Read(tfrecord::kFooterSize, &foot);
+    if (!s.ok() || payload.size() < len ||
+        foot.size() < tfrecord::kFooterSize) {
+      return Add(r, file, rec, off, "truncated",
+                 "record of " + std::to_string(len) + " bytes cut short");
+    }
+    if (crc32c::Unmask(uint32_t(LoadLE(foot, 0, 4))) !=
+        crc32c::Value(payload)) {
+      Add(r, file, rec, int64_t(off + tfrecord::kHeaderSize), "data_crc",
+          "data CRC mismatch");
+    } else {
+      std::string schema, filename, key;
+      if (!ScanExample(payload, &schema, &filename, &key)) {
+        Add(r, file, rec, int64_t(off + tfrecord::kHeaderSize), "parse",
+            "not a tf.train.Example");
+      } else {
+        if (r->schema.empty()) r->schema = schema;
+        if (schema != r->schema) {
+          Add(r, file, rec, int64_t(off), "schema",
+              "features " + schema + " differ from " + r->schema);
+        }
+        r->keys.push_back({XXH3_64bits(filename.data(), filename.size()),
+                           filename, key, rec});
+        if (deep) {
+          auto img = example::ParseImageExample(payload);
+          if (!img.ok()) {
+            Add(r, file, rec, int64_t(off), "parse", img.status().ToString());
+          } else {
+            DeepCheck(img->encoded, img->height, img->width, file, rec,
+                      int64_t(off), r);
+          }
+        }
+      }
+    }
+    *idx += tfrecord::DaliIndexLine(off, len);
+    off += tfrecord::kOverhead + len;
+    ++r->records;
+  }
+}
+
+void VerifyTar(FileStream* in, const std::string& file, bool deep,
+               std::string* idx, ShardResult* r) {
+  std::string block, data, pad;
+  uint64_t off = 0;
+  int64_t sample = -1;
+  std::string key, line, parts, first_parts, json, jpeg;
+  std::set<std::string> seen, exts;
+  std::vector<std::string> lines;
+  auto close_sample = [&] {
+    if (key.empty()) return;
+    if (first_parts.empty()) first_parts = parts;
+    if (parts != first_parts) {
+      Add(r, file, sample, -1, "schema",
+          "sample " + key + " has " + parts + ", the first had " + first_parts);
+    }
+    auto j = ParseJson(json);
+    if (!j.ok()) {
+      Add(r, file, sample, -1, "parse",
+          key + ".json: " + j.status().ToString());
+    } else {
+      const std::string fn = (*j)["filename"].str();
+      r->keys.push_back(
+          {XXH3_64bits(fn.data(), fn.size()), fn, (*j)["xxh3"].str(), sample});
+      if (deep) {
+        DeepCheck(jpeg, int64_t((*j)["height"].number()),
+                  int64_t((*j)["width"].number()), file, sample, -1, r);
+      }
+    }
+    lines.push_back(line);
+    ++r->records;
+  };
+  for (;;) {
+    Status s = in->Read(wds::kBlock, &block);
+    if (!s.ok() || block.size() < wds::kBlock) {
+      close_sample();
+      return Add(r, file, sample, int64_t(off), "tar",
+                 "archive ends without its two zero blocks");
+    }
+    if (block.find_first_not_of('\0') == std::string::npos) {
+      s = in->Read(wds::kBlock, &block);
+      if (!s.ok() || block.size() < wds::kBlock ||
+          block.find_first_not_of('\0') != std::string::npos) {
+        Add(r, file, sample, int64_t(off), "tar",
+            "one zero block, not two, at the end");
+      }
+      break;
+    }
+    wds::Header h;
+    s = wds::ParseHeader(block, &h);
+    if (!s.ok()) {
+      close_sample();
+      return Add(r, file, sample, int64_t(off), "tar",
+                 std::string(s.message()) + "; the rest is unreadable");
+    }
+    const uint64_t data_off = off + wds::kBlock;
+    const uint64_t padding = (wds::kBlock - h.size % wds::kBlock) % wds::kBlock;
+    s = in->Read(h.size, &data);
+    if (s.ok() && data.size() == h.size) s = in->Read(padding, &pad);
+    if (!s.ok() || data.size() < h.size || pad.size() < padding) {
+      close_sample();
+      return Add(r, file, sample, int64_t(off), "truncated",
+                 "entry " + h.name + " cut short");
+    }
+    off = data_off + h.size + padding;
+    if (h.type != '0' && h.type != '\0') continue;
+    std::string k, ext;
+    wds::SplitName(h.name, &k, &ext);
+    if (k != key) {
+      close_sample();
+      ++sample;
+      if (!seen.insert(k).second) {
+        Add(r, file, sample, int64_t(data_off - wds::kBlock), "tar",
+            "sample " + k + " is not contiguous or repeats a key");
+      }
+      key = k;
+      exts.clear();
+      parts.clear();
+      line.clear();
+      json.clear();
+      jpeg.clear();
+    }
+    if (!exts.insert(ext).second) {
+      Add(r, file, sample, int64_t(data_off - wds::kBlock), "tar",
+          "duplicate component " + h.name);
+    }
+    parts += ext + ";";
+    if (!line.empty()) line += " ";
+    line += ext + " " + std::to_string(data_off) + " " +
+            std::to_string(h.size) + " " + h.name;
+    if (ext == "json") json = data;
+    if (deep && ext == "jpg") jpeg = data;
+  }
+  close_sample();
+  *idx = "v1.2 " + std::to_string(r->records) + "\n";
+  for (const auto& l : lines) *idx += l + "\n";
+}
+
+enum class Kind { kTfRecord, kTfRecordGz, kTar };
+
+Kind KindOf(const std::string& name) {
+  auto ends = [&](std::string_view s) {
+    return name.size() >= s.size() &&
+           name.compare(name.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends(".tar")) return Kind::kTar;
+  if (ends(".gz")) return Kind::kTfRecordGz;
+  return Kind::kTfRecord;
+}
+
+// Streams one shard once: file hashes, structure, records, index sidecar.
+ShardResult VerifyShard(Env* env, const std::string& dir,
+                        const std::string& name, bool deep) {
+  ShardResult r;
+  const std::string path = JoinPath(dir, name);
+  auto f = env->NewSequentialFile(path);
+  if (!f.ok()) {
+    r.missing = true;
+    Add(&r, name, -1, -1, "missing", f.status().ToString());
+    return r;
+  }
+  const Kind kind = KindOf(name);
+  std::unique_ptr<FileStream> in =
+      kind == Kind::kTfRecordGz
+          ? std::make_unique<GzipStream>(std::move(f).value(), false)
+          : std::make_unique<FileStream>(std::move(f).value(),
+                                         kind == Kind::kTar);
+  std::string idx;
+  if (kind == Kind::kTar) {
+    VerifyTar(in.get(), name, deep, &idx, &r);
+  } else {
+    VerifyTfRecord(in.get(), name, deep, &idx, &r);
+  }
+  Status drained = in->Drain();
+  if (!drained.ok()) Add(&r, name, -1, -1, "truncated", drained.ToString());
+  r.bytes = in->raw_bytes();
+  r.xxh3 = in->xxh3();
+  r.md5 = in->md5();
+  if (kind != Kind::kTfRecordGz) {
+    auto sidecar = ReadFileToString(env, path + ".idx");
+    if (!sidecar.ok()) {
+      Add(&r, name + ".idx", -1, -1, "index", "missing index sidecar");
+    } else if (*sidecar != idx) {
+      // Name the first line that differs.
+      size_t line = 1, i = 0;
+      while (i < idx.size() && i < sidecar->size() && idx[i] == (*sidecar)[i]) {
+        if (idx[i] == '\n') ++line;
+        ++i;
+      }
+      Add(&r, name + ".idx", -1, -1, "index",
+          "line " + std::to_string(line) +
+              " does not match the shard's records");
+    }
+  }
+  return r;
+}
+
+// Which files a pack output may hold besides its shards.
+bool IsPackBookkeeping(const std::string& rel) {
+  return rel == "dataset.json" || rel == "labels.txt" ||
+         rel == ".ferry-pack-state" || rel == ".ferry-pack.lock";
+}
+
+Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
+                     VerifyReport* rep) {
+  Env* env = o.env;
+  rep->kind = "dataset";
+  FERRY_ASSIGN_OR_RETURN(std::string text,
+                         ReadFileToString(env, JoinPath(dir, "dataset.json")));
+  auto ds = ParseJson(text);
+  if (!ds.ok()) {
+    rep->problems.push_back(
+        {"dataset.json", -1, -1, "parse", ds.status().ToString()});
+    return Status::OK();
+  }
+  struct Want {
+    std::string split, name;
+    uint64_t records, bytes;
+    std::string xxh3;
+  };
+  std::vector<Want> shards;
+  std::map<std::string, uint64_t> split_records;
+  std::set<std::string> named;
+  for (const auto& [split, info] : (*ds)["splits"].members()) {
+    split_records[split] = info["records"].uint();
+    for (const JsonValue& sh : info["shards"].items()) {
+      shards.push_back({split, sh["name"].str(), sh["records"].uint(),
+                        sh["bytes"].uint(), sh["xxh3_128"].str()});
+      named.insert(sh["name"].str());
+      named.insert(sh["name"].str() + ".idx");
+    }
+    named.insert(split + ".wids.json");
+  }
+  // Files present but not named.
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                         ListFilesRecursive(env, dir));
+  for (const std::string& f : files) {
+    if (!named.count(f) && !IsPackBookkeeping(f)) {
+      rep->problems.push_back(
+          {f, -1, -1, "extra", "file not named in dataset.json"});
+    }
+  }
+  if (o.progress) o.progress->Begin("verify", shards.size(), 0);
+  std::string schema;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>>
+      wids_md5;  // split -> (name, md5)
+  std::map<std::string, uint64_t> got_split_records;
+  std::unordered_map<uint64_t, std::pair<std::string, SourceKey>> by_path;
+  std::unordered_map<std::string, std::pair<std::string, SourceKey>> by_content;
+  core::OrderedParallelMap<ShardResult>(
+      shards.size(), o.jobs,
+      [&](size_t i) { return VerifyShard(env, dir, shards[i].name, o.deep); },
+      [&](size_t i, ShardResult r) {
+        const Want& w = shards[i];
+        if (o.progress) o.progress->Advance(1, r.bytes);
+        ++rep->files;
+        rep->bytes += r.bytes;
+        rep->records += r.records;
+        for (auto& p : r.problems) rep->problems.push_back(std::move(p));
+        if (r.missing) return;
+        if (r.bytes != w.bytes) {
+          rep->problems.push_back({w.name, -1, -1, "size",
+                                   std::to_string(r.bytes) +
+                                       " bytes, dataset.json says " +
+                                       std::to_string(w.bytes)});
+        }
+        if (r.xxh3.ToHex() != w.xxh3) {
+          rep->problems.push_back(
+              {w.name, -1, -1, "hash",
+               "XXH3-128 " + r.xxh3.ToHex() + ", dataset.json says " + w.xxh3});
+        }
+        if (r.records != w.records) {
+          rep->problems.push_back({w.name, -1, -1, "count",
+                                   std::to_string(r.records) +
+                                       " records, dataset.json says " +
+                                       std::to_string(w.records)});
+        }
+        if (schema.empty()) schema = r.schema;
+        if (!r.schema.empty() && r.schema != schema) {
+          rep->problems.push_back(
+              {w.name, 0, 0, "schema",
+               "features " + r.schema + " differ from " + schema});
+        }
+        got_split_records[w.split] += r.records;
+        wids_md5[w.split].emplace_back(w.name, r.md5);
+        for (SourceKey& k : r.keys) {
+          auto [pit, pnew] =
+              by_path.emplace(k.path_hash, std::make_pair(w.split, k));
+          if (!pnew && pit->second.first != w.split &&
+              pit->second.second.path == k.path) {
+            rep->problems.push_back({w.name, k.record, -1, "leakage",
+                                     "source " + k.path + " is also in split " +
+                                         pit->second.first});
+          }
+          if (k.content.empty()) continue;
+          auto [cit, cnew] =
+              by_content.emplace(k.content, std::make_pair(w.split, k));
+          if (!cnew && cit->second.first != w.split) {
+            rep->problems.push_back({w.name, k.record, -1, "leakage",
+                                     "content of " + k.path +
+                                         " is identical to " +
+                                         cit->second.second.path +
+                                         " in split " + cit->second.first});
+          }
+        }
+      });
+  if (o.progress) o.progress->End();
+  for (const auto& [split, want] : split_records) {
+    if (got_split_records[split] != want) {
+      rep->problems.push_back(
+          {"dataset.json", -1, -1, "count",
+           "split " + split + ": " + std::to_string(got_split_records[split]) +
+               " records in its shards, dataset.json says " +
+               std::to_string(want)});
+    }
+  }
+  if ((*ds)["shard_format"].str() == "webdataset") {
+    for (const auto& [split, list] : wids_md5) {
+      const std::string wname = split + ".wids.json";
+      auto wt = ReadFileToString(env, JoinPath(dir, wname));
+      auto wj = wt.ok() ? ParseJson(*wt) : Result<JsonValue>(wt.status());
+      if (!wj.ok()) {
+        rep->problems.push_back(
+            {wname, -1, -1, "index", wj.status().ToString()});
+        continue;
+      }
+      std::map<std::string, const JsonValue*> entries;
+      for (const JsonValue& e : (*wj)["shardlist"].items())
+        entries[e["url"].str()] = &e;
+      for (const auto& [name, md5] : list) {
+        auto it = entries.find(name);
+        if (it == entries.end()) {
+          rep->problems.push_back(
+              {wname, -1, -1, "index", "no entry for " + name});
+        } else if ((*it->second)["md5sum"].str() != md5) {
+          rep->problems.push_back({wname, -1, -1, "index",
+                                   name + ": md5sum does not match the shard"});
+        }
+      }
+      if (entries.size() != list.size()) {
+        rep->problems.push_back({wname, -1, -1, "index",
+                                 "lists " + std::to_string(entries.size()) +
+                                     " shards, not " +
+                                     std::to_string(list.size())});
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status VerifyHashList(const std::string& root, const VerifyOptions& o,
+                      VerifyReport* rep) {
+  rep->kind = "hash-list";
+  FERRY_ASSIGN_OR_RETURN(std::string text,
+                         ReadFileToString(o.env, o.hashes_file));
+  std::vector<HashListLine> lines;
+  std::set<std::string> named;
+  size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view l(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (l.empty()) continue;
+    auto parsed = ParseHashLine(l);
+    if (!parsed.ok()) {
+      rep->problems.push_back(
+          {o.hashes_file, int64_t(line_no), -1, "parse", "not a hash line"});
+      continue;
+    }
+    named.insert(parsed->path);
+    lines.push_back(std::move(parsed).value());
+  }
+  core::OrderedParallelMap<std::pair<Status, Hash128>>(
+      lines.size(), o.jobs,
+      [&](size_t i) {
+        uint64_t size = 0;
+        auto h = HashFile(o.env, JoinPath(root, lines[i].path), &size);
+        return h.ok() ? std::make_pair(Status::OK(), *h)
+                      : std::make_pair(h.status(), Hash128{});
+      },
+      [&](size_t i, std::pair<Status, Hash128> r) {
+        ++rep->files;
+        if (!r.first.ok()) {
+          rep->problems.push_back({lines[i].path, -1, -1,
+                                   r.first.IsNotFound() ? "missing" : "hash",
+                                   r.first.ToString()});
+        } else if (!(r.second == lines[i].hash)) {
+          rep->problems.push_back({lines[i].path, -1, -1, "hash",
+                                   "XXH3-128 " + r.second.ToHex() +
+                                       ", list says " + lines[i].hash.ToHex()});
+        }
+      });
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                         ListFilesRecursive(o.env, root));
+  for (const std::string& f : files) {
+    if (!named.count(f))
+      rep->problems.push_back(
+          {f, -1, -1, "extra", "file not in the hash list"});
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<VerifyReport> Verify(const std::string& path, const VerifyOptions& o) {
+  VerifyReport rep;
+  FERRY_ASSIGN_OR_RETURN(FileInfo info, o.env->Stat(path));
+  if (!o.hashes_file.empty()) {
+    if (!info.is_dir)
+      return Status::InvalidArgument("--hashes needs a directory to check");
+    FERRY_RETURN_IF_ERROR(VerifyHashList(path, o, &rep));
+  } else if (info.is_dir) {
+    FERRY_RETURN_IF_ERROR(VerifyDataset(path, o, &rep));
+  } else {
+    const size_t slash = path.rfind('/');
+    const std::string dir =
+        slash == std::string::npos ? std::string() : path.substr(0, slash);
+    const std::string name =
+        slash == std::string::npos ? path : path.substr(slash + 1);
+    rep.kind = KindOf(name) == Kind::kTar ? "webdataset" : "tfrecord";
+    ShardResult r = VerifyShard(o.env, dir, name, o.deep);
+    rep.files = 1;
+    rep.records = r.records;
+    rep.bytes = r.bytes;
+    rep.problems = std::move(r.problems);
+  }
+  return rep;
+}
+
+}  // namespace ferry
