@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <nmmintrin.h>
@@ -37,6 +38,82 @@ inline uint64_t LoadLE64(const char* p) {
 }
 
 #ifdef FERRY_CRC32C_X86
+// The crc32 instruction has a latency of 3 cycles but a throughput of one
+// per cycle, so three independent streams over three adjacent blocks run
+// about three times faster than one. The streams are joined by "shifting"
+// a CRC over a block of zeros: a linear map, applied with four byte tables.
+constexpr size_t kLongBlock = 8192, kShortBlock = 256;
+
+struct ShiftTables {
+  uint32_t long_shift[4][256];
+  uint32_t short_shift[4][256];
+};
+
+// Multiplies the 32x32 GF(2) matrix `m` (one column a row) by vector v.
+uint32_t MatTimes(const uint32_t* m, uint32_t v) {
+  uint32_t out = 0;
+  for (int i = 0; v; ++i, v >>= 1) {
+    if (v & 1) out ^= m[i];
+  }
+  return out;
+}
+
+// dst = m * m.
+void MatSquare(uint32_t* dst, const uint32_t* m) {
+  for (int i = 0; i < 32; ++i) dst[i] = MatTimes(m, m[i]);
+}
+
+// Fills t with the map "CRC register -> register after `bytes` zero bytes"
+// (bytes a power of two), split into four byte-indexed tables.
+void BuildShift(uint32_t t[4][256], size_t bytes) {
+  uint32_t a[32], b[32];
+  a[0] = kPoly;  // one zero bit
+  for (int i = 1; i < 32; ++i) a[i] = 1u << (i - 1);
+  uint32_t* cur = a;
+  uint32_t* next = b;
+  for (size_t bits = 1; bits < bytes * 8;
+       bits *= 2) {  // square up to 8*bytes zero bits
+    MatSquare(next, cur);
+    std::swap(cur, next);
+  }
+  for (uint32_t v = 0; v < 256; ++v) {
+    for (int k = 0; k < 4; ++k) t[k][v] = MatTimes(cur, v << (8 * k));
+  }
+}
+
+const ShiftTables& Shifts() {
+  static const ShiftTables* t = [] {
+    auto* s = new ShiftTables;
+    BuildShift(s->long_shift, kLongBlock);
+    BuildShift(s->short_shift, kShortBlock);
+    return s;
+  }();
+  return *t;
+}
+
+inline uint32_t Shift(const uint32_t t[4][256], uint32_t crc) {
+  return t[0][crc & 0xff] ^ t[1][(crc >> 8) & 0xff] ^ t[2][(crc >> 16) & 0xff] ^
+         t[3][crc >> 24];
+}
+
+__attribute__((target("sse4.2"))) uint64_t ThreeStreams(
+    uint64_t c0, const char*& p, size_t& n, size_t block,
+    const uint32_t t[4][256]) {
+  while (n >= 3 * block) {
+    uint64_t c1 = 0, c2 = 0;
+    for (const char* end = p + block; p < end; p += 8) {
+      c0 = _mm_crc32_u64(c0, LoadLE64(p));
+      c1 = _mm_crc32_u64(c1, LoadLE64(p + block));
+      c2 = _mm_crc32_u64(c2, LoadLE64(p + 2 * block));
+    }
+    c0 = Shift(t, static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c1);
+    c0 = Shift(t, static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c2);
+    p += 2 * block;
+    n -= 3 * block;
+  }
+  return c0;
+}
+
 __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc,
                                                        const char* p,
                                                        size_t n) {
@@ -45,8 +122,11 @@ __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc,
     c = _mm_crc32_u8(static_cast<uint32_t>(c), static_cast<uint8_t>(*p++));
     --n;
   }
-  // Three independent streams would hide the instruction's latency; one is
-  // already far above what TFRecord framing needs (several GB/s).
+  if (n >= 3 * kShortBlock) {
+    const ShiftTables& t = Shifts();
+    c = ThreeStreams(c, p, n, kLongBlock, t.long_shift);
+    c = ThreeStreams(c, p, n, kShortBlock, t.short_shift);
+  }
   while (n >= 8) {
     c = _mm_crc32_u64(c, LoadLE64(p));
     p += 8;

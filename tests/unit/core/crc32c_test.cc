@@ -47,6 +47,23 @@ TEST(Crc32cTest, AcceleratedAndPortableAgreeOnEveryLengthAndAlignment) {
   }
 }
 
+TEST(Crc32cTest, ThreeStreamPathAgreesOnLargeBuffers) {
+  std::string buf(200000, '\0');
+  uint32_t x = 1;
+  for (char& c : buf) {
+    x = x * 1664525 + 1013904223;
+    c = static_cast<char>(x >> 24);
+  }
+  for (size_t off : {0u, 1u, 5u}) {
+    for (size_t n :
+         {767u, 768u, 769u, 24575u, 24576u, 24577u, 100000u, 199990u}) {
+      ASSERT_EQ(Extend(7, buf.data() + off, n),
+                ExtendPortable(7, buf.data() + off, n))
+          << off << " " << n;
+    }
+  }
+}
+
 TEST(Crc32cTest, MaskMatchesTfRecordVectors) {
   EXPECT_EQ(Mask(0), 0xa282ead8u);
   // record(b"hello"): length 5 as u64 LE, masked CRC ea b2 04 3e; data CRC bb
