@@ -273,11 +273,9 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   std::vector<DoneShard> kept;
   for (const DoneShard& d : state_.shards) {
     if (d.split != name || d.index != kept.size()) continue;
-    if (!Verified(
-            env_,
-            JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip)),
-            d.bytes, d.xxh3))
-      break;
+    const std::string path = JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip));
+    if (!Verified(env_, path, d.bytes, d.xxh3)) break;
+    if (!o_.gzip && !env_->FileExists(path + ".idx")) break;  // redone with its index
     kept.push_back(d);
     next_item = d.next_item;
     next_record = d.next_record;
@@ -555,10 +553,10 @@ Result<PackSummary> Packer::Run() {
           JoinPath(out_, ShardName(split, d.index, n, o_.format, o_.gzip));
       const std::string interim =
           JoinPath(out_, InterimName(split, d.index, o_.format, o_.gzip));
-      if (env_->FileExists(final_path)) {
-        (void)env_->RenameFile(final_path, interim);
-        if (env_->FileExists(final_path + ".idx"))
-          (void)env_->RenameFile(final_path + ".idx", interim + ".idx");
+      // Shard and index each on their own: a kill may fall between them.
+      if (env_->FileExists(final_path)) (void)env_->RenameFile(final_path, interim);
+      if (env_->FileExists(final_path + ".idx")) {
+        (void)env_->RenameFile(final_path + ".idx", interim + ".idx");
       }
     }
   }
