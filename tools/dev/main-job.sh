@@ -3,7 +3,7 @@
 # samples/. Today the job is: hash the samples (as xxhsum -H2) and verify them,
 # then convert every sample image to a 256-px JPEG, then split the labelled
 # dataset 7:2:1 (stratified by class, leakage checked), then pack the labelled
-# dataset into TFRecord and WebDataset shards and inspect one.
+# dataset into TFRecord and WebDataset shards, inspect one, and verify both.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -27,4 +27,7 @@ echo "== ferry pack samples/dataset $out/wds --format wds --size 128"
 "$ferry" pack samples/dataset "$out/wds" --format wds --size 128 -j 2
 echo "== ferry inspect $out/tfrecord/train-00000-of-00003.tfrecord --records 1"
 "$ferry" inspect "$out/tfrecord/train-00000-of-00003.tfrecord" --records 1
+echo "== ferry verify $out/tfrecord --deep; ferry verify $out/wds --deep"
+"$ferry" verify "$out/tfrecord" --deep -j 2
+"$ferry" verify "$out/wds" --deep -j 2
 echo "main job: OK"
