@@ -273,9 +273,11 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   std::vector<DoneShard> kept;
   for (const DoneShard& d : state_.shards) {
     if (d.split != name || d.index != kept.size()) continue;
-    const std::string path = JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip));
+    const std::string path =
+        JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip));
     if (!Verified(env_, path, d.bytes, d.xxh3)) break;
-    if (!o_.gzip && !env_->FileExists(path + ".idx")) break;  // redone with its index
+    if (!o_.gzip && !env_->FileExists(path + ".idx"))
+      break;  // redone with its index
     kept.push_back(d);
     next_item = d.next_item;
     next_record = d.next_record;
@@ -554,7 +556,8 @@ Result<PackSummary> Packer::Run() {
       const std::string interim =
           JoinPath(out_, InterimName(split, d.index, o_.format, o_.gzip));
       // Shard and index each on their own: a kill may fall between them.
-      if (env_->FileExists(final_path)) (void)env_->RenameFile(final_path, interim);
+      if (env_->FileExists(final_path))
+        (void)env_->RenameFile(final_path, interim);
       if (env_->FileExists(final_path + ".idx")) {
         (void)env_->RenameFile(final_path + ".idx", interim + ".idx");
       }

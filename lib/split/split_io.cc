@@ -52,153 +52,6 @@ Status ParseCsvRecord(const std::string& text, size_t* pos,
   return Status::OK();
 }
 
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(char(cp));
-  } else if (cp < 0x800) {
-    out->push_back(char(0xC0 | (cp >> 6)));
-    out->push_back(char(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(char(0xE0 | (cp >> 12)));
-    out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(char(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(char(0xF0 | (cp >> 18)));
-    out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(char(0x80 | (cp & 0x3F)));
-  }
-}
-
-// A flat JSON object of scalar values: {"path": "a.png", "label": 3, ...}.
-// Values come back as text (strings unescaped, numbers as written).
-class FlatJson {
- public:
-  explicit FlatJson(std::string_view s) : s_(s) {}
-  Status Parse(std::vector<std::pair<std::string, std::string>>* out) {
-    Ws();
-    if (!Eat('{')) return Err("expected '{'");
-    Ws();
-    if (Eat('}')) return End();
-    for (;;) {
-      std::string key, value;
-      Ws();
-      FERRY_RETURN_IF_ERROR(String(&key));
-      Ws();
-      if (!Eat(':')) return Err("expected ':'");
-      Ws();
-      FERRY_RETURN_IF_ERROR(Scalar(&value));
-      out->emplace_back(std::move(key), std::move(value));
-      Ws();
-      if (Eat(',')) continue;
-      if (Eat('}')) return End();
-      return Err("expected ',' or '}'");
-    }
-  }
-
- private:
-  Status End() {
-    Ws();
-    return i_ == s_.size() ? Status::OK() : Err("text after the object");
-  }
-  Status Err(const std::string& what) {
-    return Status::InvalidArgument(what + " at column " +
-                                   std::to_string(i_ + 1));
-  }
-  void Ws() {
-    while (i_ < s_.size() &&
-           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r'))
-      ++i_;
-  }
-  bool Eat(char c) {
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  Status Hex4(uint32_t* v) {
-    if (i_ + 4 > s_.size()) return Err("short \\u escape");
-    *v = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = s_[i_++];
-      int d = (c >= '0' && c <= '9')   ? c - '0'
-              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                       : -1;
-      if (d < 0) return Err("bad \\u escape");
-      *v = *v * 16 + d;
-    }
-    return Status::OK();
-  }
-  Status String(std::string* out) {
-    if (!Eat('"')) return Err("expected a string");
-    while (i_ < s_.size()) {
-      char c = s_[i_++];
-      if (c == '"') return Status::OK();
-      if (c != '\\') {
-        out->push_back(c);
-        continue;
-      }
-      if (i_ >= s_.size()) break;
-      char e = s_[i_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out->push_back(e);
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          uint32_t cp;
-          FERRY_RETURN_IF_ERROR(Hex4(&cp));
-          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 1 < s_.size() &&
-              s_[i_] == '\\' && s_[i_ + 1] == 'u') {
-            i_ += 2;
-            uint32_t lo;
-            FERRY_RETURN_IF_ERROR(Hex4(&lo));
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          AppendUtf8(cp, out);
-          break;
-        }
-        default:
-          return Err("bad escape");
-      }
-    }
-    return Err("unterminated string");
-  }
-  Status Scalar(std::string* out) {
-    if (i_ < s_.size() && s_[i_] == '"') return String(out);
-    size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ' ')
-      ++i_;
-    *out = std::string(s_.substr(start, i_ - start));
-    if (out->empty() || *out == "{" || (*out)[0] == '[' || (*out)[0] == '{') {
-      return Err("expected a string, number, true, false or null");
-    }
-    if (*out == "null") out->clear();
-    return Status::OK();
-  }
-
-  std::string_view s_;
-  size_t i_ = 0;
-};
-
 // Lines of a file, read in 1 MiB chunks (a listing may be large).
 class LineReader {
  public:
@@ -286,22 +139,48 @@ Status FromCsv(LineReader* r, const std::string& first_line,
   return r->status();
 }
 
+// One JSONL line: an object of scalars; numbers come back as written
+// (integers without a fraction), null as "".
 Status ParseJsonlLine(const std::string& l, uint64_t line,
                       const std::string& path, std::vector<SplitItem>* items) {
   if (l.find_first_not_of(" \t\r") == std::string::npos) return Status::OK();
-  std::vector<std::pair<std::string, std::string>> kv;
-  Status s = FlatJson(l).Parse(&kv);
-  if (!s.ok()) return s.WithContext(path + ":" + std::to_string(line));
+  const std::string where = path + ":" + std::to_string(line);
+  auto v = ParseJson(l);
+  if (!v.ok()) return v.status().WithContext(where);
+  if (!v->is_object())
+    return Status::InvalidArgument(where, "not a JSON object");
   SplitItem it;
-  for (auto& [k, v] : kv) {
-    if (k == "path") it.path = std::move(v);
-    if (k == "label") it.label = std::move(v);
-    if (k == "group") it.group = std::move(v);
+  for (const auto& [k, val] : v->members()) {
+    std::string text;
+    switch (val.type()) {
+      case JsonValue::Type::kString:
+        text = val.str();
+        break;
+      case JsonValue::Type::kNumber: {
+        char buf[32];
+        const double d = val.number();
+        if (d == static_cast<double>(static_cast<long long>(d))) {
+          std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(d));
+        } else {
+          std::snprintf(buf, sizeof(buf), "%.17g", d);
+        }
+        text = buf;
+        break;
+      }
+      case JsonValue::Type::kBool:
+        text = val.boolean() ? "true" : "false";
+        break;
+      case JsonValue::Type::kNull:
+        break;
+      default:
+        return Status::InvalidArgument(
+            where, "\"" + k + "\" must be a string or a number");
+    }
+    if (k == "path") it.path = std::move(text);
+    if (k == "label") it.label = std::move(text);
+    if (k == "group") it.group = std::move(text);
   }
-  if (it.path.empty()) {
-    return Status::InvalidArgument(path + ":" + std::to_string(line) +
-                                   ": no \"path\"");
-  }
+  if (it.path.empty()) return Status::InvalidArgument(where, "no \"path\"");
   items->push_back(std::move(it));
   return Status::OK();
 }
