@@ -495,8 +495,26 @@ Result<PackSummary> Packer::Run() {
     FERRY_ASSIGN_OR_RETURN(items_, ItemsFromList(env_, o_.list_path));
   }
   // Contents first: the records' keys, leakage and --dedup all need them.
-  FERRY_ASSIGN_OR_RETURN(hashes_,
-                         HashItemContents(env_, src_, items_, o_.jobs));
+  // An unreadable file is a failed input, like a bad image, not a stop.
+  {
+    std::vector<SplitItem> readable;
+    core::OrderedParallelMap<std::pair<Status, Hash128>>(
+        items_.size(), o_.jobs,
+        [&](size_t i) {
+          auto h = HashFile(env_, JoinPath(src_, items_[i].path));
+          return h.ok() ? std::make_pair(Status::OK(), *h)
+                        : std::make_pair(h.status(), Hash128{});
+        },
+        [&](size_t i, std::pair<Status, Hash128> h) {
+          if (!h.first.ok()) {
+            sum_.failed.push_back({items_[i].path, h.first});
+            return;
+          }
+          hashes_.push_back(h.second);
+          readable.push_back(std::move(items_[i]));
+        });
+    items_ = std::move(readable);
+  }
   FERRY_ASSIGN_OR_RETURN(split_, AssignSplits(items_, o_.split, hashes_));
   for (const std::string& c : split_.classes) {
     if (!c.empty()) {
