@@ -491,8 +491,11 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
   }
   if (o.progress) o.progress->Begin("verify", shards.size(), 0);
   std::string schema;
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>>
-      wids_md5;  // split -> (name, md5)
+  struct WidsGot {
+    std::string name, md5;
+    uint64_t records, bytes;
+  };
+  std::map<std::string, std::vector<WidsGot>> wids_got;  // per split
   std::map<std::string, uint64_t> got_split_records;
   std::unordered_map<uint64_t, std::pair<std::string, SourceKey>> by_path;
   std::unordered_map<std::string, std::pair<std::string, SourceKey>> by_content;
@@ -531,7 +534,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
                "features " + r.schema + " differ from " + schema});
         }
         got_split_records[w.split] += r.records;
-        wids_md5[w.split].emplace_back(w.name, r.md5);
+        wids_got[w.split].push_back({w.name, r.md5, r.records, r.bytes});
         for (SourceKey& k : r.keys) {
           auto [pit, pnew] =
               by_path.emplace(k.path_hash, std::make_pair(w.split, k));
@@ -564,7 +567,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
     }
   }
   if ((*ds)["shard_format"].str() == "webdataset") {
-    for (const auto& [split, list] : wids_md5) {
+    for (const auto& [split, list] : wids_got) {
       const std::string wname = split + ".wids.json";
       auto wt = ReadFileToString(env, JoinPath(dir, wname));
       auto wj = wt.ok() ? ParseJson(*wt) : Result<JsonValue>(wt.status());
@@ -576,14 +579,27 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
       std::map<std::string, const JsonValue*> entries;
       for (const JsonValue& e : (*wj)["shardlist"].items())
         entries[e["url"].str()] = &e;
-      for (const auto& [name, md5] : list) {
-        auto it = entries.find(name);
+      for (const WidsGot& g : list) {
+        auto it = entries.find(g.name);
         if (it == entries.end()) {
           rep->problems.push_back(
-              {wname, -1, -1, "index", "no entry for " + name});
-        } else if ((*it->second)["md5sum"].str() != md5) {
-          rep->problems.push_back({wname, -1, -1, "index",
-                                   name + ": md5sum does not match the shard"});
+              {wname, -1, -1, "index", "no entry for " + g.name});
+          continue;
+        }
+        const JsonValue& e = *it->second;
+        if (e["md5sum"].str() != g.md5) {
+          rep->problems.push_back(
+              {wname, -1, -1, "index",
+               g.name + ": md5sum does not match the shard"});
+        }
+        if (e["nsamples"].uint() != g.records ||
+            e["filesize"].uint() != g.bytes) {
+          rep->problems.push_back(
+              {wname, -1, -1, "index",
+               g.name + ": nsamples/filesize " +
+                   std::to_string(e["nsamples"].uint()) + "/" +
+                   std::to_string(e["filesize"].uint()) + ", the shard has " +
+                   std::to_string(g.records) + "/" + std::to_string(g.bytes)});
         }
       }
       if (entries.size() != list.size()) {

@@ -57,6 +57,12 @@ expect_rc 3 "$FERRY" verify w --json
 import json; d=json.load(open('out.txt')); off=int(open('hdr_off').read())
 assert any(p['file']=='$tshard' and p['offset']==off and p['what']=='tar' for p in d['problems']), d"
 
+# A wids index that lies about a shard.
+rm -rf w; cp -r wds w
+/usr/bin/python3 -c "
+import json; p='w/train.wids.json'; d=json.load(open(p)); d['shardlist'][1]['nsamples'] += 1; json.dump(d, open(p,'w'))"
+expect_rc 3 "$FERRY" verify w --json; has train.wids.json -1 -1 index
+
 # Truncation, deletion, an added file, swapped indexes.
 rm -rf t; cp -r tf t; truncate -s -100 "t/$shard"
 last=$(($(wc -l < "tf/$shard.idx") - 1))
