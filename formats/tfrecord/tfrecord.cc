@@ -36,6 +36,20 @@ void AppendRecord(std::string_view data, std::string* out) {
   PutFixed32(out, crc32c::Mask(crc32c::Value(data)));
 }
 
+bool DecodeHeader(std::string_view h, uint64_t* length) {
+  if (h.size() < kHeaderSize || crc32c::Unmask(GetFixed32(h.data() + 8)) !=
+                                    crc32c::Extend(0, h.data(), 8)) {
+    return false;
+  }
+  *length = GetFixed64(h.data());
+  return true;
+}
+
+bool DataCrcMatches(std::string_view data, std::string_view footer) {
+  return footer.size() >= kFooterSize &&
+         crc32c::Unmask(GetFixed32(footer.data())) == crc32c::Value(data);
+}
+
 Status RecordReader::Next(std::string_view* data, uint64_t* offset,
                           bool* done) {
   *done = false;
@@ -49,17 +63,17 @@ Status RecordReader::Next(std::string_view* data, uint64_t* offset,
   }
   if (left < kHeaderSize) return Status::Corruption(where, "truncated header");
   const char* h = file_.data() + pos_;
-  if (crc32c::Unmask(GetFixed32(h + 8)) != crc32c::Extend(0, h, 8)) {
+  uint64_t len = 0;
+  if (!DecodeHeader(std::string_view(h, kHeaderSize), &len)) {
     return Status::Corruption(where, "length CRC mismatch");
   }
-  const uint64_t len = GetFixed64(h);
   if (len > left - kHeaderSize || left - kHeaderSize - len < kFooterSize) {
     return Status::Corruption(
         where, "truncated record (length " + std::to_string(len) + ")");
   }
   std::string_view payload(h + kHeaderSize, len);
-  if (crc32c::Unmask(GetFixed32(h + kHeaderSize + len)) !=
-      crc32c::Value(payload)) {
+  if (!DataCrcMatches(payload,
+                      std::string_view(h + kHeaderSize + len, kFooterSize))) {
     return Status::Corruption("record " + std::to_string(index_) +
                                   " at offset " +
                                   std::to_string(pos_ + kHeaderSize),

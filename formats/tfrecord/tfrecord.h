@@ -22,6 +22,12 @@ inline constexpr size_t kOverhead = kHeaderSize + kFooterSize;
 // Appends the framed record to *out.
 void AppendRecord(std::string_view data, std::string* out);
 
+// The two checks every reader makes. DecodeHeader: the 12 header bytes'
+// length CRC holds; sets *length. DataCrcMatches: the 4 footer bytes hold
+// the masked CRC32C of data.
+bool DecodeHeader(std::string_view header, uint64_t* length);
+bool DataCrcMatches(std::string_view data, std::string_view footer);
+
 // Reads framed records from a buffer of a whole (uncompressed) TFRecord file,
 // checking both CRCs. Errors name the record index and byte offset.
 class RecordReader {

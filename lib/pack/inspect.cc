@@ -1,11 +1,10 @@
 #include "ferry/inspect.h"
 
-#include <zlib.h>
-
 #include "ferry/image.h"
 #include "formats/example/image_example.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/webdataset/tar.h"
+#include "pack/shard_stream.h"
 
 namespace ferry {
 namespace {
@@ -13,33 +12,6 @@ namespace {
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-Result<std::string> Gunzip(const std::string& in) {
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 32) != Z_OK)
-    return Status::ResourceExhausted("inflateInit2");
-  std::string out;
-  char buf[1 << 16];
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof(buf);
-    rc = inflate(&z, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&z);
-      return Status::Corruption("gzip stream is corrupt or truncated");
-    }
-    out.append(buf, sizeof(buf) - z.avail_out);
-    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
-      inflateEnd(&z);
-      return Status::Corruption("gzip stream is truncated");
-    }
-  }
-  inflateEnd(&z);
-  return out;
 }
 
 void DecodeDims(std::string_view jpeg, InspectRecord* r) {
@@ -53,25 +25,36 @@ void DecodeDims(std::string_view jpeg, InspectRecord* r) {
   r->image_channels = img->channels;
 }
 
-Status InspectTfRecord(const std::string& data, size_t max,
-                       InspectReport* rep) {
-  tfrecord::RecordReader reader(data);
+void InspectTfRecord(pack::FileStream* in, size_t max, InspectReport* rep) {
+  std::string payload;
+  uint64_t off = 0;
   for (;;) {
-    std::string_view payload;
-    uint64_t offset = 0;
-    bool done = false;
-    Status s = reader.Next(&payload, &offset, &done);
-    if (!s.ok()) {
-      rep->error = s.ToString();
-      return Status::OK();
+    const pack::TfStep step = pack::NextTfRecord(in, &payload);
+    const std::string where =
+        "record " + std::to_string(rep->records) + " at offset ";
+    if (step == pack::TfStep::kEnd) return;
+    if (step == pack::TfStep::kTruncated) {
+      rep->error = where + std::to_string(off) + ": truncated";
+      return;
     }
-    if (done) return Status::OK();
+    if (step == pack::TfStep::kLengthCrc) {
+      rep->error = where + std::to_string(off) + ": length CRC mismatch";
+      return;
+    }
+    InspectRecord r;
+    r.index = rep->records;
+    r.offset = off;
+    r.size = payload.size() + tfrecord::kOverhead;
+    if (step == pack::TfStep::kDataCrc) {
+      r.error = "data CRC mismatch at offset " +
+                std::to_string(off + tfrecord::kHeaderSize);
+      if (rep->error.empty())
+        rep->error = where + std::to_string(off + tfrecord::kHeaderSize) +
+                     ": data CRC mismatch";
+    }
+    off += r.size;
     ++rep->records;
     if (rep->shown.size() >= max) continue;
-    InspectRecord r;
-    r.index = reader.records_read() - 1;
-    r.offset = offset;
-    r.size = payload.size() + tfrecord::kOverhead;
     auto fields = example::SummarizeExample(payload);
     if (!fields.ok()) {
       r.error = fields.status().ToString();
@@ -88,12 +71,7 @@ Status InspectTfRecord(const std::string& data, size_t max,
   }
 }
 
-Status InspectTar(const std::string& data, size_t max, InspectReport* rep) {
-  auto entries = wds::ListEntries(data);
-  if (!entries.ok()) {
-    rep->error = entries.status().ToString();
-    return Status::OK();
-  }
+void InspectTar(pack::FileStream* in, size_t max, InspectReport* rep) {
   InspectRecord cur;
   auto flush = [&] {
     if (cur.key.empty()) return;
@@ -101,25 +79,37 @@ Status InspectTar(const std::string& data, size_t max, InspectReport* rep) {
     if (rep->shown.size() < max) rep->shown.push_back(cur);
     cur = InspectRecord();
   };
-  for (const wds::Entry& e : *entries) {
+  std::string data, error;
+  uint64_t off = 0;
+  for (;;) {
+    wds::Header h;
+    const pack::TarStep step = pack::NextTarEntry(in, &h, &data, &error);
+    if (step == pack::TarStep::kEnd) break;
+    if (step != pack::TarStep::kEntry) {
+      rep->error = "tar at offset " + std::to_string(off) + ": " +
+                   (step == pack::TarStep::kBadEnd ? "no end blocks" : error);
+      break;
+    }
+    const uint64_t header_off = off;
+    off += pack::TarEntryBytes(h.size);
+    if (h.type != '0' && h.type != '\0') continue;
     std::string key, ext;
-    wds::SplitName(e.name, &key, &ext);
+    wds::SplitName(h.name, &key, &ext);
     if (key != cur.key) {
       flush();
       cur.key = key;
       cur.index = rep->records;
-      cur.offset = e.header_offset;
+      cur.offset = header_off;
     }
-    std::string_view body(data.data() + e.data_offset, e.size);
-    InspectField f{ext, "file", 1, e.size, ""};
+    InspectField f{ext, "file", 1, h.size, ""};
     if (ext == "cls" || ext == "json" || ext == "txt")
-      f.first = std::string(body.substr(0, 64));
+      f.first = data.substr(0, 64);
     cur.fields.push_back(f);
-    cur.size = e.data_offset + e.size - cur.offset;
-    if (ext == "jpg" || ext == "jpeg") DecodeDims(body, &cur);
+    cur.size = off - cur.offset;
+    if (rep->shown.size() < max && (ext == "jpg" || ext == "jpeg"))
+      DecodeDims(data, &cur);
   }
   flush();
-  return Status::OK();
 }
 
 }  // namespace
@@ -192,30 +182,22 @@ Result<InspectReport> Inspect(Env* env, const std::string& path,
   std::string file = path;
   FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(path));
   if (info.is_dir) file = JoinPath(path, "dataset.json");
-  FERRY_ASSIGN_OR_RETURN(std::string data, ReadFileToString(env, file));
   if (EndsWith(file, ".json")) {
+    FERRY_ASSIGN_OR_RETURN(std::string data, ReadFileToString(env, file));
     rep.kind = "dataset";
     rep.dataset_json = PrettyJson(data);
     return rep;
   }
+  // Streamed: a shard of any size is read in chunks, once.
+  FERRY_ASSIGN_OR_RETURN(auto in,
+                         pack::OpenShardStream(env, file, /*md5=*/false));
   if (EndsWith(file, ".tar")) {
     rep.kind = "webdataset";
-    FERRY_RETURN_IF_ERROR(InspectTar(data, max_records, &rep));
-    return rep;
-  }
-  if (data.size() >= 2 && uint8_t(data[0]) == 0x1f &&
-      uint8_t(data[1]) == 0x8b) {
-    rep.kind = "tfrecord.gz";
-    auto raw = Gunzip(data);
-    if (!raw.ok()) {
-      rep.error = raw.status().ToString();
-      return rep;
-    }
-    data = std::move(raw).value();
+    InspectTar(in.get(), max_records, &rep);
   } else {
-    rep.kind = "tfrecord";
+    rep.kind = EndsWith(file, ".gz") ? "tfrecord.gz" : "tfrecord";
+    InspectTfRecord(in.get(), max_records, &rep);
   }
-  FERRY_RETURN_IF_ERROR(InspectTfRecord(data, max_records, &rep));
   return rep;
 }
 

@@ -1,7 +1,6 @@
 #include "ferry/verify.h"
 
 #include <xxhash.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +9,6 @@
 #include <unordered_map>
 
 #include "core/ordered_pipeline.h"
-#include "ferry/crc32c.h"
 #include "ferry/hash.h"
 #include "ferry/hash_list.h"
 #include "ferry/image.h"
@@ -18,107 +16,12 @@
 #include "formats/example/image_example.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/webdataset/tar.h"
-#include "pack/md5.h"
+#include "pack/shard_stream.h"
 
 namespace ferry {
 namespace {
 
-// Bytes of a file, read in chunks; XXH3-128 and MD5 of the raw bytes are
-// kept on the way, so each file is read once.
-class FileStream {
- public:
-  FileStream(std::unique_ptr<SequentialFile> f, bool md5)
-      : f_(std::move(f)), chunk_(1 << 20, '\0') {
-    if (md5) md5_ = std::make_unique<pack::Md5>();
-  }
-  virtual ~FileStream() = default;
-  // Reads up to n bytes (fewer only at the end) into out.
-  virtual Status Read(size_t n, std::string* out) {
-    out->clear();
-    while (out->size() < n) {
-      if (pos_ == len_) {
-        std::string_view got;
-        FERRY_RETURN_IF_ERROR(f_->Read(chunk_.size(), &got, chunk_.data()));
-        if (got.empty()) break;
-        if (got.data() != chunk_.data())
-          std::memmove(chunk_.data(), got.data(), got.size());
-        hasher_.Update(got);
-        if (md5_) md5_->Update(got);
-        raw_bytes_ += got.size();
-        pos_ = 0;
-        len_ = got.size();
-      }
-      size_t take = std::min(n - out->size(), len_ - pos_);
-      out->append(chunk_.data() + pos_, take);
-      pos_ += take;
-    }
-    return Status::OK();
-  }
-  // Reads what is left, so the hashes cover the whole file.
-  Status Drain() {
-    std::string sink;
-    do {
-      FERRY_RETURN_IF_ERROR(ReadRaw(1 << 20, &sink));
-    } while (!sink.empty());
-    return Status::OK();
-  }
-  Hash128 xxh3() const { return hasher_.Digest(); }
-  std::string md5() { return md5_ ? md5_->HexDigest() : std::string(); }
-  uint64_t raw_bytes() const { return raw_bytes_; }
-
- protected:
-  Status ReadRaw(size_t n, std::string* out) {
-    return FileStream::Read(n, out);
-  }
-
- private:
-  std::unique_ptr<SequentialFile> f_;
-  std::string chunk_;
-  size_t pos_ = 0, len_ = 0;
-  Hasher128 hasher_;
-  std::unique_ptr<pack::Md5> md5_;
-  uint64_t raw_bytes_ = 0;
-};
-
-// The inflated bytes of a gzip file (TensorFlow's GZIP TFRecords).
-class GzipStream : public FileStream {
- public:
-  using FileStream::FileStream;
-  ~GzipStream() override {
-    if (init_) inflateEnd(&z_);
-  }
-  Status Read(size_t n, std::string* out) override {
-    out->clear();
-    if (!init_) {
-      if (inflateInit2(&z_, 15 + 32) != Z_OK)
-        return Status::ResourceExhausted("inflateInit2");
-      init_ = true;
-    }
-    char buf[1 << 16];
-    while (out->size() < n && !done_) {
-      if (z_.avail_in == 0) {
-        FERRY_RETURN_IF_ERROR(ReadRaw(1 << 16, &in_));
-        if (in_.empty())
-          return Status::Corruption("gzip stream ends early (truncated)");
-        z_.next_in = reinterpret_cast<Bytef*>(in_.data());
-        z_.avail_in = static_cast<uInt>(in_.size());
-      }
-      z_.next_out = reinterpret_cast<Bytef*>(buf);
-      z_.avail_out = static_cast<uInt>(std::min(sizeof(buf), n - out->size()));
-      int rc = inflate(&z_, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END)
-        return Status::Corruption("gzip stream is corrupt");
-      out->append(buf, reinterpret_cast<char*>(z_.next_out) - buf);
-      if (rc == Z_STREAM_END) done_ = true;
-    }
-    return Status::OK();
-  }
-
- private:
-  z_stream z_{};
-  bool init_ = false, done_ = false;
-  std::string in_;
-};
+using pack::FileStream;
 
 // A source record's identity, for the split check.
 struct SourceKey {
@@ -204,13 +107,6 @@ bool ScanExample(std::string_view ex, std::string* schema,
   return true;
 }
 
-uint64_t LoadLE(const std::string& s, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= uint64_t(static_cast<uint8_t>(s[at + i])) << (8 * i);
-  return v;
-}
-
 void Add(ShardResult* r, const std::string& file, int64_t rec, int64_t off,
          const char* what, std::string detail) {
   r->problems.push_back({file, rec, off, what, std::move(detail)});
@@ -232,30 +128,19 @@ void DeepCheck(std::string_view jpeg, int64_t h, int64_t w,
 
 void VerifyTfRecord(FileStream* in, const std::string& file, bool deep,
                     std::string* idx, ShardResult* r) {
-  std::string head, payload, foot;
+  std::string payload;
   uint64_t off = 0;
   for (int64_t rec = 0;; ++rec) {
-    Status s = in->Read(tfrecord::kHeaderSize, &head);
-    if (!s.ok()) return Add(r, file, rec, off, "truncated", s.ToString());
-    if (head.empty()) break;
-    if (head.size() < tfrecord::kHeaderSize)
-      return Add(r, file, rec, off, "truncated", "header cut short");
-    if (crc32c::Unmask(uint32_t(LoadLE(head, 8, 4))) !=
-        crc32c::Extend(0, head.data(), 8)) {
+    const pack::TfStep step = pack::NextTfRecord(in, &payload);
+    if (step == pack::TfStep::kEnd) break;
+    if (step == pack::TfStep::kTruncated)
+      return Add(r, file, rec, off, "truncated", "record cut short");
+    if (step == pack::TfStep::kLengthCrc) {
       return Add(r, file, rec, off, "length_crc",
                  "length CRC mismatch; the rest of the file is unreadable");
     }
-    const uint64_t len = LoadLE(head, 0, 8);
-    s = in->Read(len, &payload);
-    if (s.ok() && payload.size() == len)
-      s = in->Read(tfrecord::kFooterSize, &foot);
-    if (!s.ok() || payload.size() < len ||
-        foot.size() < tfrecord::kFooterSize) {
-      return Add(r, file, rec, off, "truncated",
-                 "record of " + std::to_string(len) + " bytes cut short");
-    }
-    if (crc32c::Unmask(uint32_t(LoadLE(foot, 0, 4))) !=
-        crc32c::Value(payload)) {
+    const uint64_t len = payload.size();
+    if (step == pack::TfStep::kDataCrc) {
       Add(r, file, rec, int64_t(off + tfrecord::kHeaderSize), "data_crc",
           "data CRC mismatch");
     } else {
@@ -290,7 +175,7 @@ void VerifyTfRecord(FileStream* in, const std::string& file, bool deep,
 
 void VerifyTar(FileStream* in, const std::string& file, bool deep,
                std::string* idx, ShardResult* r) {
-  std::string block, data, pad;
+  std::string data;
   uint64_t off = 0;
   int64_t sample = -1;
   std::string key, line, parts, first_parts, json, jpeg;
@@ -320,38 +205,24 @@ void VerifyTar(FileStream* in, const std::string& file, bool deep,
     ++r->records;
   };
   for (;;) {
-    Status s = in->Read(wds::kBlock, &block);
-    if (!s.ok() || block.size() < wds::kBlock) {
-      close_sample();
-      return Add(r, file, sample, int64_t(off), "tar",
-                 "archive ends without its two zero blocks");
-    }
-    if (block.find_first_not_of('\0') == std::string::npos) {
-      s = in->Read(wds::kBlock, &block);
-      if (!s.ok() || block.size() < wds::kBlock ||
-          block.find_first_not_of('\0') != std::string::npos) {
-        Add(r, file, sample, int64_t(off), "tar",
-            "one zero block, not two, at the end");
-      }
-      break;
-    }
     wds::Header h;
-    s = wds::ParseHeader(block, &h);
-    if (!s.ok()) {
+    std::string error;
+    const pack::TarStep step = pack::NextTarEntry(in, &h, &data, &error);
+    if (step == pack::TarStep::kEnd) break;
+    if (step != pack::TarStep::kEntry) {
       close_sample();
-      return Add(r, file, sample, int64_t(off), "tar",
-                 std::string(s.message()) + "; the rest is unreadable");
+      if (step == pack::TarStep::kBadEnd) {
+        return Add(r, file, sample, int64_t(off), "tar",
+                   "archive ends without its two zero blocks");
+      }
+      return Add(r, file, sample, int64_t(off),
+                 step == pack::TarStep::kTruncated ? "truncated" : "tar",
+                 error + (step == pack::TarStep::kBadHeader
+                              ? "; the rest is unreadable"
+                              : ""));
     }
     const uint64_t data_off = off + wds::kBlock;
-    const uint64_t padding = (wds::kBlock - h.size % wds::kBlock) % wds::kBlock;
-    s = in->Read(h.size, &data);
-    if (s.ok() && data.size() == h.size) s = in->Read(padding, &pad);
-    if (!s.ok() || data.size() < h.size || pad.size() < padding) {
-      close_sample();
-      return Add(r, file, sample, int64_t(off), "truncated",
-                 "entry " + h.name + " cut short");
-    }
-    off = data_off + h.size + padding;
+    off += pack::TarEntryBytes(h.size);
     if (h.type != '0' && h.type != '\0') continue;
     std::string k, ext;
     wds::SplitName(h.name, &k, &ext);
@@ -402,18 +273,14 @@ ShardResult VerifyShard(Env* env, const std::string& dir,
                         const std::string& name, bool deep) {
   ShardResult r;
   const std::string path = JoinPath(dir, name);
-  auto f = env->NewSequentialFile(path);
-  if (!f.ok()) {
+  const Kind kind = KindOf(name);
+  auto opened = pack::OpenShardStream(env, path, /*md5=*/kind == Kind::kTar);
+  if (!opened.ok()) {
     r.missing = true;
-    Add(&r, name, -1, -1, "missing", f.status().ToString());
+    Add(&r, name, -1, -1, "missing", opened.status().ToString());
     return r;
   }
-  const Kind kind = KindOf(name);
-  std::unique_ptr<FileStream> in =
-      kind == Kind::kTfRecordGz
-          ? std::make_unique<GzipStream>(std::move(f).value(), false)
-          : std::make_unique<FileStream>(std::move(f).value(),
-                                         kind == Kind::kTar);
+  std::unique_ptr<FileStream> in = std::move(opened).value();
   std::string idx;
   if (kind == Kind::kTar) {
     VerifyTar(in.get(), name, deep, &idx, &r);
