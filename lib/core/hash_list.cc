@@ -176,10 +176,17 @@ Result<CheckSummary> CheckHashList(
   progress->Begin("check", lines.size(), 0);
   core::OrderedParallelMap<FileResult>(
       lines.size(), options.jobs,
-      [&](size_t i) { return HashOne(options.env, lines[i].path); },
+      [&](size_t i) {
+        return HashOne(options.env,
+                       options.root.empty()
+                           ? lines[i].path
+                           : JoinPath(options.root, lines[i].path));
+      },
       [&](size_t i, FileResult r) {
         CheckEntry e;
         e.path = std::move(lines[i].path);
+        e.expected = lines[i].hash;
+        e.actual = r.hash;
         if (!r.status.ok()) {
           e.outcome = r.status.IsNotFound() ? CheckEntry::Outcome::kMissing
                                             : CheckEntry::Outcome::kUnreadable;

@@ -8,9 +8,11 @@
 #ifndef FERRY_CORE_ORDERED_PIPELINE_H_
 #define FERRY_CORE_ORDERED_PIPELINE_H_
 
+#include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 
@@ -18,6 +20,9 @@ namespace ferry::core {
 
 template <typename T, typename Work, typename Done>
 void OrderedParallelMap(size_t n, int jobs, Work&& work, Done&& done) {
+  // The work is CPU-bound: more threads than oneTBB's concurrency would not
+  // run anyway (and oneTBB warns about the request).
+  jobs = std::min(jobs, oneapi::tbb::info::default_concurrency());
   if (jobs <= 1 || n <= 1) {
     for (size_t i = 0; i < n; ++i) done(i, work(i));
     return;

@@ -483,47 +483,39 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
 Status VerifyHashList(const std::string& root, const VerifyOptions& o,
                       VerifyReport* rep) {
   rep->kind = "hash-list";
-  FERRY_ASSIGN_OR_RETURN(std::string text,
-                         ReadFileToString(o.env, o.hashes_file));
-  std::vector<HashListLine> lines;
+  HashOptions h;
+  h.env = o.env;
+  h.jobs = o.jobs;
+  h.root = root;
   std::set<std::string> named;
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view l(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (l.empty()) continue;
-    auto parsed = ParseHashLine(l);
-    if (!parsed.ok()) {
-      rep->problems.push_back(
-          {o.hashes_file, int64_t(line_no), -1, "parse", "not a hash line"});
-      continue;
-    }
-    named.insert(parsed->path);
-    lines.push_back(std::move(parsed).value());
-  }
-  core::OrderedParallelMap<std::pair<Status, Hash128>>(
-      lines.size(), o.jobs,
-      [&](size_t i) {
-        uint64_t size = 0;
-        auto h = HashFile(o.env, JoinPath(root, lines[i].path), &size);
-        return h.ok() ? std::make_pair(Status::OK(), *h)
-                      : std::make_pair(h.status(), Hash128{});
-      },
-      [&](size_t i, std::pair<Status, Hash128> r) {
+  auto sum = CheckHashList(
+      o.hashes_file, h,
+      [&](const CheckEntry& e) {
+        named.insert(e.path);
         ++rep->files;
-        if (!r.first.ok()) {
-          rep->problems.push_back({lines[i].path, -1, -1,
-                                   r.first.IsNotFound() ? "missing" : "hash",
-                                   r.first.ToString()});
-        } else if (!(r.second == lines[i].hash)) {
-          rep->problems.push_back({lines[i].path, -1, -1, "hash",
-                                   "XXH3-128 " + r.second.ToHex() +
-                                       ", list says " + lines[i].hash.ToHex()});
+        switch (e.outcome) {
+          case CheckEntry::Outcome::kOk:
+            break;
+          case CheckEntry::Outcome::kMismatch:
+            rep->problems.push_back({e.path, -1, -1, "hash",
+                                     "XXH3-128 " + e.actual.ToHex() +
+                                         ", list says " + e.expected.ToHex()});
+            break;
+          case CheckEntry::Outcome::kMissing:
+            rep->problems.push_back(
+                {e.path, -1, -1, "missing", e.detail.ToString()});
+            break;
+          case CheckEntry::Outcome::kUnreadable:
+            rep->problems.push_back(
+                {e.path, -1, -1, "hash", e.detail.ToString()});
+            break;
         }
+      },
+      [&](uint64_t line, std::string_view) {
+        rep->problems.push_back(
+            {o.hashes_file, int64_t(line), -1, "parse", "not a hash line"});
       });
+  FERRY_RETURN_IF_ERROR(sum.status());
   FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
                          ListFilesRecursive(o.env, root));
   for (const std::string& f : files) {

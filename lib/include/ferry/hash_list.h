@@ -22,6 +22,8 @@ struct HashOptions {
   Env* env = Env::Default();
   int jobs = 1;                  // worker threads
   Progress* progress = nullptr;  // may be null
+  std::string
+      root;  // CheckHashList: listed paths are relative to this ("" = as given)
 };
 
 struct HashEntry {
@@ -61,7 +63,8 @@ struct CheckEntry {
   enum class Outcome { kOk, kMismatch, kMissing, kUnreadable };
   std::string path;
   Outcome outcome = Outcome::kOk;
-  Status detail;  // why, for kMissing / kUnreadable
+  Hash128 expected, actual;  // actual: when the file was read
+  Status detail;             // why, for kMissing / kUnreadable
 };
 
 struct CheckSummary {
