@@ -497,22 +497,19 @@ Result<PackSummary> Packer::Run() {
   // Contents first: the records' keys, leakage and --dedup all need them.
   // An unreadable file is a failed input, like a bad image, not a stop.
   {
+    std::vector<Status> errors;
+    FERRY_ASSIGN_OR_RETURN(
+        std::vector<Hash128> all,
+        HashItemContents(env_, src_, items_, o_.jobs, &errors));
     std::vector<SplitItem> readable;
-    core::OrderedParallelMap<std::pair<Status, Hash128>>(
-        items_.size(), o_.jobs,
-        [&](size_t i) {
-          auto h = HashFile(env_, JoinPath(src_, items_[i].path));
-          return h.ok() ? std::make_pair(Status::OK(), *h)
-                        : std::make_pair(h.status(), Hash128{});
-        },
-        [&](size_t i, std::pair<Status, Hash128> h) {
-          if (!h.first.ok()) {
-            sum_.failed.push_back({items_[i].path, h.first});
-            return;
-          }
-          hashes_.push_back(h.second);
-          readable.push_back(std::move(items_[i]));
-        });
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (!errors[i].ok()) {
+        sum_.failed.push_back({items_[i].path, errors[i]});
+        continue;
+      }
+      hashes_.push_back(all[i]);
+      readable.push_back(std::move(items_[i]));
+    }
     items_ = std::move(readable);
   }
   FERRY_ASSIGN_OR_RETURN(split_, AssignSplits(items_, o_.split, hashes_));

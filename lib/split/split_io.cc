@@ -229,8 +229,9 @@ Result<std::vector<SplitItem>> ItemsFromList(Env* env,
 
 Result<std::vector<Hash128>> HashItemContents(
     Env* env, const std::string& root, const std::vector<SplitItem>& items,
-    int jobs) {
+    int jobs, std::vector<Status>* errors) {
   std::vector<Hash128> out(items.size());
+  if (errors) errors->assign(items.size(), Status::OK());
   Status first_error;
   struct R {
     Status status;
@@ -243,7 +244,11 @@ Result<std::vector<Hash128>> HashItemContents(
         return h.ok() ? R{Status::OK(), *h} : R{h.status(), {}};
       },
       [&](size_t i, R r) {
-        if (!r.status.ok() && first_error.ok()) first_error = r.status;
+        if (errors) {
+          (*errors)[i] = std::move(r.status);
+        } else if (!r.status.ok() && first_error.ok()) {
+          first_error = r.status;
+        }
         out[i] = r.hash;
       });
   FERRY_RETURN_IF_ERROR(first_error);

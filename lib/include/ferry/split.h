@@ -73,9 +73,11 @@ FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromList(
     Env* env, const std::string& list_path);
 
 // XXH3-128 of each item's file (root/path), on `jobs` threads, in order.
+// With errors == nullptr the first unreadable file fails the call;
+// otherwise (*errors)[i] says why item i could not be read (hash left 0).
 FERRY_EXPORT Result<std::vector<Hash128>> HashItemContents(
     Env* env, const std::string& root, const std::vector<SplitItem>& items,
-    int jobs);
+    int jobs, std::vector<Status>* errors = nullptr);
 
 struct SplitResult {
   std::vector<std::string> names;
