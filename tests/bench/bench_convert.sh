@@ -15,26 +15,15 @@ COUNT=${COUNT:-300} ROUNDS=${ROUNDS:-3} SIZE=${SIZE:-512}
 for t in vipsthumbnail /usr/bin/python3 /usr/bin/time; do
   command -v "$t" > /dev/null || { echo "needs $t: tools/dev/install-deps.sh --bench"; exit 1; }
 done
-corpus="$work/corpus-$COUNT"
-[ -d "$corpus" ] || /usr/bin/python3 "$here/make_corpus.py" "$corpus" "$COUNT"
-cat "$corpus"/* > /dev/null
+mkdir -p "$work"
+source "$here/benchlib.sh"
+ensure_corpus "$COUNT"
 
-declare -A best rss
-run() {  # name, then the command
-  local name=$1; shift
-  local out="$work/out-$name" t0 t1 ms peak=0
-  rm -rf "$out"; mkdir -p "$out"
-  t0=$(date +%s%N)
-  /usr/bin/time -f %M -o "$work/$name.rss" "$@" > /dev/null 2> "$work/$name.err"
-  peak=$(tail -1 "$work/$name.rss")
-  t1=$(date +%s%N)
-  ms=$(( (t1 - t0) / 1000000 ))
-  if [ -z "${best[$name]:-}" ] || [ "$ms" -lt "${best[$name]}" ]; then best[$name]=$ms; fi
-  if [ "$peak" -gt "${rss[$name]:-0}" ]; then rss[$name]=$peak; fi
-}
 vips_all="ls '$corpus'/*.png | xargs -P 2 -n 25 vipsthumbnail -s ${SIZE}x${SIZE} \
   -o '$work/out-vips/%s.jpg[Q=90,strip,subsample_mode=on]'"
 for r in $(seq "$ROUNDS"); do
+  # Fresh outputs each round (ferry would keep up-to-date ones).
+  rm -rf "$work"/out-{ferry,pillow,vips} && mkdir -p "$work"/out-{ferry,pillow,vips}
   run ferry "$FERRY" convert "$corpus" "$work/out-ferry" --size "$SIZE" --quality 90 -j 2 -q
   run pillow /usr/bin/python3 "$here/pillow_convert.py" "$corpus" "$work/out-pillow" "$SIZE" 2
   run vips bash -c "$vips_all"

@@ -5,7 +5,8 @@
 #   bench_hash.sh [FERRY] [WORKDIR]
 # Targets (issue #2): large file, -j 1: >= 0.9x; 10,000 small files, -j 2: >= 1.5x.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
 FERRY=$(realpath "${1:-$root/build/bin/ferry}")
 work=${2:-$(mktemp -d /tmp/ferry-bench-hash.XXXXXX)}
 RUNS=${RUNS:-5}
@@ -14,6 +15,7 @@ SMALL_FILES=${SMALL_FILES:-10000}
 command -v xxhsum > /dev/null || { echo "needs xxhsum (apt: xxhash)"; exit 1; }
 
 mkdir -p "$work"
+source "$here/benchlib.sh"
 if [ ! -f "$work/large.bin" ]; then
   echo "making ${LARGE_MB} MiB file and $SMALL_FILES small files in $work ..."
   head -c $((LARGE_MB * 1024 * 1024)) /dev/urandom > "$work/large.bin"
@@ -31,25 +33,22 @@ PY
 fi
 cat "$work/large.bin" > /dev/null; find "$work/small" -type f -exec cat {} + > /dev/null
 
-best() {  # best wall time of RUNS runs of "$@", in seconds
-  local b=999999 t0 t1 t
-  for _ in $(seq "$RUNS"); do
-    t0=$(date +%s%N); "$@" > /dev/null 2>&1; t1=$(date +%s%N)
-    t=$(( (t1 - t0) / 1000 ))
-    [ $t -lt $b ] && b=$t
-  done
-  echo "scale=4; $b / 1000000" | bc
-}
 ratio() { echo "scale=2; $1 / $2" | bc; }
 
 cd "$work"
 small_mb=$(du -sm --apparent-size small | cut -f1)
-x_large=$(best xxhsum -H2 large.bin)
-f_large=$(best "$FERRY" hash -j 1 large.bin)
-x_small=$(best xargs -a small.list xxhsum -H2)
-f_small=$(best "$FERRY" hash -j 2 small)
-f_small1=$(best "$FERRY" hash -j 1 small)
-rss=$( { /usr/bin/time -f %M "$FERRY" hash -j 2 large.bin small > /dev/null; } 2>&1 )
+for _ in $(seq "$RUNS"); do
+  run x_large xxhsum -H2 large.bin
+  run f_large "$FERRY" hash -j 1 large.bin
+  run x_small xargs -a small.list xxhsum -H2
+  run f_small "$FERRY" hash -j 2 small
+  run f_small1 "$FERRY" hash -j 1 small
+done
+secs() { echo "scale=3; ${best[$1]} / 1000" | bc; }
+x_large=$(secs x_large) f_large=$(secs f_large) x_small=$(secs x_small)
+f_small=$(secs f_small) f_small1=$(secs f_small1)
+run both "$FERRY" hash -j 2 large.bin small
+rss=${rss[both]}
 
 printf '%-34s %9s %9s %8s\n' "case" "xxhsum s" "ferry s" "ratio"
 printf '%-34s %9s %9s %8s   (%s MB/s vs %s MB/s)\n' "large file ${LARGE_MB} MiB, -j 1" \

@@ -9,26 +9,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 FERRY=$(realpath "${1:-$here/../../build/bin/ferry}")
 work=${2:-/tmp/ferry-bench-convert}
 COUNT=${COUNT:-300} ROUNDS=${ROUNDS:-3}
-corpus="$work/corpus-$COUNT"
-[ -d "$corpus" ] || /usr/bin/python3 "$here/make_corpus.py" "$corpus" "$COUNT"
-cat "$corpus"/* > /dev/null
+mkdir -p "$work"
+source "$here/benchlib.sh"
+ensure_corpus "$COUNT"
 # One class folder of links to the corpus (links to directories are not walked).
 if [ ! -d "$work/cls/all" ]; then
   mkdir -p "$work/cls/all"
   for f in "$corpus"/*; do ln -s "$f" "$work/cls/all/"; done
 fi
-declare -A best rss
-run() {
-  local name=$1 t0 t1 ms; shift
-  rm -rf "$work/out-$name"
-  t0=$(date +%s%N)
-  /usr/bin/time -f %M -o "$work/$name.rss" "$@" > /dev/null 2>&1
-  t1=$(date +%s%N)
-  ms=$(( (t1 - t0) / 1000000 ))
-  if [ -z "${best[$name]:-}" ] || [ "$ms" -lt "${best[$name]}" ]; then best[$name]=$ms; fi
-  rss[$name]=$(tail -1 "$work/$name.rss")
-}
 for r in $(seq "$ROUNDS"); do
+  rm -rf "$work/out-convert" "$work/out-pack"
   run convert "$FERRY" convert "$corpus" "$work/out-convert" --size 512 -j 2 -q
   run pack "$FERRY" pack "$work/cls" "$work/out-pack" --size 512 -j 2 -q
 done

@@ -11,6 +11,7 @@ FERRY=$(realpath "${1:-$here/../../build/bin/ferry}")
 work=${2:-/tmp/ferry-bench-split}
 ITEMS=${ITEMS:-1000000} TREE_FILES=${TREE_FILES:-10000}
 mkdir -p "$work"
+source "$here/benchlib.sh"
 list="$work/items-$ITEMS.csv"
 [ -f "$list" ] || /usr/bin/python3 - "$list" "$ITEMS" <<'PY'
 import sys
@@ -45,18 +46,14 @@ for i, name in enumerate(["train", "val", "test"]):
 PY
 cat "$tree"/*/* > /dev/null
 
-timed() {  # label, command...: prints "seconds peak_kb"
-  local t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -f %M -o "$work/rss" "$@" > /dev/null 2>&1
-  t1=$(date +%s%N)
-  echo "$(echo "scale=3; ($t1 - $t0) / 1000000000" | bc) $(cat "$work/rss")"
-}
 mkdir -p "$work/py"
-read -r f_list f_list_rss < <(timed "$FERRY" split --list "$list" --out "$work/out-list")
-read -r p_list p_list_rss < <(timed /usr/bin/python3 "$work/anchor_split.py" "$list" "$work/py")
-read -r f_tree f_tree_rss < <(timed "$FERRY" split "$tree" --out "$work/out-tree" -j 2)
-read -r x_tree x_tree_rss < <(timed bash -c "find '$tree' -type f | xargs xxhsum -H2")
+run f_list "$FERRY" split --list "$list" --out "$work/out-list"
+run p_list /usr/bin/python3 "$work/anchor_split.py" "$list" "$work/py"
+run f_tree "$FERRY" split "$tree" --out "$work/out-tree" -j 2
+run x_tree bash -c "find '$tree' -type f | xargs xxhsum -H2"
+secs() { echo "scale=3; ${best[$1]} / 1000" | bc; }
+f_list=$(secs f_list) p_list=$(secs p_list) f_tree=$(secs f_tree) x_tree=$(secs x_tree)
+f_list_rss=${rss[f_list]} p_list_rss=${rss[p_list]} f_tree_rss=${rss[f_tree]} x_tree_rss=${rss[x_tree]}
 printf '%-44s %8s %12s %10s\n' case seconds items/s "peak RSS"
 printf '%-44s %8s %12s %7s MB\n' "ferry split --list, $ITEMS items" "$f_list" \
   "$(echo "$ITEMS / $f_list" | bc)" "$((f_list_rss / 1024))"

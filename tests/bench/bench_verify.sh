@@ -8,8 +8,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 FERRY=$(realpath "${1:-$here/../../build/bin/ferry}")
 work=${2:-/tmp/ferry-bench-convert}
 COUNT=${COUNT:-300} COPIES=${COPIES:-10}
-corpus="$work/corpus-$COUNT"
-[ -d "$corpus" ] || /usr/bin/python3 "$here/make_corpus.py" "$corpus" "$COUNT"
+mkdir -p "$work"
+source "$here/benchlib.sh"
+ensure_corpus "$COUNT"
 src="$work/verify-src-$COPIES"
 if [ ! -d "$src" ]; then
   for c in $(seq "$COPIES"); do
@@ -21,17 +22,12 @@ out="$work/verify-pack-$COPIES"
 [ -f "$out/dataset.json" ] || "$FERRY" pack "$src" "$out" --size 1024 --quality 95 -j 2 -q
 cat "$out"/* > /dev/null
 mb=$(du -sm --apparent-size "$out" | cut -f1)
-best() {
-  local b=999999999 t0 t1 t
-  for _ in 1 2 3; do
-    t0=$(date +%s%N); "$@" > /dev/null 2>&1 || true; t1=$(date +%s%N)
-    t=$(( (t1 - t0) / 1000000 )); [ $t -lt $b ] && b=$t
-  done
-  echo "$b"
-}
-x=$(best bash -c "xxhsum -H2 '$out'/*")
-v1=$(best "$FERRY" verify "$out" -j 1)
-v2=$(best "$FERRY" verify "$out" -j 2)
+for _ in 1 2 3; do
+  run xxhsum bash -c "xxhsum -H2 '$out'/*"
+  run verify1 "$FERRY" verify "$out" -j 1
+  run verify2 "$FERRY" verify "$out" -j 2
+done
+x=${best[xxhsum]} v1=${best[verify1]} v2=${best[verify2]}
 echo "pack output: $mb MB, $(ls "$out" | grep -c -E 'tfrecord$') shards"
 echo "xxhsum -H2:           ${x} ms  ($(echo "$mb * 1000 / $x" | bc) MB/s)"
 echo "ferry verify -j 1:    ${v1} ms  ($(echo "$mb * 1000 / $v1" | bc) MB/s)  ratio $(echo "scale=2; $x / $v1" | bc)x"

@@ -3,14 +3,7 @@
 # rerun after completion and after kill -9, dry run, thread-count independence.
 set -euo pipefail
 FERRY=$1 SAMPLES=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() {  # want, then command
-  local want=$1; shift
-  set +e; "$@" > out.txt 2> err.txt; local rc=$?; set -e
-  [ "$rc" -eq "$want" ] || { cat err.txt >&2; fail "$* -> exit $rc, want $want"; }
-}
+source "$(dirname "$0")/testlib.sh"
 count_jpg() { find "$1" -name '*.jpg' -type f | wc -l; }
 
 # The whole sample tree: every kind converts.

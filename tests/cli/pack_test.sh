@@ -4,15 +4,8 @@
 # and listed (exit 1), and a kill -9 loop that ends complete and clean.
 set -euo pipefail
 FERRY=$1 SAMPLES=$2 HERE=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/testlib.sh"
 check() { /usr/bin/python3 "$HERE/check_shards.py" "$1" > /dev/null || fail "checker rejected $1"; }
-expect_rc() {
-  local want=$1; shift
-  set +e; "$@" > out.txt 2> err.txt; local rc=$?; set -e
-  [ "$rc" -eq "$want" ] || { cat err.txt >&2; fail "$* -> exit $rc, want $want"; }
-}
 cp -r "$SAMPLES/dataset" data
 
 expect_rc 0 "$FERRY" pack data tf1 --size 64 --shard-records 7 -j 1

@@ -3,14 +3,7 @@
 # leakage warning and --dedup.
 set -euo pipefail
 FERRY=$1 SAMPLES=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() {
-  local want=$1; shift
-  set +e; "$@" > out.txt 2> err.txt; local rc=$?; set -e
-  [ "$rc" -eq "$want" ] || { cat err.txt >&2; fail "$* -> exit $rc, want $want"; }
-}
+source "$(dirname "$0")/testlib.sh"
 
 cp -r "$SAMPLES/dataset" data
 expect_rc 0 "$FERRY" split data --out s1 -j 1

@@ -3,14 +3,7 @@
 # placed exactly (file, record, offset, what); nothing is ever modified.
 set -euo pipefail
 FERRY=$1 SAMPLES=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() {
-  local want=$1; shift
-  set +e; "$@" > out.txt 2> err.txt; local rc=$?; set -e
-  [ "$rc" -eq "$want" ] || { cat out.txt err.txt >&2; fail "$* -> exit $rc, want $want"; }
-}
+source "$(dirname "$0")/testlib.sh"
 # has FILE RECORD OFFSET WHAT: the --json report in out.txt lists that problem.
 has() {
   /usr/bin/python3 - "$@" <<'PY' || { cat out.txt >&2; fail "no problem $*"; }
