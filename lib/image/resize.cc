@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -98,6 +99,36 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size,
   return c;
 }
 
+// Weights depend only on the arguments below. A thread keeps the last few:
+// a dataset of same-sized images, and both axes of a square image, compute
+// them (two sin() a tap) once.
+struct CoeffsKey {
+  int in_size, out_size;
+  double in0, in1;
+  Filter filter;
+  bool operator==(const CoeffsKey&) const = default;
+};
+
+std::shared_ptr<const Coeffs> CachedCoeffs(int in_size, double in0, double in1,
+                                           int out_size, Filter filter) {
+  constexpr int kEntries = 8;
+  struct Entry {
+    CoeffsKey key;
+    std::shared_ptr<const Coeffs> coeffs;
+  };
+  thread_local Entry cache[kEntries];
+  thread_local int next = 0;
+  const CoeffsKey key{in_size, out_size, in0, in1, filter};
+  for (const Entry& e : cache) {
+    if (e.coeffs && e.key == key) return e.coeffs;
+  }
+  auto c = std::make_shared<const Coeffs>(
+      Precompute(in_size, in0, in1, out_size, DefFor(filter)));
+  cache[next] = {key, c};
+  next = (next + 1) % kEntries;
+  return c;
+}
+
 inline uint8_t Clip8(int32_t v) {
   v >>= kPrecisionBits;
   return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -161,6 +192,72 @@ __attribute__((target("avx2"))) inline uint8_t* StoreClamped(__m128i acc,
   return p + n;
 }
 
+// VerticalRow with the sums for 32 bytes held in registers over all taps
+// (the portable loop reloads and stores them every tap).
+__attribute__((target("avx2"))) inline __m256i MulAddRow(__m256i acc,
+                                                         const uint8_t* r,
+                                                         __m256i k) {
+  const __m256i v = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(r)));
+  return _mm256_add_epi32(acc, _mm256_mullo_epi32(v, k));
+}
+
+__attribute__((target("avx2"))) void VerticalRowAvx2(const uint8_t* const* rows,
+                                                     const int32_t* k, int n,
+                                                     size_t width_bytes,
+                                                     uint8_t* out) {
+  const __m256i round = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  // packs/packus interleave 128-bit lanes; this puts the bytes back in order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  size_t i = 0;
+  for (; i + 32 <= width_bytes; i += 32) {
+    __m256i a0 = round, a1 = round, a2 = round, a3 = round;
+    for (int y = 0; y < n; ++y) {
+      const __m256i ky = _mm256_set1_epi32(k[y]);
+      const uint8_t* r = rows[y] + i;
+      a0 = MulAddRow(a0, r, ky);
+      a1 = MulAddRow(a1, r + 8, ky);
+      a2 = MulAddRow(a2, r + 16, ky);
+      a3 = MulAddRow(a3, r + 24, ky);
+    }
+    const __m256i lo =
+        _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
+                           _mm256_srai_epi32(a1, kPrecisionBits));
+    const __m256i hi =
+        _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
+                           _mm256_srai_epi32(a3, kPrecisionBits));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(out + i),
+        _mm256_permutevar8x32_epi32(_mm256_packus_epi16(lo, hi), order));
+  }
+  for (; i < width_bytes; ++i) {
+    int32_t acc = 1 << (kPrecisionBits - 1);
+    for (int y = 0; y < n; ++y) acc += rows[y][i] * k[y];
+    out[i] = Clip8(acc);
+  }
+}
+
+// Widens a row of RGB pixels to RGBX (X = 0), four pixels a step; the
+// 16-byte load never runs past the row (it stops 4 bytes short).
+__attribute__((target("avx2"))) void RgbToRgbx(const uint8_t* s, int w,
+                                               uint8_t* d) {
+  const __m128i spread =
+      _mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
+  int x = 0;
+  for (; x + 6 <= w; x += 4) {
+    const __m128i v =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * x));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 4 * x),
+                     _mm_shuffle_epi8(v, spread));
+  }
+  for (; x < w; ++x) {
+    d[4 * x] = s[3 * x];
+    d[4 * x + 1] = s[3 * x + 1];
+    d[4 * x + 2] = s[3 * x + 2];
+    d[4 * x + 3] = 0;
+  }
+}
+
 __attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in,
                                                        int y0, int y1,
                                                        int out_w,
@@ -183,12 +280,7 @@ __attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in,
   std::vector<uint8_t> rgbx(size_t(in.width) * 4 + 16, 0);
   const __m128i round = _mm_set1_epi32(1 << (kPrecisionBits - 1));
   for (int y = y0; y < y1; ++y) {
-    const uint8_t* s = in.row(y);
-    for (int x = 0; x < in.width; ++x) {
-      rgbx[4 * x] = s[3 * x];
-      rgbx[4 * x + 1] = s[3 * x + 1];
-      rgbx[4 * x + 2] = s[3 * x + 2];
-    }
+    RgbToRgbx(in.row(y), in.width, rgbx.data());
     uint8_t* d = out->row(y - y0);
     for (int xx = 0; xx < out_w; ++xx) {
       const int xmin = c.bounds[2 * xx], n = c.bounds[2 * xx + 1];
@@ -264,17 +356,19 @@ Image Resample(const Image& in, int out_w, int out_h, Filter filter,
 Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
                    const Box* box_in) {
   Box box = box_in ? *box_in : Box{0, 0, double(in.width), double(in.height)};
-  const FilterDef f = DefFor(filter);
   const bool need_h = out_w != in.width || box.x0 != 0 || box.x1 != in.width;
   const bool need_v = out_h != in.height || box.y0 != 0 || box.y1 != in.height;
   if (!need_h && !need_v) return CopyOf(in);
 
-  Coeffs cv = Precompute(in.height, box.y0, box.y1, out_h, f);
+  const auto cv_cached = CachedCoeffs(in.height, box.y0, box.y1, out_h, filter);
+  const Coeffs& cv = *cv_cached;
   ImageView src = in;
   Image tmp;
   int row_offset = 0;  // first source row held by *src
   if (need_h) {
-    Coeffs ch = Precompute(in.width, box.x0, box.x1, out_w, f);
+    const auto ch_cached =
+        CachedCoeffs(in.width, box.x0, box.x1, out_w, filter);
+    const Coeffs& ch = *ch_cached;
     const int y_first = cv.bounds[0];
     const int y_last = cv.bounds[2 * out_h - 2] + cv.bounds[2 * out_h - 1];
     tmp = Image::Make(out_w, y_last - y_first, in.channels);
@@ -311,8 +405,14 @@ Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
   for (int yy = 0; yy < out_h; ++yy) {
     const int ymin = cv.bounds[2 * yy] - row_offset, n = cv.bounds[2 * yy + 1];
     for (int y = 0; y < n; ++y) rows[y] = src.row(ymin + y);
-    VerticalRow(rows.data(), &cv.k[size_t(yy) * cv.ksize], n, width_bytes,
-                acc.data(), out.row(yy));
+    const int32_t* k = &cv.k[size_t(yy) * cv.ksize];
+#if defined(__x86_64__)
+    if (HaveAvx2()) {
+      VerticalRowAvx2(rows.data(), k, n, width_bytes, out.row(yy));
+      continue;
+    }
+#endif
+    VerticalRow(rows.data(), k, n, width_bytes, acc.data(), out.row(yy));
   }
   return out;
 }

@@ -11,7 +11,7 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config
   libcli11-dev libdeflate-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev)
 TEST_PKGS=(xxhash nginx-light rdiff curl python3 python3-protobuf python3-pil
   python3-numpy)
-BENCH_PKGS=(libvips-tools rsync rclone aria2 python3-skimage time bc)
+BENCH_PKGS=(libvips-tools rsync rclone aria2 python3-skimage plasma-workspace-wallpapers time bc)
 S3RVER_VERSION=3.7.1
 NPM_PREFIX=${FERRY_NPM_PREFIX:-/opt/ferry-npm}
 
