@@ -44,11 +44,21 @@ int OrientationFromTiff(const uint8_t* p, size_t n) {
     return 1;
   for (uint32_t i = 0; i < count; ++i) {
     size_t e = size_t{ifd} + 2 + 12 * size_t{i};
-    uint16_t tag, type, value;
+    uint16_t tag, type;
     if (!t.U16(e, &tag)) return 1;
     if (tag != 0x0112) continue;
-    if (!t.U16(e + 2, &type) || type != 3 || !t.U16(e + 8, &value)) return 1;
-    return value >= 1 && value <= 8 ? value : 1;
+    if (!t.U16(e + 2, &type)) return 1;
+    // SHORT as the standard says, or LONG as some writers store it (Pillow
+    // reads both); the value is left-aligned in the entry's 4 bytes.
+    uint32_t value;
+    if (type == 3) {
+      uint16_t v16;
+      if (!t.U16(e + 8, &v16)) return 1;
+      value = v16;
+    } else if (type != 4 || !t.U32(e + 8, &value)) {
+      return 1;
+    }
+    return value >= 1 && value <= 8 ? static_cast<int>(value) : 1;
   }
   return 1;
 }

@@ -114,18 +114,25 @@ struct JpegEncoder::State {
   jpeg_compress_struct cinfo;
   EncErr err;
   GrowDest dest;
+  // Optimised Huffman tables (--optimize, and every progressive file) are
+  // written over the codec's tables, and jpeg_set_defaults keeps tables it
+  // finds: the next file would use them. Such a codec is made anew.
+  bool tables_changed = false;
   State() {
-    std::memset(&cinfo, 0, sizeof(cinfo));
-    cinfo.err = jpeg_std_error(&err.pub);
-    err.pub.error_exit = EncErrorExit;
-    err.pub.emit_message = EncEmit;
-    jpeg_create_compress(&cinfo);
+    InitCodec();
     dest.cap = 1 << 16;
     dest.buf = static_cast<uint8_t*>(std::malloc(dest.cap));
     dest.len = 0;
     dest.pub.init_destination = InitDest;
     dest.pub.empty_output_buffer = EmptyDest;
     dest.pub.term_destination = TermDest;
+  }
+  void InitCodec() {
+    std::memset(&cinfo, 0, sizeof(cinfo));
+    cinfo.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = EncErrorExit;
+    err.pub.emit_message = EncEmit;
+    jpeg_create_compress(&cinfo);
     cinfo.dest = &dest.pub;
   }
   ~State() {
@@ -143,8 +150,8 @@ Result<std::string> JpegEncoder::Encode(const Image& image,
     return Status::InvalidArgument(
         "JPEG encoding needs 1 or 3 channels (composite alpha first)");
   }
-  if (image.width <= 0 || image.height <= 0 || image.width > 65500 ||
-      image.height > 65500) {
+  if (image.width <= 0 || image.height <= 0 || image.width > kMaxJpegSide ||
+      image.height > kMaxJpegSide) {
     return Status::InvalidArgument(
         "JPEG size out of range: " + std::to_string(image.width) + "x" +
         std::to_string(image.height));
@@ -163,6 +170,11 @@ Result<std::string> JpegEncoder::Encode(const Image& image,
                  o.progressive,
                  reinterpret_cast<const uint8_t*>(o.icc_profile.data()),
                  static_cast<unsigned>(o.icc_profile.size())};
+  if (state_->tables_changed) {
+    jpeg_destroy_compress(&state_->cinfo);
+    state_->InitCodec();
+  }
+  state_->tables_changed = o.optimize || o.progressive;
   if (EncodeWithLibjpeg(&state_->cinfo, &state_->err, &p) != 0) {
     return Status::IOError(std::string("JPEG encoder: ") + state_->err.message);
   }

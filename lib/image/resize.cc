@@ -4,9 +4,11 @@
 // fractional bits; horizontal pass first, clamped to 8 bits in between.
 // Doing the same arithmetic in the same order keeps us within +-1 of Pillow.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -66,10 +68,13 @@ struct Coeffs {
   std::vector<int32_t> k;   // per output: ksize weights
 };
 
-Coeffs Precompute(int in_size, double in0, double in1, int out_size,
+// The box edges are float32, as Pillow's C API parses them ("(ffff)"), and
+// their difference is taken in float before widening: with a double box a
+// fractional crop (--mode cover) gives other weights than Pillow's.
+Coeffs Precompute(int in_size, float in0, float in1, int out_size,
                   FilterDef f) {
   Coeffs c;
-  double scale = (in1 - in0) / out_size;
+  double scale = static_cast<double>(in1 - in0) / out_size;
   double filterscale = std::max(scale, 1.0);
   double support = f.support * filterscale;
   c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
@@ -104,12 +109,12 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size,
 // them (two sin() a tap) once.
 struct CoeffsKey {
   int in_size, out_size;
-  double in0, in1;
+  float in0, in1;
   Filter filter;
   bool operator==(const CoeffsKey&) const = default;
 };
 
-std::shared_ptr<const Coeffs> CachedCoeffs(int in_size, double in0, double in1,
+std::shared_ptr<const Coeffs> CachedCoeffs(int in_size, float in0, float in1,
                                            int out_size, Filter filter) {
   constexpr int kEntries = 8;
   struct Entry {
@@ -355,7 +360,13 @@ Image Resample(const Image& in, int out_w, int out_h, Filter filter,
 
 Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
                    const Box* box_in) {
-  Box box = box_in ? *box_in : Box{0, 0, double(in.width), double(in.height)};
+  struct {
+    float x0, y0, x1, y1;
+  } box{0, 0, float(in.width), float(in.height)};
+  if (box_in) {
+    box = {float(box_in->x0), float(box_in->y0), float(box_in->x1),
+           float(box_in->y1)};
+  }
   const bool need_h = out_w != in.width || box.x0 != 0 || box.x1 != in.width;
   const bool need_v = out_h != in.height || box.y0 != 0 || box.y1 != in.height;
   if (!need_h && !need_v) return CopyOf(in);
@@ -419,10 +430,15 @@ Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
 
 namespace {
 
+// A size as an int, INT_MAX when it is larger (CheckGeometry rejects it).
+int SaturatedSize(double v) {
+  return v >= double(INT_MAX) ? INT_MAX : static_cast<int>(v);
+}
+
 // Pillow's thumbnail(): of floor and ceil, the size whose aspect is closer.
 int RoundAspect(double number, double aspect, bool key_on_x, int other) {
-  int lo = std::max(static_cast<int>(std::floor(number)), 1);
-  int hi = std::max(static_cast<int>(std::ceil(number)), 1);
+  int lo = std::max(SaturatedSize(std::floor(number)), 1);
+  int hi = std::max(SaturatedSize(std::ceil(number)), 1);
   auto err = [&](int n) {
     return key_on_x ? std::fabs(aspect - double(n) / other)
                     : std::fabs(aspect - double(other) / n);
@@ -466,12 +482,16 @@ Geometry ComputeGeometry(int iw, int ih, const ResizeOptions& o) {
     case ResizeMode::kShorter: {
       // torchvision Resize(int): shorter side = N, longer truncated.
       const int n = o.width;
+      auto longer = [n](int64_t l, int64_t s) {
+        const int64_t v = int64_t{n} * l / s;  // < 2^62: no overflow
+        return v >= INT_MAX ? INT_MAX : std::max(1, static_cast<int>(v));
+      };
       if (iw <= ih) {
         g.resize_w = n;
-        g.resize_h = std::max(1, static_cast<int>(int64_t{n} * ih / iw));
+        g.resize_h = longer(ih, iw);
       } else {
         g.resize_h = n;
-        g.resize_w = std::max(1, static_cast<int>(int64_t{n} * iw / ih));
+        g.resize_w = longer(iw, ih);
       }
       break;
     }
@@ -501,6 +521,56 @@ Geometry ComputeGeometry(int iw, int ih, const ResizeOptions& o) {
     g.pad_y = (o.height - g.resize_h) / 2;
   }
   return g;
+}
+
+namespace {
+
+std::string SizeText(int w, int h) {
+  auto side = [](int v) {
+    return v == INT_MAX ? std::to_string(v) + "+" : std::to_string(v);
+  };
+  return side(w) + "x" + side(h);
+}
+
+Status CheckImageSize(const char* what, int w, int h, const Limits& limits) {
+  if (w > kMaxJpegSide || h > kMaxJpegSide) {
+    return Status::ResourceExhausted(
+        std::string(what) + " would be " + SizeText(w, h) +
+        " pixels: a JPEG side is at most " + std::to_string(kMaxJpegSide));
+  }
+  const uint64_t pixels = uint64_t(w) * uint64_t(h);
+  if (pixels > limits.max_pixels) {
+    return Status::ResourceExhausted(
+        std::string(what) + " would be " + SizeText(w, h) + " = " +
+        std::to_string(pixels) + " pixels, limit " +
+        std::to_string(limits.max_pixels));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckGeometry(const Geometry& g, const Limits& limits) {
+  FERRY_RETURN_IF_ERROR(
+      CheckImageSize("output", g.resize_w, g.resize_h, limits));
+  FERRY_RETURN_IF_ERROR(
+      CheckImageSize("canvas", g.canvas_w, g.canvas_h, limits));
+  // The horizontal pass keeps output width x the source rows the vertical
+  // filter reads: the box's rows, widened by the largest support (3) times
+  // the downscale factor on each side. No wider than the source, it is no
+  // larger than the source, which the decoder has limited.
+  if (g.resize_w <= g.box.x1 - g.box.x0) return Status::OK();
+  const double rows = g.box.y1 - g.box.y0;
+  const double reach = 3.0 * std::max(1.0, rows / std::max(g.resize_h, 1));
+  const double tmp = double(g.resize_w) * std::ceil(rows + 2 * reach + 2);
+  if (tmp > double(limits.max_pixels)) {
+    return Status::ResourceExhausted(
+        "resizing to " + SizeText(g.resize_w, g.resize_h) + " from " +
+        std::to_string(static_cast<int64_t>(std::ceil(rows))) +
+        " source rows needs more than the pixel limit " +
+        std::to_string(limits.max_pixels));
+  }
+  return Status::OK();
 }
 
 Image Resize(const Image& in, const ResizeOptions& o) {

@@ -1,9 +1,11 @@
 // The transcode entry point: one input file's bytes in, JPEG bytes out.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "ferry/image.h"
 #include "image/image_view.h"
+#include "image/png_format.h"
 
 namespace ferry::image {
 namespace {
@@ -32,6 +34,26 @@ bool JpegSize(std::string_view data, int* w, int* h) {
   return false;
 }
 
+// PNG dimensions from IHDR, without decoding.
+bool PngSize(std::string_view data, int* w, int* h) {
+  if (data.size() < 24 || data.substr(12, 4) != "IHDR") return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data()) + 16;
+  const uint32_t pw = png::LoadBE32(p), ph = png::LoadBE32(p + 4);
+  if (pw == 0 || ph == 0 || pw > INT32_MAX || ph > INT32_MAX) return false;
+  *w = static_cast<int>(pw);
+  *h = static_cast<int>(ph);
+  return true;
+}
+
+// Whether an ICC profile describes images with this many channels: its
+// header's data colour space (bytes 16-19) is 'GRAY' for 1 and 'RGB ' for 3.
+// A CMYK profile in an RGB JPEG (a CMYK input, converted) is rejected by
+// colour-managed readers such as LittleCMS.
+bool IccFits(std::string_view icc, int channels) {
+  if (icc.size() < 128 || icc.substr(36, 4) != "acsp") return false;
+  return icc.substr(16, 4) == (channels == 1 ? "GRAY" : "RGB ");
+}
+
 }  // namespace
 
 Result<std::string> Transcode(std::string_view data,
@@ -46,18 +68,23 @@ Result<std::string> Transcode(std::string_view data,
   // ImageOps compute it; shrink-on-load then only changes the source scale.
   Geometry g;
   bool have_geometry = false;
+  // The output size is checked from the header, before anything is
+  // allocated.
   int w = 0, h = 0;
-  if (fmt == Format::kJpeg && resizing && JpegSize(data, &w, &h)) {
-    if (dopt.autorotate && JpegExifOrientation(data) >= 5) std::swap(w, h);
+  const bool jpeg = fmt == Format::kJpeg;
+  if (resizing && (jpeg ? JpegSize(data, &w, &h) : PngSize(data, &w, &h))) {
+    if (jpeg && dopt.autorotate && JpegExifOrientation(data) >= 5)
+      std::swap(w, h);
     g = ComputeGeometry(w, h, ro);
+    FERRY_RETURN_IF_ERROR(CheckGeometry(g, dopt.limits));
     have_geometry = true;
-    if (options.shrink_on_load && dopt.shrink_to_width == 0 &&
+    if (jpeg && options.shrink_on_load && dopt.shrink_to_width == 0 &&
         dopt.shrink_to_height == 0) {
       // Keep twice what the resampler reads, over the whole image.
-      dopt.shrink_to_width =
-          static_cast<int>(std::ceil(g.resize_w * w / (g.box.x1 - g.box.x0)));
-      dopt.shrink_to_height =
-          static_cast<int>(std::ceil(g.resize_h * h / (g.box.y1 - g.box.y0)));
+      dopt.shrink_to_width = static_cast<int>(
+          std::ceil(double(g.resize_w) * w / (g.box.x1 - g.box.x0)));
+      dopt.shrink_to_height = static_cast<int>(
+          std::ceil(double(g.resize_h) * h / (g.box.y1 - g.box.y0)));
     }
   }
   // PNG pixels may stay in the decoder's buffer (no copy of the image).
@@ -77,6 +104,7 @@ Result<std::string> Transcode(std::string_view data,
     w = view.width;
     h = view.height;
     g = ComputeGeometry(w, h, ro);
+    FERRY_RETURN_IF_ERROR(CheckGeometry(g, dopt.limits));
   } else if (view.width != w || view.height != h) {
     const double sx = double(view.width) / w, sy = double(view.height) / h;
     g.box = Box{g.box.x0 * sx, g.box.y0 * sy, g.box.x1 * sx, g.box.y1 * sy};
@@ -101,7 +129,7 @@ Result<std::string> Transcode(std::string_view data,
     info->output_height = img.height;
     info->output_channels = img.channels;
   }
-  if (!options.keep_icc || dec.icc_profile.empty())
+  if (!options.keep_icc || !IccFits(dec.icc_profile, img.channels))
     return encoder->Encode(img, options.encode);
   EncodeOptions eopt = options.encode;
   eopt.icc_profile = std::move(dec.icc_profile);

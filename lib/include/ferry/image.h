@@ -150,8 +150,18 @@ struct Geometry {
   int canvas_w = 0, canvas_h = 0;
   int pad_x = 0, pad_y = 0;
 };
+// Overflow-safe: a side too large for an int comes out as INT_MAX, which
+// CheckGeometry rejects.
 FERRY_EXPORT Geometry ComputeGeometry(int in_w, int in_h,
                                       const ResizeOptions& options);
+// The largest side libjpeg writes (JPEG_MAX_DIMENSION).
+inline constexpr int kMaxJpegSide = 65500;
+// Whether the images `g` makes fit the limits, decided before any of them is
+// allocated: the output and pad's canvas at most kMaxJpegSide a side and
+// limits.max_pixels in all, and the resampler's intermediate (output width x
+// source rows) at most limits.max_pixels. ResourceExhausted naming the sizes
+// otherwise. Transcode checks this; ApplyGeometry and Resize do not.
+FERRY_EXPORT Status CheckGeometry(const Geometry& g, const Limits& limits);
 // Resamples per geometry (with the given filter), then letterboxes onto the
 // canvas with background. 1 or 3 channels.
 FERRY_EXPORT Image ApplyGeometry(const Image& in, const Geometry& g,
@@ -190,7 +200,9 @@ struct TranscodeOptions {
   // JPEG inputs: decode at 1/2, 1/4 or 1/8 scale while that keeps at least
   // twice the resampler's input (libvips' rule); off = always full size.
   bool shrink_on_load = true;
-  // Copy the input's ICC profile (PNG iCCP, JPEG APP2) into the output.
+  // Copy the input's ICC profile (PNG iCCP, JPEG APP2) into the output when
+  // its colour space is the output's (GRAY for gray, RGB for colour); a
+  // CMYK profile of a converted CMYK JPEG, say, is dropped.
   bool keep_icc = false;
   ResizeOptions resize;
   EncodeOptions encode;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "ferry/atomic_file.h"
@@ -111,6 +112,56 @@ TEST_F(ConvertTest, ChangedOptionsMakeEveryOutputStale) {
   EXPECT_EQ(sum.converted, 0u);
 }
 
+// Every option that changes output bytes, changed alone, makes the outputs
+// of the same options otherwise stale (a fingerprint that forgets a field,
+// say --quality, would keep them as "up to date").
+TEST_F(ConvertTest, EveryOutputOptionIsInTheResumeFingerprint) {
+  using image::TranscodeOptions;
+  const std::vector<
+      std::pair<const char*, std::function<void(TranscodeOptions*)>>>
+      changes = {
+          {"autorotate",
+           [](TranscodeOptions* t) { t->decode.autorotate = false; }},
+          {"pillow_16bit",
+           [](TranscodeOptions* t) { t->decode.pillow_16bit = true; }},
+          {"shrink_on_load",
+           [](TranscodeOptions* t) { t->shrink_on_load = false; }},
+          {"width", [](TranscodeOptions* t) { t->resize.width = 48; }},
+          {"height", [](TranscodeOptions* t) { t->resize.height = 48; }},
+          {"mode",
+           [](TranscodeOptions* t) {
+             t->resize.mode = image::ResizeMode::kCover;
+           }},
+          {"filter",
+           [](TranscodeOptions* t) { t->resize.filter = image::Filter::kBox; }},
+          {"upscale", [](TranscodeOptions* t) { t->resize.upscale = true; }},
+          {"background.r",
+           [](TranscodeOptions* t) { t->resize.background.r = 0; }},
+          {"background.g",
+           [](TranscodeOptions* t) { t->resize.background.g = 0; }},
+          {"background.b",
+           [](TranscodeOptions* t) { t->resize.background.b = 0; }},
+          {"quality", [](TranscodeOptions* t) { t->encode.quality = 80; }},
+          {"subsampling",
+           [](TranscodeOptions* t) {
+             t->encode.subsampling = image::Subsampling::k444;
+           }},
+          {"optimize", [](TranscodeOptions* t) { t->encode.optimize = true; }},
+          {"progressive",
+           [](TranscodeOptions* t) { t->encode.progressive = true; }},
+      };
+  ConvertSummary sum;
+  for (const auto& [name, change] : changes) {
+    SCOPED_TRACE(name);
+    Run(&sum);  // the base options (converts again after the last change)
+    ConvertOptions changed = opt_;
+    change(&changed.transcode);
+    Run(&sum, &changed);
+    EXPECT_EQ(sum.converted, 21u);
+    EXPECT_EQ(sum.up_to_date, 0u);
+  }
+}
+
 TEST_F(ConvertTest, OutputIsTheSameWhateverTheThreadCount) {
   ConvertSummary sum;
   opt_.jobs = 1;
@@ -195,13 +246,38 @@ TEST(JpegOutputNameTest, ReplacesTheExtension) {
   EXPECT_EQ(JpegOutputName(".hidden"), ".hidden.jpg");
 }
 
-TEST(IccTest, ProfilesSurviveWhenAskedFor) {
-  const std::string profile(3000, 'I');
-  // PNG: an iCCP chunk.
-  std::string png = test::SampleBytes("images/png/rgb8.png");
+// A stand-in ICC profile: a header with the signature and a data colour
+// space ("RGB ", "GRAY", "CMYK"), padding after.
+std::string Profile(const std::string& space) {
+  std::string p(3000, 'I');
+  p.replace(16, 4, space);
+  p.replace(36, 4, "acsp");
+  return p;
+}
+
+// A sample PNG with an iCCP chunk right after IHDR.
+std::string PngWithProfile(const std::string& sample,
+                           const std::string& profile) {
+  std::string png = test::SampleBytes("images/png/" + sample);
   std::string iccp =
       std::string("test profile") + '\0' + '\0' + test::ZlibCompress(profile);
-  png = png.substr(0, 33) + test::PngChunk("iCCP", iccp) + png.substr(33);
+  return png.substr(0, 33) + test::PngChunk("iCCP", iccp) + png.substr(33);
+}
+
+// A sample JPEG with the profile in one APP2 segment right after SOI.
+std::string JpegWithProfile(const std::string& sample,
+                            const std::string& profile) {
+  std::string jpeg = test::SampleBytes("images/jpeg/" + sample);
+  std::string body = std::string("ICC_PROFILE\0\1\1", 14) + profile;
+  const size_t len = body.size() + 2;
+  return jpeg.substr(0, 2) + "\xFF\xE2" + static_cast<char>(len >> 8) +
+         static_cast<char>(len & 0xFF) + body + jpeg.substr(2);
+}
+
+TEST(IccTest, ProfilesSurviveWhenAskedFor) {
+  const std::string profile = Profile("RGB ");
+  // PNG: an iCCP chunk.
+  const std::string png = PngWithProfile("rgb8.png", profile);
   image::DecodeOptions want;
   want.read_icc = true;
   EXPECT_EQ(image::DecodePng(png, want)->icc_profile, profile);
@@ -216,6 +292,41 @@ TEST(IccTest, ProfilesSurviveWhenAskedFor) {
   t.keep_icc = false;
   EXPECT_EQ(image::Transcode(png, t, &enc)->find("ICC_PROFILE"),
             std::string::npos);
+}
+
+// Issue 10 D19: --keep-icc copied a CMYK JPEG's CMYK profile into the RGB
+// output, which LittleCMS rejects. A profile is kept only when its colour
+// space is the output's.
+TEST(IccTest, KeptOnlyWhenItsColourSpaceIsTheOutputs) {
+  image::JpegEncoder enc;
+  image::TranscodeOptions t;
+  t.keep_icc = true;
+  image::DecodeOptions want;
+  want.read_icc = true;
+  auto out_profile = [&](const std::string& input) {
+    auto jpeg = image::Transcode(input, t, &enc);
+    EXPECT_OK(jpeg.status());
+    if (!jpeg.ok()) return std::string("?");
+    return image::DecodeJpeg(*jpeg, want)->icc_profile;
+  };
+  const std::string cmyk = Profile("CMYK"), rgb = Profile("RGB "),
+                    gray = Profile("GRAY");
+  EXPECT_EQ(out_profile(JpegWithProfile("cmyk.jpg", cmyk)), "");
+  EXPECT_EQ(out_profile(JpegWithProfile("baseline.jpg", rgb)), rgb);
+  EXPECT_EQ(out_profile(PngWithProfile("rgb8.png", cmyk)), "");
+  EXPECT_EQ(out_profile(PngWithProfile("gray8.png", gray)), gray);
+  EXPECT_EQ(out_profile(PngWithProfile("gray8.png", rgb)), "");
+  EXPECT_EQ(out_profile(PngWithProfile("rgb8.png", gray)), "");
+  // Gray + alpha over a coloured background becomes RGB: a gray profile no
+  // longer fits.
+  const std::string ga = PngWithProfile("gray_alpha8.png", gray);
+  EXPECT_EQ(out_profile(ga), gray);  // over white: still gray
+  t.resize.background = image::Rgb{255, 0, 0};
+  EXPECT_EQ(out_profile(ga), "");
+  // Not a profile at all (no 'acsp' signature): dropped.
+  t.resize.background = image::Rgb{};
+  EXPECT_EQ(out_profile(PngWithProfile("rgb8.png", std::string(3000, 'I'))),
+            "");
 }
 
 }  // namespace

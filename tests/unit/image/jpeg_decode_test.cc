@@ -36,6 +36,63 @@ TEST(JpegDecodeTest, ExifOrientationsAllComeOutUpright) {
   }
 }
 
+// baseline.jpg with an APP1 Exif segment whose IFD0 holds one orientation
+// entry of the given TIFF type (3 SHORT, 4 LONG) and byte order.
+std::string WithExifOrientation(int type, int orientation, bool big_endian) {
+  std::string tiff;
+  auto put = [&](uint32_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) {
+      const int shift = big_endian ? 8 * (bytes - 1 - i) : 8 * i;
+      tiff += static_cast<char>((v >> shift) & 0xFF);
+    }
+  };
+  tiff += big_endian ? "MM" : "II";
+  put(42, 2);
+  put(8, 4);  // IFD0 right after the header
+  put(1, 2);  // one entry
+  put(0x0112, 2);
+  put(type, 2);
+  put(1, 4);        // count
+  if (type == 3) {  // a SHORT is left-aligned in the value field
+    put(orientation, 2);
+    put(0, 2);
+  } else {
+    put(orientation, 4);
+  }
+  put(0, 4);  // no next IFD
+  const std::string seg = std::string("Exif\0\0", 6) + tiff;
+  const size_t len = seg.size() + 2;
+  const std::string app1 = std::string("\xFF\xE1") +
+                           static_cast<char>(len >> 8) +
+                           static_cast<char>(len & 0xFF) + seg;
+  const std::string jpeg = test::SampleBytes("images/jpeg/baseline.jpg");
+  return jpeg.substr(0, 2) + app1 + jpeg.substr(2);
+}
+
+// Issue 10 B8: an orientation stored as LONG was ignored; Pillow's
+// exif_transpose honours it (checked with Pillow 9.4, both byte orders).
+TEST(JpegDecodeTest, ExifOrientationStoredAsLongIsHonoured) {
+  DecodeOptions stored;
+  stored.autorotate = false;
+  for (bool be : {false, true}) {
+    for (int type : {3, 4}) {
+      SCOPED_TRACE(std::string(be ? "MM" : "II") + " type " +
+                   std::to_string(type));
+      const std::string bytes = WithExifOrientation(type, 6, be);
+      EXPECT_EQ(JpegExifOrientation(bytes), 6);
+      auto img = DecodeJpeg(bytes, {});
+      ASSERT_OK(img.status());
+      EXPECT_EQ(img->width, 240);  // baseline.jpg is stored 320x240
+      EXPECT_EQ(img->height, 320);
+      auto raw = DecodeJpeg(bytes, stored);
+      ASSERT_OK(raw.status());
+      EXPECT_TRUE(ApplyOrientation(*raw, 6).pixels == img->pixels);
+    }
+  }
+  // An out-of-range LONG still means "upright" (Pillow leaves it too).
+  EXPECT_EQ(JpegExifOrientation(WithExifOrientation(4, 0x10006, false)), 1);
+}
+
 TEST(JpegDecodeTest, NoAutorotateKeepsStoredOrientation) {
   DecodeOptions opt;
   opt.autorotate = false;

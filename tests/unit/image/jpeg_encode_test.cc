@@ -33,6 +33,58 @@ TEST(JpegEncodeTest, RoundTripsCloseToTheOriginal) {
   EXPECT_LT(test::Compare(*back, img).mean, 3.0);
 }
 
+// An encoder is reused (one per thread): what it wrote before must not
+// change what it writes next, or output bytes would depend on -j.
+TEST(JpegEncodeTest, EarlierCallsDoNotChangeTheNextOutput) {
+  const Image img = Photo();
+  Image gray = Image::Make(img.width, img.height, 1);
+  for (size_t i = 0; i < gray.pixels.size(); ++i)
+    gray.pixels[i] = img.pixels[3 * i];
+  EncodeOptions base;
+  std::vector<std::pair<const char*, EncodeOptions>> before;
+  for (int k = 0; k < 5; ++k) {
+    EncodeOptions o;
+    const char* name = "";
+    switch (k) {
+      case 0:
+        o.quality = 50;
+        name = "quality";
+        break;
+      case 1:
+        o.subsampling = Subsampling::k444;
+        name = "444";
+        break;
+      case 2:
+        o.optimize = true;
+        name = "optimize";
+        break;
+      case 3:
+        o.progressive = true;
+        name = "progressive";
+        break;
+      case 4:
+        o.icc_profile = std::string(300, 'p');
+        name = "icc";
+        break;
+    }
+    before.push_back({name, o});
+  }
+  const std::vector<const Image*> images = {&img, &gray};
+  for (const Image* im : images) {
+    JpegEncoder fresh_enc;
+    const std::string fresh = *fresh_enc.Encode(*im, base);
+    for (const auto& [name, o] : before) {
+      for (const Image* first : images) {
+        SCOPED_TRACE(std::string(name) + (first == &gray ? " gray" : " rgb") +
+                     " then " + (im == &gray ? "gray" : "rgb"));
+        JpegEncoder enc;
+        ASSERT_OK(enc.Encode(*first, o).status());
+        EXPECT_TRUE(*enc.Encode(*im, base) == fresh);
+      }
+    }
+  }
+}
+
 TEST(JpegEncodeTest, SubsamplingProgressiveAndNoRestartMarkersOrMetadata) {
   JpegEncoder enc;
   const Image img = Photo();

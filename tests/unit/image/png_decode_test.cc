@@ -234,7 +234,10 @@ TEST(PngDecodeTest, FilterRunsOfEveryLengthMatchLibpng) {
        {"paeth pairs", [](int y) { return (y / 2) % 2 ? 4 : 1; }},
        {"paeth triples", [](int y) { return y % 4 == 3 ? 3 : 4; }},
        {"cycle", [](int y) { return y % 5; }},
-       {"avg and sub", [](int y) { return y % 2 ? 3 : 1; }}};
+       {"avg and sub", [](int y) { return y % 2 ? 3 : 1; }},
+       // The first row has no previous one: Avg is a + 0 / 2, Up is x.
+       {"all avg", [](int) { return 3; }},
+       {"all up", [](int) { return 2; }}};
   for (const auto& [name, fn] : patterns) {
     for (int ch : {1, 2, 3, 4}) {
       for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {7, 5}, {33, 13}, {64, 4}}) {

@@ -7,6 +7,11 @@
 namespace ferry::image {
 namespace {
 
+// A limit was hit (ResourceExhausted).
+bool Exhausted(const Status& s) {
+  return s.code() == Status::Code::kResourceExhausted;
+}
+
 TranscodeOptions Fit(int n) {
   TranscodeOptions o;
   o.resize.width = o.resize.height = n;
@@ -72,6 +77,54 @@ TEST(TranscodeTest, CoverCropsExactlyAndOrientationIsAppliedFirst) {
   EXPECT_EQ(info.input_width, 240);  // upright frame
   EXPECT_EQ(info.output_width, 50);
   EXPECT_EQ(info.output_height, 50);
+}
+
+// A gray PNG of w x h, all black.
+std::string BlackPng(uint32_t w, uint32_t h) {
+  std::string raw;
+  for (uint32_t y = 0; y < h; ++y) raw += std::string(1 + w, '\0');
+  return test::PngFile({test::PngChunk("IHDR", test::IhdrBody(w, h, 8, 0)),
+                        test::PngChunk("IDAT", test::ZlibCompress(raw)),
+                        test::PngChunk("IEND", "")});
+}
+
+// Issue 10 B6: --mode shorter on a 20000x1 image asked for 5,120,000x256
+// (4 GB); on 1x40000 with 60000 the size overflowed into a 60000x1 JPEG.
+TEST(TranscodeTest, OversizeOutputIsRefusedBeforeResizing) {
+  JpegEncoder enc;
+  TranscodeOptions o = Fit(256);
+  o.resize.mode = ResizeMode::kShorter;
+  auto r = Transcode(BlackPng(20000, 1), o, &enc);
+  EXPECT_TRUE(Exhausted(r.status())) << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find("5120000x256"), std::string::npos)
+      << r.status().ToString();
+  o = Fit(60000);
+  o.resize.mode = ResizeMode::kShorter;
+  TranscodeInfo info;
+  r = Transcode(BlackPng(1, 40000), o, &enc, &info);
+  EXPECT_TRUE(Exhausted(r.status())) << r.status().ToString();
+  EXPECT_EQ(info.output_width, 0);
+  // Within the limits the same modes work.
+  o = Fit(30);
+  o.resize.mode = ResizeMode::kShorter;
+  ASSERT_OK(Transcode(BlackPng(300, 2), o, &enc, &info).status());
+  EXPECT_EQ(info.output_width, 4500);
+  EXPECT_EQ(info.output_height, 30);
+  // --max-pixels bounds the output too, in every mode.
+  o = Fit(2000);
+  o.resize.mode = ResizeMode::kExact;
+  o.decode.limits.max_pixels = 1000000;
+  r = Transcode(BlackPng(10, 10), o, &enc);
+  EXPECT_TRUE(Exhausted(r.status())) << r.status().ToString();
+  o.resize.mode = ResizeMode::kCover;
+  EXPECT_TRUE(Exhausted(Transcode(BlackPng(10, 10), o, &enc).status()));
+  o.resize.mode = ResizeMode::kPad;
+  EXPECT_TRUE(Exhausted(Transcode(BlackPng(10, 10), o, &enc).status()));
+  // A JPEG input is checked from its header as well.
+  o = Fit(60000);
+  o.resize.mode = ResizeMode::kShorter;
+  r = Transcode(test::SampleBytes("images/jpeg/baseline.jpg"), o, &enc);
+  EXPECT_TRUE(Exhausted(r.status())) << r.status().ToString();
 }
 
 TEST(TranscodeTest, BadInputNamesTheProblem) {
