@@ -24,6 +24,24 @@ TEST(TarTest, EntriesRoundTripOnBlockBoundaries) {
   EXPECT_EQ(std::string(a.data() + 257, 5), "ustar");
 }
 
+// An entry of a whole number of blocks gets no padding: the next header
+// follows its data at once (a stray zero block there would read as the end
+// of the archive).
+TEST(TarTest, BlockSizedEntryInTheMiddleIsNotPadded) {
+  std::string a;
+  ASSERT_OK(AppendEntry("k1.jpg", std::string(1024, 'j'), &a));
+  ASSERT_OK(AppendEntry("k1.cls", "7", &a));
+  AppendEnd(&a);
+  EXPECT_EQ(a.size(), 512u + 1024 + 512 + 512 + 1024);
+  EXPECT_EQ(a.substr(1536, 6), "k1.cls");  // the second header
+  auto e = ListEntries(a);
+  ASSERT_OK(e.status());
+  ASSERT_EQ(e->size(), 2u);
+  EXPECT_EQ((*e)[1].name, "k1.cls");
+  EXPECT_EQ((*e)[1].data_offset, 2048u);
+  EXPECT_EQ(a.substr((*e)[1].data_offset, 1), "7");
+}
+
 TEST(TarTest, DamageIsFoundAndPlaced) {
   std::string a;
   ASSERT_OK(AppendEntry("k1.jpg", std::string(700, 'j'), &a));

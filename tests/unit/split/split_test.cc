@@ -108,6 +108,19 @@ TEST(SplitExactTest, CountsMatchRatiosPerClassWithinOne) {
   }
 }
 
+// Largest remainder: 5 items at 8:1:1 are 4 + 0.5 + 0.5; the tie between
+// val and test goes to the earlier split, val.
+TEST(SplitExactTest, RemainderTiesGoToTheEarlierSplit) {
+  SplitSpec spec;
+  spec.mode = SplitMode::kExact;
+  spec.ratios = {8, 1, 1};
+  auto r = AssignSplits(MakeItems({{"a", 5}}), spec, {});
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->counts[0][0], 4u);
+  EXPECT_EQ(r->counts[1][0], 1u);
+  EXPECT_EQ(r->counts[2][0], 0u);
+}
+
 TEST(SplitExactTest, ZeroRatioSplitsStayEmpty) {
   for (SplitMode mode : {SplitMode::kExact, SplitMode::kStable}) {
     SplitSpec spec;
