@@ -93,9 +93,11 @@ Result<std::vector<double>> ParseRatios(std::string_view text) {
     out.push_back(v);
     pos = end + 1;
   }
-  if (std::accumulate(out.begin(), out.end(), 0.0) <= 0) {
+  const double sum = std::accumulate(out.begin(), out.end(), 0.0);
+  if (!(sum > 0) || !std::isfinite(sum)) {
     return Status::InvalidArgument("ratios '" + std::string(text) +
-                                   "' sum to zero");
+                                   "' sum to " +
+                                   (sum > 0 ? "infinity" : "zero"));
   }
   return out;
 }

@@ -4,9 +4,12 @@
 #define FERRY_TOOLS_CLI_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
+#include "ferry/result.h"
 #include "ferry/status.h"
 
 namespace ferry::cli {
@@ -32,8 +35,38 @@ struct CommonOptions {
 };
 void AddCommonOptions(CLI::App* cmd, CommonOptions* common);
 
+// A whole number written in decimal digits only (no sign, no spaces, no
+// wrap-around) within [lo, hi]; `name` is the option, for the message.
+Result<uint64_t> ParseUint(std::string_view text, std::string_view name,
+                           uint64_t lo, uint64_t hi);
+
+// Every numeric option goes through this: anything ParseUint refuses is a
+// usage error (exit 2) that names the option and the accepted range.
+template <typename T>
+CLI::Option* AddUintOption(CLI::App* cmd, const std::string& flags, T* value,
+                           const std::string& help, uint64_t lo, uint64_t hi) {
+  std::string name = flags.substr(flags.rfind(',') + 1);
+  return cmd
+      ->add_option_function<std::string>(
+          flags,
+          [value, name, lo, hi](const std::string& text) {
+            auto v = ParseUint(text, name, lo, hi);
+            if (!v.ok())
+              throw CLI::ValidationError(std::string(v.status().message()));
+            *value = static_cast<T>(*v);
+          },
+          help)
+      ->type_name("N")
+      ->default_str(std::to_string(*value));
+}
+
 // Prints "ferry: <status>" on stderr and returns its exit code.
 int Fail(const Status& s);
+
+// Flushes and closes stdout; a write error there (a full disk, a closed
+// pipe) turns the command's exit code into kExitIo, so no command can
+// report success for output that was lost.
+int FinishStdout(int rc);
 
 // Each command registers itself; the callback runs once parsing succeeded and
 // returns the exit code.

@@ -62,6 +62,13 @@ int RunHash(const HashArgs& a) {
           .Uint(e.size)
           .EndObject();
     } else {
+      if (e.path.find('\n') != std::string::npos) {
+        std::fprintf(stderr,
+                     "ferry: warning: %s holds a line break: its line is "
+                     "written escaped (GNU form), which ferry hash --check "
+                     "reads but xxhsum 0.8.1 -c does not\n",
+                     JsonWriter::Escape(e.path).c_str());
+      }
       std::string line = FormatHashLine(e.hash, e.path);
       std::fwrite(line.data(), 1, line.size(), stdout);
     }
@@ -110,7 +117,7 @@ int RunCheck(const HashArgs& a) {
         .Key("results")
         .BeginArray();
   CheckSummary total;
-  bool io_failure = false;
+  bool io_failure = false, no_hash_lines = false;
   for (const std::string& list : a.paths) {
     auto summary = CheckHashList(
         list, opt,
@@ -152,7 +159,7 @@ int RunCheck(const HashArgs& a) {
       std::fprintf(stderr,
                    "ferry: %s: no properly formatted hash lines found\n",
                    list.c_str());
-      io_failure = true;
+      no_hash_lines = true;  // as xxhsum -c: exit 1
     }
   }
   if (a.common.json) {
@@ -181,7 +188,8 @@ int RunCheck(const HashArgs& a) {
   }
   bool bad = !total.clean() || (a.strict && total.bad_lines > 0);
   if (bad) return kExitIntegrity;
-  return io_failure ? kExitIo : kExitOk;
+  if (io_failure) return kExitIo;
+  return no_hash_lines ? kExitItemsFailed : kExitOk;
 }
 
 }  // namespace

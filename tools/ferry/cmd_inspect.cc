@@ -104,8 +104,8 @@ Runner RegisterInspect(CLI::App* app) {
          "path", a->path,
          "A .tfrecord(.gz) or .tar shard, dataset.json, or a pack output dir")
       ->required();
-  cmd->add_option("--records", a->records, "How many records to show")
-      ->capture_default_str();
+  AddUintOption(cmd, "--records", &a->records, "How many records to show", 0,
+                SIZE_MAX);
   AddCommonOptions(cmd, &a->common);
   return [a] { return RunInspect(*a); };
 }

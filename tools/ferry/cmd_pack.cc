@@ -34,7 +34,8 @@ Result<uint64_t> ParseBytes(const std::string& s) {
                 : unit == "MB"                 ? 1e6
                 : unit == "GB"                 ? 1e9
                                                : -1;
-  if (end == s.c_str() || mult < 0 || !(v > 0)) {
+  // Finite and below 2^62 bytes: the cast below must not overflow.
+  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 0x1p62)) {
     return Status::InvalidArgument(
         "--shard-size wants a size like 256MiB, got '" + s + "'");
   }
@@ -140,8 +141,8 @@ Runner RegisterPack(CLI::App* app) {
       ->capture_default_str();
   cmd->add_option("--shard-size", a->shard_size, "Close a shard at this size")
       ->capture_default_str();
-  cmd->add_option("--shard-records", a->shard_records,
-                  "...or at this many records (0: no limit)");
+  AddUintOption(cmd, "--shard-records", &a->shard_records,
+                "...or at this many records (0: no limit)", 0, UINT64_MAX);
   cmd->add_option("--compress", a->compress,
                   "gzip (TFRecord, as TF's GZIP) | none")
       ->capture_default_str();

@@ -36,13 +36,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : ferry::cli::kExitUsage;
+    return ferry::cli::FinishStdout(rc == 0 ? 0 : ferry::cli::kExitUsage);
   }
-  if (app.got_subcommand("hash")) return hash();
-  if (app.got_subcommand("convert")) return convert();
-  if (app.got_subcommand("split")) return split();
-  if (app.got_subcommand("pack")) return pack();
-  if (app.got_subcommand("inspect")) return inspect();
-  if (app.got_subcommand("verify")) return verify();
-  return ferry::cli::kExitUsage;
+  int rc = ferry::cli::kExitUsage;
+  if (app.got_subcommand("hash")) rc = hash();
+  if (app.got_subcommand("convert")) rc = convert();
+  if (app.got_subcommand("split")) rc = split();
+  if (app.got_subcommand("pack")) rc = pack();
+  if (app.got_subcommand("inspect")) rc = inspect();
+  if (app.got_subcommand("verify")) rc = verify();
+  return ferry::cli::FinishStdout(rc);
 }

@@ -2,23 +2,26 @@
 
 #include <cstdio>
 
+#include "cli.h"
+
 namespace ferry::cli {
 namespace {
 
+// N or WxH, each from 1 to 65500 (JPEG's limit, with room for MCUs).
 Status ParseSize(const std::string& s, int* w, int* h) {
-  unsigned a = 0, b = 0;
-  char x = 0, tail = 0;
-  int n = std::sscanf(s.c_str(), "%u%c%u%c", &a, &x, &b, &tail);
-  if (n == 1 && a > 0) {
-    *w = *h = static_cast<int>(a);
-  } else if (n == 3 && (x == 'x' || x == 'X') && a > 0 && b > 0) {
-    *w = static_cast<int>(a);
-    *h = static_cast<int>(b);
-  } else {
-    return Status::InvalidArgument("--size wants N or WxH, got '" + s + "'");
+  const size_t x = s.find_first_of("xX");
+  const std::string_view text(s);
+  auto a = ParseUint(text.substr(0, x), "--size", 1, 65500);
+  auto b = x == std::string::npos
+               ? a
+               : ParseUint(text.substr(x + 1), "--size", 1, 65500);
+  if (!a.ok() || !b.ok()) {
+    return Status::InvalidArgument(
+        "--size wants N or WxH, each a whole number from 1 to 65500, got '" +
+        s + "'");
   }
-  if (*w > 65500 || *h > 65500)
-    return Status::InvalidArgument("--size above 65500");
+  *w = static_cast<int>(*a);
+  *h = static_cast<int>(*b);
   return Status::OK();
 }
 
@@ -30,9 +33,7 @@ void AddImageOptions(CLI::App* cmd, ImageArgs* a) {
       ->capture_default_str();
   cmd->add_option("--filter", a->filter, "lanczos3 | bicubic | bilinear | box")
       ->capture_default_str();
-  cmd->add_option("--quality", a->quality, "JPEG quality")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  AddUintOption(cmd, "--quality", &a->quality, "JPEG quality", 1, 100);
   cmd->add_option("--subsampling", a->subsampling, "420 | 444")
       ->capture_default_str();
   cmd->add_option("--background", a->background,
@@ -50,9 +51,8 @@ void AddImageOptions(CLI::App* cmd, ImageArgs* a) {
                 "16-bit PNG: keep the high byte, as Pillow");
   cmd->add_flag("--no-shrink-on-load", a->no_shrink_on_load,
                 "Always decode JPEGs at full size");
-  cmd->add_option("--max-pixels", a->max_pixels,
-                  "Refuse larger images (decompression bombs)")
-      ->capture_default_str();
+  AddUintOption(cmd, "--max-pixels", &a->max_pixels,
+                "Refuse larger images (decompression bombs)", 1, UINT64_MAX);
 }
 
 Status FillImageOptions(const ImageArgs& a, image::TranscodeOptions* t) {
@@ -88,8 +88,8 @@ void AddSplitOptions(CLI::App* cmd, SplitArgs* a) {
       ->capture_default_str();
   cmd->add_option("--names", a->names, "Split names, one per ratio")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the assignment hash")
-      ->capture_default_str();
+  AddUintOption(cmd, "--seed", &a->seed, "Seed of the assignment hash", 0,
+                UINT64_MAX);
   cmd->add_option("--split-mode", a->mode,
                   "stable (items never move) | exact (counts)")
       ->capture_default_str();
