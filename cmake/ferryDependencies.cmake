@@ -33,3 +33,8 @@ endif()
 # libdeflate: whole-buffer inflate, several times faster than zlib (PNG decode).
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 add_library(ferry_dep::deflate ALIAS PkgConfig::LIBDEFLATE)
+
+# simdjson: reading JSON and JSONL listings (validates UTF-8; numbers kept as
+# their text). Debian's libsimdjson-dev ships a CMake config.
+find_package(simdjson REQUIRED CONFIG)
+add_library(ferry_dep::simdjson ALIAS simdjson::simdjson)

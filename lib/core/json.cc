@@ -1,15 +1,59 @@
 #include "ferry/json.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace ferry {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const unsigned char c = s[i];
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char b = s[i + k];
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
+  }
+  return n;
+}
+
+}  // namespace
 
 std::string JsonWriter::Escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
   out.push_back('"');
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    if (c >= 0x80) {
+      const size_t n = Utf8Length(s, i);
+      if (n == 0) {  // not UTF-8: the byte as a lone surrogate escape
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\udc%02x", c);
+        out += buf;
+      } else {
+        out.append(s.substr(i, n));
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";
@@ -40,6 +84,7 @@ std::string JsonWriter::Escape(std::string_view s) {
         } else {
           out.push_back(static_cast<char>(c));
         }
+        break;
     }
   }
   out.push_back('"');
@@ -125,9 +170,10 @@ JsonWriter& JsonWriter::Double(double value) {
     Put("null");
     return *this;
   }
+  // The shortest text that reads back as exactly this double.
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", value);
-  Put(buf);
+  auto r = std::to_chars(buf, buf + sizeof(buf), value);
+  Put(std::string_view(buf, r.ptr - buf));
   return *this;
 }
 

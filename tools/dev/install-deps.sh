@@ -8,7 +8,7 @@ set -euo pipefail
 BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config
   libpng-dev libjpeg62-turbo-dev libprotobuf-dev protobuf-compiler librsync-dev
   libcurl4-openssl-dev libzstd-dev libxxhash-dev libgtest-dev libgmock-dev
-  libcli11-dev libdeflate-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev)
+  libcli11-dev libdeflate-dev libsimdjson-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev)
 TEST_PKGS=(xxhash nginx-light rdiff curl python3 python3-protobuf python3-pil
   python3-numpy)
 BENCH_PKGS=(libvips-tools rsync rclone aria2 python3-skimage plasma-workspace-wallpapers time bc)

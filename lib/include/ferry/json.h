@@ -37,6 +37,10 @@ class FERRY_EXPORT JsonWriter {
   // What was written, when writing to memory.
   const std::string& str() const { return buf_; }
 
+  // A JSON string literal for s. Bytes that are not UTF-8 (file names may
+  // hold any bytes) become "\udc80".."\udcff", as Python's surrogateescape
+  // reads them: valid UTF-8 out, and os.fsencode() (or ParseJson) gives the
+  // original bytes back.
   static std::string Escape(std::string_view s);
 
  private:
@@ -58,9 +62,12 @@ class FERRY_EXPORT JsonValue {
   bool is_string() const { return type_ == Type::kString; }
   bool is_number() const { return type_ == Type::kNumber; }
 
+  // A string's bytes, or a number's text exactly as written (so that
+  // 1600000000000000001 and 0.1 survive as they are).
   const std::string& str() const { return str_; }
-  double number() const { return num_; }
-  uint64_t uint() const { return num_ > 0 ? static_cast<uint64_t>(num_) : 0; }
+  double number() const;
+  // The number as a whole number (0 when negative or not a number).
+  uint64_t uint() const;
   bool boolean() const { return bool_; }
   const std::vector<JsonValue>& items() const { return items_; }
   // Object members in document order.
@@ -74,13 +81,15 @@ class FERRY_EXPORT JsonValue {
   friend class JsonParser;
   Type type_ = Type::kNull;
   bool bool_ = false;
-  double num_ = 0;
   std::string str_;
   std::vector<JsonValue> items_;
   std::vector<std::pair<std::string, JsonValue>> members_;
 };
 
-// Parses a whole JSON text (RFC 8259); nesting is limited to 64 levels.
+// Parses a whole JSON text (RFC 8259, with simdjson: invalid UTF-8 and
+// unpaired surrogate escapes are errors); nesting is limited to 64 levels.
+// A lone escape \udc80..\udcff decodes to the byte 0x80..0xff, the inverse
+// of JsonWriter::Escape. Errors are Corruption.
 FERRY_EXPORT Result<JsonValue> ParseJson(std::string_view text);
 
 }  // namespace ferry

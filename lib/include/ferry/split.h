@@ -68,7 +68,11 @@ FERRY_EXPORT int StableSplitIndex(std::string_view group_key, uint64_t seed,
 FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromTree(
     Env* env, const std::string& root);
 // Items from a listing: CSV with a header naming the columns path, label,
-// group (label and group optional), or JSONL objects with those keys.
+// group (label and group optional; read as Python's csv module reads it),
+// or JSONL objects with those keys (numbers kept as written). A UTF-8 byte
+// order mark is skipped. A malformed line, an empty path, a path with a
+// line break or NUL, or a path listed twice refuses the whole listing
+// (InvalidArgument naming file:line); a read error is an IOError.
 FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromList(
     Env* env, const std::string& list_path);
 

@@ -82,3 +82,47 @@ TEST(JsonParseTest, RejectsBrokenText) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+TEST(JsonWriterTest, NonUtf8BytesBecomeSurrogateEscapesThatReadBack) {
+  const std::string name = "\xff\xfe/caf\xc3\xa9\xed\xa0\x80\xc3.png";
+  const std::string lit = JsonWriter::Escape(name);
+  EXPECT_EQ(lit,
+            "\"\\udcff\\udcfe/caf\xc3\xa9\\udced\\udca0\\udc80\\udcc3.png\"");
+  auto back = ParseJson(lit);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->str(), name);
+}
+
+TEST(JsonWriterTest, DoublesAreWrittenExactly) {
+  JsonWriter w;
+  w.BeginArray().Double(0.1).Double(7).Double(1.0 / 3).Double(1e300).EndArray();
+  EXPECT_EQ(w.str(), "[0.1,7,0.3333333333333333,1e+300]\n");
+  auto v = ParseJson(w.str());
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->items()[2].number(), 1.0 / 3);
+}
+
+TEST(JsonParseTest, UnpairedSurrogatesAndBadUtf8AreErrors) {
+  for (const char* bad : {"\"\\ud800\\u0041\"", "\"\\ud800\"", "\"\\udc00\"",
+                          "\"\\udfff\"", "\"\xff\"", "\"\xc3\"", "\"a\x01\""}) {
+    EXPECT_FALSE(ParseJson(bad).ok()) << bad;
+  }
+}
+
+TEST(JsonParseTest, NumbersKeepTheirText) {
+  auto v =
+      ParseJson("[1600000000000000001, 0.1, 1e20, -5, 18446744073709551615]");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->items()[0].str(), "1600000000000000001");
+  EXPECT_EQ(v->items()[0].uint(), 1600000000000000001ull);
+  EXPECT_EQ(v->items()[1].str(), "0.1");
+  EXPECT_EQ(v->items()[2].uint(), 0u);  // above 2^64
+  EXPECT_EQ(v->items()[3].uint(), 0u);
+  EXPECT_EQ(v->items()[4].uint(), 18446744073709551615ull);
+}
+
+}  // namespace
+}  // namespace ferry

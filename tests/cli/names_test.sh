@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Odd file names in ferry's outputs: JSON stays valid UTF-8 that Python's
+# json.load reads (non-UTF-8 bytes as "\udcXX", back with os.fsencode), and
+# names with a line break get the escaped hash line, which xxhsum 0.8.1
+# cannot read (README says so; ferry warns).
+set -euo pipefail
+FERRY=$1 XXHSUM=$2 SAMPLES=$3
+source "$(dirname "$0")/testlib.sh"
+
+mkdir -p tree/$'\xff' tree/ok
+img=$(ls "$SAMPLES"/dataset/cat/* | head -1)
+cp "$img" tree/$'\xff'/$'\xff\xfe.png'
+cp "$img" tree/ok/$'caf\xc3\xa9.png'
+printf 'n' > tree/ok/$'new\nline'
+
+# Item 23: --json and split.json are valid UTF-8, and reversible.
+expect_rc 0 "$FERRY" hash --json tree
+cp out.txt hash.json
+/usr/bin/python3 - <<'PY'
+import json, os
+d = json.load(open("hash.json", encoding="utf-8"))  # strict UTF-8
+paths = {os.fsencode(f["path"]) for f in d["files"]}
+assert b"tree/\xff/\xff\xfe.png" in paths, paths
+assert b"tree/ok/caf\xc3\xa9.png" in paths and b"tree/ok/new\nline" in paths, paths
+PY
+rm tree/ok/$'new\nline'
+expect_rc 0 "$FERRY" split tree --out s --ratios 0.1234567891,0.3,0.5765432109 --names a,b,c
+/usr/bin/python3 - <<'PY'
+import json, os
+d = json.load(open("s/split.json", encoding="utf-8"))
+assert [os.fsencode(c) for c in d["classes"]] == [b"ok", b"\xff"], d["classes"]
+assert d["ratios"] == [0.1234567891, 0.3, 0.5765432109], d["ratios"]  # exact
+# The two copies of one image leak or not; either way their paths read back.
+for s in d["leakage"]["cross_split"]:
+    for f in s["files"]:
+        assert os.path.exists(os.fsencode(os.path.join("tree", f["path"]))), f
+PY
+
+# Item 24: a name with a line break. ferry writes the GNU escaped line and
+# reads it back; xxhsum 0.8.1 -c rejects that line (and xxhsum -H2 itself
+# writes the name raw, which no checker can read back).
+printf 'n' > $'new\nline'
+expect_rc 0 "$FERRY" hash $'new\nline'
+cp out.txt nl.xxh
+[ "$(head -c 1 nl.xxh)" = '\' ] || fail "escaped line does not start with a backslash"
+grep -q 'new\\nline' nl.xxh || fail "line break not escaped: $(cat nl.xxh)"
+grep -q "holds a line break.*xxhsum 0.8.1 -c does not" err.txt || fail "no warning: $(cat err.txt)"
+expect_rc 0 "$FERRY" hash --check nl.xxh
+grep -q 'new' out.txt || fail "escaped line not checked"
+expect_rc 1 "$XXHSUM" -c nl.xxh  # the documented difference
+echo "cli names: all checks passed"
