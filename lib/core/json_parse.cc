@@ -5,6 +5,7 @@
 // writer uses for non-UTF-8 bytes come back as those bytes.
 #include <simdjson.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <string>
 
@@ -167,15 +168,16 @@ const JsonValue& JsonValue::operator[](std::string_view key) const {
   return kNull;
 }
 
-double JsonValue::number() const { return std::strtod(str_.c_str(), nullptr); }
+double JsonValue::number() const {
+  return type_ == Type::kNumber ? std::strtod(str_.c_str(), nullptr) : 0;
+}
 
 uint64_t JsonValue::uint() const {
   if (type_ != Type::kNumber) return 0;
-  const char* end = nullptr;
-  errno = 0;
-  const unsigned long long v =
-      std::strtoull(str_.c_str(), const_cast<char**>(&end), 10);
-  if (*end == '\0' && str_[0] != '-' && errno == 0) return v;
+  uint64_t v = 0;
+  const char* end = str_.data() + str_.size();
+  auto [ptr, ec] = std::from_chars(str_.data(), end, v);
+  if (ec == std::errc() && ptr == end) return v;  // exact, up to 2^64-1
   const double d = number();  // 1e3, 2.0: as close as a double says
   return d > 0 && d < 0x1p64 ? static_cast<uint64_t>(d) : 0;
 }

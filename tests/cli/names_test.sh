@@ -36,6 +36,29 @@ for s in d["leakage"]["cross_split"]:
         assert os.path.exists(os.fsencode(os.path.join("tree", f["path"]))), f
 PY
 
+# Every command's --json, and dataset.json, with such names.
+json_loads() {  # FILE...: each must be strict UTF-8 JSON for Python
+  /usr/bin/python3 -c '
+import json, sys
+for f in sys.argv[1:]:
+    json.load(open(f, encoding="utf-8"))' "$@"
+}
+expect_rc 0 "$FERRY" convert tree conv --size 16 --json
+cp out.txt convert.json
+expect_rc 0 "$FERRY" pack tree packed --size 16 --ratios 1 --names all --json
+cp out.txt pack.json
+expect_rc 0 "$FERRY" verify packed --json
+cp out.txt verify.json
+expect_rc 0 "$FERRY" inspect "$(ls packed/*.tfrecord | head -1)" --json
+cp out.txt inspect.json
+expect_rc 0 "$FERRY" inspect packed --json
+cp out.txt inspect_dir.json
+json_loads convert.json pack.json verify.json inspect.json inspect_dir.json packed/dataset.json
+/usr/bin/python3 -c '
+import json, os
+d = json.load(open("packed/dataset.json", encoding="utf-8"))
+assert b"\xff" in [os.fsencode(l) for l in d["labels"]], d["labels"]'
+
 # Item 24: a name with a line break. ferry writes the GNU escaped line and
 # reads it back; xxhsum 0.8.1 -c rejects that line (and xxhsum -H2 itself
 # writes the name raw, which no checker can read back).

@@ -122,6 +122,9 @@ TEST(JsonParseTest, NumbersKeepTheirText) {
   EXPECT_EQ(v->items()[2].uint(), 0u);  // above 2^64
   EXPECT_EQ(v->items()[3].uint(), 0u);
   EXPECT_EQ(v->items()[4].uint(), 18446744073709551615ull);
+  auto s = ParseJson("\"12\"");  // a string is not a number
+  EXPECT_EQ(s->number(), 0);
+  EXPECT_EQ(s->uint(), 0u);
 }
 
 }  // namespace
