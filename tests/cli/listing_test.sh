@@ -40,6 +40,9 @@ grep -q 'nl.csv:2: a path with a line break' err.txt || fail "newline path not n
 printf '{"path":"a"}\n{"path": \n' > bad.jsonl
 expect_rc 2 "$FERRY" split --list bad.jsonl --out d --no-hash
 grep -q 'bad.jsonl:2' err.txt || fail "bad line not named: $(cat err.txt)"
+mkdir src
+expect_rc 2 "$FERRY" pack src packed --list bad.jsonl
+grep -q 'bad.jsonl:2' err.txt || fail "pack: bad line not named: $(cat err.txt)"
 printf 'path\n"a\n' > open.csv
 expect_rc 2 "$FERRY" split --list open.csv --out d --no-hash
 
@@ -52,6 +55,8 @@ expect_rc 4 "$FERRY" split --list adir --out keep --ratios 1 --names all --no-ha
 grep -q adir err.txt || fail "unreadable listing not named: $(cat err.txt)"
 expect_rc 4 "$FERRY" split --list /proc/self/mem --out keep --ratios 1 --names all --no-hash
 [ "$(cat keep/all.txt)" = "$(printf 'a\nb')" ] || fail "earlier results overwritten"
+expect_rc 4 "$FERRY" pack src packed --list adir
+[ ! -e packed ] || fail "pack wrote outputs for an unreadable listing"
 
 # Python's csv module as the oracle: random CSVs with stray and doubled
 # quotes, quoted commas and line breaks, text after closing quotes, CRLF,
