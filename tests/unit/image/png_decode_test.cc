@@ -114,6 +114,15 @@ std::vector<BadPng> BadPngs() {
        test::PngFile({test::PngChunk("IHDR", test::IhdrBody(4, 4, 4, 2)),
                       good.substr(33)}),
        "bit depth"});
+  // Filter types are 0-4; a 5 in the second row's filter byte is damage.
+  const std::string rows = std::string(1, '\0') + std::string(12, 'x') +
+                           std::string(1, '\5') + std::string(12, 'x');
+  v.push_back(
+      {"bad_filter_type",
+       test::PngFile({test::PngChunk("IHDR", test::IhdrBody(4, 2, 8, 2)),
+                      test::PngChunk("IDAT", test::ZlibCompress(rows)),
+                      test::PngChunk("IEND", "")}),
+       "bad PNG filter type 5 in row 1"});
   v.push_back(
       {"bomb_787402",
        test::PngFile(
