@@ -3,7 +3,9 @@
 // and converted to 8-bit. libpng feeds zlib one row at a time, which keeps
 // inflate off its fast path; this is the main cost of PNG input.
 #include <libdeflate.h>
-#if defined(__SSE2__)
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -303,13 +305,113 @@ void PaethRowsN(uint8_t* const* rows, const uint8_t* prev, size_t n, int k) {
   }
 }
 
+#if defined(__x86_64__)
+// The same wavefront with all four rows in one AVX2 register: 64-bit lane k
+// holds row k's pixel t - k (4 channels in 16-bit lanes). Row k's "above"
+// pixel is row k-1's result of the previous step, so it comes from a lane
+// shift instead of memory, and one set of instructions serves four rows.
+bool HaveAvx2() {
+  static const bool have = __builtin_cpu_supports("avx2");
+  return have;
+}
+
+// A pixel's bytes, with zeros past BPP.
+template <int BPP>
+inline uint32_t PixelBytes(const uint8_t* p) {
+  uint32_t v = 0;
+  std::memcpy(&v, p, BPP);
+  return v;
+}
+
+// Inside the main loop a 4-byte load stays in the buffer (rows 0-2 are
+// followed by another row, row 3 is not at its last pixel); bytes past the
+// pixel only feed lanes that are never stored.
+inline uint32_t Load4(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+template <int BPP>
+__attribute__((target("avx2"))) inline void StoreLanes(uint8_t* const* rows,
+                                                       long t, long npix,
+                                                       __m256i d) {
+  const __m256i packed = _mm256_packus_epi16(d, d);
+  const __m128i lo = _mm256_castsi256_si128(packed);
+  const __m128i hi = _mm256_extracti128_si256(packed, 1);
+  const uint32_t v[4] = {static_cast<uint32_t>(_mm_cvtsi128_si32(lo)),
+                         static_cast<uint32_t>(_mm_extract_epi32(lo, 1)),
+                         static_cast<uint32_t>(_mm_cvtsi128_si32(hi)),
+                         static_cast<uint32_t>(_mm_extract_epi32(hi, 1))};
+  for (int k = 0; k < 4; ++k) {
+    const long i = t - k;
+    if (i < 0 || i >= npix) continue;
+    uint8_t* p = rows[k] + i * BPP;
+    if constexpr (BPP == 3) {  // two stores: no byte of the next pixel
+      const uint16_t lo16 = static_cast<uint16_t>(v[k]);
+      std::memcpy(p, &lo16, 2);
+      p[2] = static_cast<uint8_t>(v[k] >> 16);
+    } else {
+      std::memcpy(p, &v[k], BPP);
+    }
+  }
+}
+
+template <int BPP>
+__attribute__((target("avx2"))) void PaethRows4Avx2(uint8_t* const* rows,
+                                                    const uint8_t* prev,
+                                                    size_t n) {
+  const long npix = static_cast<long>(n / BPP);
+  __m256i a = _mm256_setzero_si256(), c = a, d = a;
+  for (long t = 0; t < npix + 3; ++t) {
+    uint32_t up, x[4];
+    if (t >= 3 && t < npix) {  // every row in its interior
+      up = Load4(prev + t * BPP);
+      for (int k = 0; k < 4; ++k) x[k] = Load4(rows[k] + (t - k) * BPP);
+    } else {  // rows not started yet or done: zeros, never stored
+      up = t < npix ? PixelBytes<BPP>(prev + t * BPP) : 0;
+      for (int k = 0; k < 4; ++k) {
+        const long i = t - k;
+        x[k] = i >= 0 && i < npix ? PixelBytes<BPP>(rows[k] + i * BPP) : 0;
+      }
+    }
+    // b: the row above; lane 0 from memory, lanes 1-3 the previous step's
+    // results of rows 0-2.
+    const __m256i b = _mm256_blend_epi32(
+        _mm256_permute4x64_epi64(d, _MM_SHUFFLE(2, 1, 0, 0)),
+        _mm256_cvtepu8_epi16(_mm_cvtsi32_si128(static_cast<int>(up))), 0x03);
+    const __m256i raw = _mm256_cvtepu8_epi16(
+        _mm_setr_epi32(static_cast<int>(x[0]), static_cast<int>(x[1]),
+                       static_cast<int>(x[2]), static_cast<int>(x[3])));
+    __m256i pa = _mm256_sub_epi16(b, c);    // p - a
+    __m256i pb = _mm256_sub_epi16(a, c);    // p - b
+    __m256i pc = _mm256_add_epi16(pa, pb);  // p - c
+    pa = _mm256_abs_epi16(pa);
+    pb = _mm256_abs_epi16(pb);
+    pc = _mm256_abs_epi16(pc);
+    const __m256i smallest = _mm256_min_epi16(pc, _mm256_min_epi16(pa, pb));
+    // Ties go to a, then b, then c.
+    const __m256i nearest = _mm256_blendv_epi8(
+        _mm256_blendv_epi8(c, b, _mm256_cmpeq_epi16(smallest, pb)), a,
+        _mm256_cmpeq_epi16(smallest, pa));
+    // Bytes in 16-bit lanes: the high bytes stay zero.
+    d = _mm256_add_epi8(raw, nearest);
+    StoreLanes<BPP>(rows, t, npix, d);
+    c = b;
+    a = d;
+  }
+}
+#endif
+
 constexpr uint32_t kPaethRows = 4;  // 8 measured no faster
 
 // Unfilters up to kPaethRows consecutive Paeth rows starting at row y (y > 0,
-// so it has a previous row). Returns how many rows it did (0: not applicable).
+// so it has a previous row): four at once with AVX2 (1-4 bytes a pixel), else
+// two to four with SSE2 (3 or 4 bytes a pixel). Returns how many rows it did
+// (0: not applicable).
 uint32_t PaethBlockSimd(uint8_t* rows, size_t rowbytes, uint32_t y, uint32_t h,
                         int bpp) {
-  if ((bpp != 3 && bpp != 4) || y == 0) return 0;
+  if (bpp > 4 || y == 0) return 0;
   uint8_t* r[kPaethRows];
   uint32_t k = 0;
   while (k < kPaethRows && y + k < h && rows[(y + k) * (rowbytes + 1)] == 4) {
@@ -318,6 +420,25 @@ uint32_t PaethBlockSimd(uint8_t* rows, size_t rowbytes, uint32_t y, uint32_t h,
   }
   if (k < 2) return 0;
   const uint8_t* prev = rows + (y - 1) * (rowbytes + 1) + 1;
+#if defined(__x86_64__)
+  if (k == 4 && HaveAvx2()) {
+    switch (bpp) {
+      case 1:
+        PaethRows4Avx2<1>(r, prev, rowbytes);
+        break;
+      case 2:
+        PaethRows4Avx2<2>(r, prev, rowbytes);
+        break;
+      case 3:
+        PaethRows4Avx2<3>(r, prev, rowbytes);
+        break;
+      default:
+        PaethRows4Avx2<4>(r, prev, rowbytes);
+    }
+    return k;
+  }
+#endif
+  if (bpp < 3) return 0;  // the SSE2 kernels have 3 or 4 bytes a pixel
   bpp == 3 ? PaethRowsN<3>(r, prev, rowbytes, k)
            : PaethRowsN<4>(r, prev, rowbytes, k);
   return k;
