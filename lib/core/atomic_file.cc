@@ -1,37 +1,92 @@
 #include "ferry/atomic_file.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <random>
 
 namespace ferry {
 namespace {
 
-constexpr std::string_view kTempInfix = ".tmp-";
+// ".ferry-tmp-<pid>-<12 hex>-<name>": hidden (walks and globs pass it over),
+// ours by its prefix (nothing else is ever removed as a temporary), and it
+// names the process that writes it, so a cleanup removes only the files of
+// processes that are gone, never a running neighbour's.
+constexpr std::string_view kTempPrefix = ".ferry-tmp-";
+// Room for the prefix, pid and id within a 255-byte file name.
+constexpr size_t kMaxNameInTemp = 200;
+
+// This process's tag: the id's first 16 bits. A file with our pid but
+// another tag was left by an earlier process that had the same pid (pids
+// repeat, in containers above all).
+uint64_t ProcessTag() {
+  static const uint64_t tag = std::random_device{}() & 0xFFFF;
+  return tag;
+}
 
 std::string TempNameFor(const std::string& final_path) {
-  static const uint64_t seed = std::random_device{}();
   static std::atomic<uint64_t> counter{0};
-  uint64_t id =
-      (seed * 0x9E3779B97F4A7C15ull) ^ (++counter * 0xBF58476D1CE4E5B9ull);
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%012llx",
-                static_cast<unsigned long long>(id & 0xFFFFFFFFFFFFull));
-  return final_path + std::string(kTempInfix) + buf;
+  const uint64_t id =
+      (ProcessTag() << 32) | ((++counter * 0x9E3779B97F4A7C15ull) >> 32);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%ld-%012llx-", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(id));
+  const size_t slash = final_path.rfind('/');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  std::string name = final_path.substr(base, kMaxNameInTemp);
+  return final_path.substr(0, base) + std::string(kTempPrefix) + buf + name;
+}
+
+// The writer's pid from a temporary file's name, or -1 if it is not one;
+// *tag gets the id's process tag.
+long TempOwner(std::string_view name, uint64_t* tag = nullptr) {
+  const size_t slash = name.rfind('/');
+  if (slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  if (name.substr(0, kTempPrefix.size()) != kTempPrefix) return -1;
+  name.remove_prefix(kTempPrefix.size());
+  long pid = 0;
+  size_t i = 0;
+  for (; i < name.size() && i < 10 && name[i] >= '0' && name[i] <= '9'; ++i)
+    pid = pid * 10 + (name[i] - '0');
+  if (i == 0 || i >= name.size() || name[i] != '-') return -1;
+  name.remove_prefix(i + 1);
+  if (name.size() < 13 || name[12] != '-') return -1;
+  uint64_t id = 0;
+  for (char c : name.substr(0, 12)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return -1;
+    id = id * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  if (tag) *tag = id >> 32;
+  return pid;
+}
+
+// Whether the process that wrote a temporary file may still be writing it.
+bool WriterAlive(long pid, uint64_t tag) {
+  if (pid <= 0) return false;
+  if (pid == static_cast<long>(::getpid())) return tag == ProcessTag();
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 }  // namespace
 
-bool IsAtomicTempName(std::string_view name) {
-  size_t pos = name.rfind(kTempInfix);
-  if (pos == std::string_view::npos) return false;
-  std::string_view id = name.substr(pos + kTempInfix.size());
-  if (id.empty()) return false;
-  for (char c : id) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+bool IsAtomicTempName(std::string_view name) { return TempOwner(name) >= 0; }
+
+size_t RemoveStaleTemps(Env* env, const std::string& dir) {
+  auto children = env->GetChildren(dir);
+  if (!children.ok()) return 0;
+  size_t removed = 0;
+  for (const DirEntry& e : *children) {
+    if (e.is_dir) continue;
+    uint64_t tag = 0;
+    const long pid = TempOwner(e.name, &tag);
+    if (pid < 0 || WriterAlive(pid, tag)) continue;
+    if (env->RemoveFile(JoinPath(dir, e.name)).ok()) ++removed;
   }
-  return true;
+  return removed;
 }
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ferry/walk.h"
+
 namespace ferry {
 
 SequentialFile::~SequentialFile() = default;
@@ -85,43 +87,11 @@ std::string DirName(std::string_view path) {
   return std::string(path.substr(0, slash));
 }
 
-namespace {
-
-Status Walk(Env* env, const std::string& root, const std::string& rel,
-            std::vector<std::string>* out) {
-  std::string dir = rel.empty() ? root : JoinPath(root, rel);
-  FERRY_ASSIGN_OR_RETURN(auto children, env->GetChildren(dir));
-  for (const DirEntry& e : children) {
-    std::string child = rel.empty() ? e.name : rel + "/" + e.name;
-    if (e.is_dir) {
-      FERRY_RETURN_IF_ERROR(Walk(env, root, child, out));
-    } else {
-      if (e.is_link) {
-        // Links to directories are not followed; dangling links are listed
-        // so the caller reports them.
-        auto info = env->Stat(JoinPath(root, child));
-        if (info.ok() && info->is_dir) continue;
-      }
-      out->push_back(std::move(child));
-    }
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
 Result<std::vector<std::string>> ListFilesRecursive(Env* env,
                                                     const std::string& root) {
-  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(root));
-  std::vector<std::string> out;
-  if (!info.is_dir) {
-    out.emplace_back();
-    return out;
-  }
-  FERRY_RETURN_IF_ERROR(Walk(env, root, "", &out));
-  // Per-directory order differs from whole-path order ("a/x" vs "a.txt").
-  std::sort(out.begin(), out.end());
-  return out;
+  FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, root));
+  if (!walk.errors.empty()) return walk.errors.front().status;
+  return std::move(walk.files);
 }
 
 Result<std::string> ReadFileToString(Env* env, const std::string& path) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -137,8 +138,10 @@ class MemEnv final : public Env {
   Result<FileInfo> Stat(const std::string& path) override {
     std::lock_guard<std::mutex> l(mu_);
     FileInfo info;
+    info.ino = std::hash<std::string>()(path);
     if (dirs_.count(path) || IsRootLike(path)) {
       info.is_dir = true;
+      info.type = FileType::kDirectory;
       return info;
     }
     auto it = files_.find(path);

@@ -158,12 +158,31 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
+FileType TypeOf(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::kRegular;
+  if (S_ISDIR(mode)) return FileType::kDirectory;
+  if (S_ISFIFO(mode)) return FileType::kFifo;
+  if (S_ISCHR(mode)) return FileType::kCharDevice;
+  if (S_ISBLK(mode)) return FileType::kBlockDevice;
+  if (S_ISSOCK(mode)) return FileType::kSocket;
+  return FileType::kOther;
+}
+
+// Opens for reading without blocking on a FIFO that has no writer (open(2)
+// would wait for one forever), then restores blocking reads.
+Result<int> OpenForReading(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return PosixError(path, errno);
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
 class PosixEnv final : public Env {
  public:
   Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
       const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError(path, errno);
+    FERRY_ASSIGN_OR_RETURN(int fd, OpenForReading(path));
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return std::unique_ptr<SequentialFile>(
         std::make_unique<PosixSequentialFile>(path, fd));
@@ -171,8 +190,7 @@ class PosixEnv final : public Env {
 
   Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
       const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError(path, errno);
+    FERRY_ASSIGN_OR_RETURN(int fd, OpenForReading(path));
     return std::unique_ptr<RandomAccessFile>(
         std::make_unique<PosixRandomAccessFile>(path, fd));
   }
@@ -194,6 +212,9 @@ class PosixEnv final : public Env {
     info.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
                     st.st_mtim.tv_nsec;
     info.is_dir = S_ISDIR(st.st_mode);
+    info.type = TypeOf(st.st_mode);
+    info.dev = static_cast<uint64_t>(st.st_dev);
+    info.ino = static_cast<uint64_t>(st.st_ino);
     return info;
   }
 

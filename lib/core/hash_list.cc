@@ -1,6 +1,9 @@
 #include "ferry/hash_list.h"
 
+#include <algorithm>
+
 #include "core/ordered_pipeline.h"
+#include "ferry/walk.h"
 
 namespace ferry {
 namespace {
@@ -22,23 +25,41 @@ FileResult HashOne(Env* env, const std::string& path) {
   return r;
 }
 
-// Inputs expanded to files; an input that cannot be walked stays as it is
-// and fails when it is opened, so it is reported in order.
-std::vector<std::string> ExpandInputs(Env* env,
-                                      const std::vector<std::string>& inputs) {
-  std::vector<std::string> files;
+// Inputs expanded to files (WalkTree, hidden files included). A walked
+// entry that is not a file (FIFO, device, link to a directory) or that
+// cannot be read (unreadable folder, dangling link) keeps its reason and is
+// reported in order; an input that cannot be walked fails when opened.
+struct Input {
+  std::string path;
+  Status problem;
+};
+
+std::vector<Input> ExpandInputs(Env* env,
+                                const std::vector<std::string>& inputs) {
+  std::vector<Input> files;
   for (const std::string& input : inputs) {
     auto info = env->Stat(input);
     if (!info.ok() || !info->is_dir) {
-      files.push_back(input);
+      files.push_back({input, Status::OK()});
       continue;
     }
-    auto rel = ListFilesRecursive(env, input);
-    if (!rel.ok()) {
-      files.push_back(input);
+    auto walk = WalkTree(env, input);
+    if (!walk.ok()) {
+      files.push_back({input, walk.status()});
       continue;
     }
-    for (const std::string& r : *rel) files.push_back(JoinPath(input, r));
+    std::vector<Input> all;
+    for (std::string& r : walk->files)
+      all.push_back({JoinPath(input, r), Status::OK()});
+    for (WalkProblem& p : walk->skipped)
+      all.push_back({JoinPath(input, p.path), std::move(p.status)});
+    for (WalkProblem& p : walk->errors) {
+      all.push_back({JoinPath(input, p.path),
+                     p.status.WithContext(JoinPath(input, p.path))});
+    }
+    std::sort(all.begin(), all.end(),
+              [](const Input& a, const Input& b) { return a.path < b.path; });
+    for (Input& i : all) files.push_back(std::move(i));
   }
   return files;
 }
@@ -71,17 +92,23 @@ Result<HashSummary> HashPaths(
     const std::vector<std::string>& inputs, const HashOptions& options,
     const std::function<void(const HashEntry&)>& on_entry) {
   Progress* progress = options.progress ? options.progress : NullProgress();
-  std::vector<std::string> files = ExpandInputs(options.env, inputs);
+  std::vector<Input> files = ExpandInputs(options.env, inputs);
   HashSummary summary;
   progress->Begin("hash", files.size(), 0);
   core::OrderedParallelMap<FileResult>(
       files.size(), options.jobs,
-      [&](size_t i) { return HashOne(options.env, files[i]); },
+      [&](size_t i) {
+        if (!files[i].problem.ok()) return FileResult{files[i].problem, {}, 0};
+        return HashOne(options.env, files[i].path);
+      },
       [&](size_t i, FileResult r) {
-        HashEntry e{std::move(files[i]), r.hash, r.size, std::move(r.status)};
+        HashEntry e{std::move(files[i].path), r.hash, r.size,
+                    std::move(r.status)};
         if (e.status.ok()) {
           ++summary.files;
           summary.bytes += e.size;
+        } else if (e.status.code() == Status::Code::kNotSupported) {
+          ++summary.skipped;
         } else {
           ++summary.failed;
         }

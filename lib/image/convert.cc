@@ -1,13 +1,16 @@
 #include "ferry/convert.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "core/ordered_pipeline.h"
 #include "ferry/atomic_file.h"
 #include "ferry/hash.h"
+#include "ferry/input.h"
 
 namespace ferry {
 namespace {
@@ -50,18 +53,12 @@ RunState ReadState(Env* env, const std::string& path) {
   return s;
 }
 
-bool HasImageExtension(std::string_view path) {
-  size_t dot = path.rfind('.');
-  if (dot == std::string_view::npos) return false;
-  std::string ext(path.substr(dot + 1));
-  for (char& c : ext)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext == "png" || ext == "jpg" || ext == "jpeg";
-}
-
 struct Job {
   std::string in_rel, out_rel, in_path, out_path;
-  Status collision;  // set when another input already claimed out_rel
+  // Decided by the scan (not an image, unreadable, name taken): no work.
+  ConvertItem::Outcome preset = ConvertItem::Outcome::kConverted;
+  Status why;
+  bool single = false;  // one file named on the command line: always redone
 };
 
 // A converted item whose output waits, written but unpublished, for the
@@ -76,8 +73,9 @@ Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
   ConvertItem& item = done.item;
   item.input = job.in_rel;
   item.output = job.out_rel;
-  if (!job.collision.ok()) {
-    item.error = job.collision;
+  if (job.preset != ConvertItem::Outcome::kConverted) {
+    item.outcome = job.preset;
+    item.error = job.why;
     return done;
   }
   Env* env = o.env;
@@ -87,7 +85,7 @@ Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
     return done;
   }
   item.input_bytes = in_info->size;
-  if (!o.force) {
+  if (!o.force && !job.single) {
     auto out_info = env->Stat(job.out_path);
     if (out_info.ok() && out_info->mtime_ns >= in_info->mtime_ns &&
         out_info->mtime_ns >= epoch_ns) {
@@ -96,20 +94,24 @@ Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
       return done;
     }
   }
-  auto data = ReadFileToString(env, job.in_path);
-  if (!data.ok()) {
-    item.error = data.status();
+  // Sniffed before anything else is read: a multi-GB non-image costs 16
+  // bytes, an image one allocation of its size.
+  auto head = ReadInputHead(env, job.in_path);
+  if (!head.ok()) {
+    item.error = head.status();
     return done;
   }
-  if (image::Sniff(*data) == image::Format::kUnknown) {
-    // Named like an image but is not one: that is a bad input, not a
-    // file to pass over.
-    if (HasImageExtension(job.in_rel)) {
-      item.error = Status::InvalidArgument("not a PNG or JPEG (by content)");
-    } else {
+  InputVerdict verdict = ClassifyInput(*head, job.in_rel);
+  if (verdict.cls != InputClass::kImage) {
+    if (verdict.cls == InputClass::kSkip)
       item.outcome = ConvertItem::Outcome::kSkipped;
-      item.error = Status::NotSupported("not a PNG or JPEG");
-    }
+    item.error = verdict.why;
+    return done;
+  }
+  auto data =
+      ReadInputFile(env, job.in_path, o.transcode.decode.limits.max_file_bytes);
+  if (!data.ok()) {
+    item.error = data.status();
     return done;
   }
   thread_local image::JpegEncoder encoder;
@@ -145,15 +147,6 @@ Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
   return done;
 }
 
-// Temporary files of a killed run, left under the destination.
-void RemoveStaleTemps(Env* env, const std::string& dst) {
-  auto files = ListFilesRecursive(env, dst);
-  if (!files.ok()) return;
-  for (const std::string& rel : *files) {
-    if (IsAtomicTempName(rel)) (void)env->RemoveFile(JoinPath(dst, rel));
-  }
-}
-
 }  // namespace
 
 const char* OutcomeName(ConvertItem::Outcome o) {
@@ -186,72 +179,118 @@ Result<ConvertSummary> ConvertTree(
     const std::function<void(const ConvertItem&)>& on_item) {
   Env* env = o.env;
   FERRY_ASSIGN_OR_RETURN(FileInfo src_info, env->Stat(src));
+  if (src_info.type != FileType::kRegular && !src_info.is_dir) {
+    return Status::InvalidArgument(src,
+                                   std::string("not a file or directory (") +
+                                       FileTypeName(src_info.type) + ")");
+  }
+  auto dst_info = env->Stat(dst);
+  if (dst_info.ok() && dst_info->dev == src_info.dev &&
+      dst_info->ino == src_info.ino) {
+    return Status::InvalidArgument(
+        dst, "is the source: the outputs would replace the inputs");
+  }
   std::vector<Job> jobs;
-  std::string dst_dir = dst;
+  RunState state;
+  std::unique_ptr<FileLock> lock;
+  const std::string fingerprint = Fingerprint(o.transcode);
   if (!src_info.is_dir) {
-    jobs.push_back({src, dst, src, dst, Status::OK()});
-    dst_dir = DirName(dst);
-  } else {
-    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
-                           ListFilesRecursive(env, src));
-    // A destination inside the source is not an input.
-    std::string skip_prefix;
-    if (dst.size() > src.size() + 1 && dst.compare(0, src.size(), src) == 0 &&
-        dst[src.size()] == '/') {
-      skip_prefix = dst.substr(src.size() + 1) + "/";
+    // One file: no lock, no state, no cleanup beside it (other converts may
+    // write into the same folder at the same time). A folder (existing, or
+    // named with a trailing '/') receives <folder>/<name>.jpg.
+    std::string out = dst;
+    if ((dst_info.ok() && dst_info->is_dir) ||
+        (!dst.empty() && dst.back() == '/')) {
+      const size_t slash = src.rfind('/');
+      out = JoinPath(
+          dst, JpegOutputName(slash == std::string::npos
+                                  ? std::string_view(src)
+                                  : std::string_view(src).substr(slash + 1)));
     }
+    Job j{src, out, src, out};
+    j.single = true;
+    jobs.push_back(std::move(j));
+    if (!o.dry_run) FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(out)));
+  } else {
+    if (!o.dry_run) {
+      // Made before the walk, so that a destination inside the source is
+      // known by identity and left out of the inputs.
+      FERRY_RETURN_IF_ERROR(env->CreateDirs(dst));
+      auto l = env->LockFile(JoinPath(dst, kLockFile), /*wait=*/false);
+      if (!l.ok()) {
+        return l.status().IsUnavailable()
+                   ? Status::Unavailable(
+                         dst, "another ferry convert is writing here")
+                   : l.status();
+      }
+      lock = std::move(l).value();
+    }
+    InputScanOptions scan_options;
+    scan_options.include_hidden = o.include_hidden;
+    scan_options.exclude = {dst};
+    scan_options.jobs = o.jobs;
+    FERRY_ASSIGN_OR_RETURN(InputScan scan, ScanInputs(env, src, scan_options));
+    // Output names are claimed by images only, in path order.
     std::map<std::string, std::string> claimed;
-    for (std::string& rel : files) {
-      if (!skip_prefix.empty() &&
-          rel.compare(0, skip_prefix.size(), skip_prefix) == 0)
-        continue;
+    for (std::string& rel : scan.images) {
       Job j;
       j.out_rel = JpegOutputName(rel);
       j.in_path = JoinPath(src, rel);
       j.out_path = JoinPath(dst, j.out_rel);
       auto [it, fresh] = claimed.emplace(j.out_rel, rel);
       if (!fresh) {
-        j.collision = Status::InvalidArgument(
-            "output " + j.out_rel + " is already made from " + it->second);
+        j.preset = ConvertItem::Outcome::kFailed;
+        j.why = Status::InvalidArgument("output " + j.out_rel +
+                                        " is already made from " + it->second);
       }
       j.in_rel = std::move(rel);
       jobs.push_back(std::move(j));
     }
-  }
-
-  RunState state;
-  std::unique_ptr<FileLock> lock;
-  const std::string fingerprint = Fingerprint(o.transcode);
-  if (!o.dry_run) {
-    FERRY_RETURN_IF_ERROR(env->CreateDirs(dst_dir));
-    auto l = env->LockFile(JoinPath(dst_dir, kLockFile), /*wait=*/false);
-    if (!l.ok()) {
-      return l.status().IsUnavailable()
-                 ? Status::Unavailable(dst_dir,
-                                       "another ferry convert is writing here")
-                 : l.status();
+    auto add_preset = [&](std::vector<WalkProblem>& list,
+                          ConvertItem::Outcome outcome) {
+      for (WalkProblem& p : list) {
+        Job j;
+        j.in_rel = std::move(p.path);
+        j.preset = outcome;
+        j.why = std::move(p.status);
+        jobs.push_back(std::move(j));
+      }
+    };
+    add_preset(scan.skipped, ConvertItem::Outcome::kSkipped);
+    add_preset(scan.failed, ConvertItem::Outcome::kFailed);
+    // Reported in path order, whatever became of each.
+    std::sort(jobs.begin(), jobs.end(),
+              [](const Job& a, const Job& b) { return a.in_rel < b.in_rel; });
+    if (!o.dry_run) {
+      // Temporary files of a killed run: only ours (by name), only in the
+      // folders this run writes, only of processes that are gone.
+      std::set<std::string> dirs = {dst};
+      for (const Job& j : jobs) {
+        if (!j.out_path.empty()) dirs.insert(DirName(j.out_path));
+      }
+      for (const std::string& d : dirs) RemoveStaleTemps(env, d);
+      const std::string state_path = JoinPath(dst, kStateFile);
+      state = ReadState(env, state_path);
+      if (state.fingerprint != fingerprint) {
+        // The epoch is the state file's own mtime: file times come from the
+        // kernel's coarse clock, which can lag the precise one by a tick, so
+        // only a file time compares safely with later outputs' times.
+        state.fingerprint = fingerprint;
+        FERRY_RETURN_IF_ERROR(
+            WriteFileAtomically(env, state_path, fingerprint + "\n"));
+        FERRY_ASSIGN_OR_RETURN(FileInfo written, env->Stat(state_path));
+        state.epoch_ns = written.mtime_ns;
+        FERRY_RETURN_IF_ERROR(WriteFileAtomically(
+            env, state_path,
+            fingerprint + "\n" + std::to_string(state.epoch_ns) + "\n"));
+      }
+    } else {
+      RunState old = ReadState(env, JoinPath(dst, kStateFile));
+      state.epoch_ns =
+          old.fingerprint == fingerprint ? old.epoch_ns : INT64_MAX;
     }
-    lock = std::move(l).value();
-    RemoveStaleTemps(env, dst_dir);
-    const std::string state_path = JoinPath(dst_dir, kStateFile);
-    state = ReadState(env, state_path);
-    if (state.fingerprint != fingerprint) {
-      // The epoch is the state file's own mtime: file times come from the
-      // kernel's coarse clock, which can lag the precise one by a tick, so
-      // only a file time compares safely with later outputs' times.
-      state.fingerprint = fingerprint;
-      FERRY_RETURN_IF_ERROR(
-          WriteFileAtomically(env, state_path, fingerprint + "\n"));
-      FERRY_ASSIGN_OR_RETURN(FileInfo written, env->Stat(state_path));
-      state.epoch_ns = written.mtime_ns;
-      FERRY_RETURN_IF_ERROR(WriteFileAtomically(
-          env, state_path,
-          fingerprint + "\n" + std::to_string(state.epoch_ns) + "\n"));
-    }
-  } else {
-    RunState old = ReadState(env, JoinPath(dst_dir, kStateFile));
-    state.epoch_ns = old.fingerprint == fingerprint ? old.epoch_ns : INT64_MAX;
   }
+  const std::string dst_dir = src_info.is_dir ? dst : DirName(jobs[0].out_path);
 
   Progress* progress = o.progress ? o.progress : NullProgress();
   progress->Begin("convert", jobs.size(), 0);

@@ -9,6 +9,7 @@
 
 #include "core/ordered_pipeline.h"
 #include "ferry/atomic_file.h"
+#include "ferry/input.h"
 #include "ferry/json.h"
 #include "ferry/version.h"
 #include "formats/example/image_example.h"
@@ -216,7 +217,8 @@ class Packer {
 Record Packer::Build(size_t i) const {
   Record r;
   const SplitItem& it = items_[i];
-  auto data = ReadFileToString(env_, JoinPath(src_, it.path));
+  auto data = ReadInputFile(env_, JoinPath(src_, it.path),
+                            o_.transcode.decode.limits.max_file_bytes);
   if (!data.ok()) {
     r.error = data.status();
     return r;
@@ -470,6 +472,18 @@ Status Packer::WriteDatasetJson() {
         .String(f.error.ToString())
         .EndObject();
   }
+  j.EndArray();
+  // Files that are not inputs (not images, hidden, special, no class): the
+  // count is complete, the list capped.
+  j.Key("skipped").Uint(sum_.skipped.size()).Key("skipped_files").BeginArray();
+  for (size_t k = 0; k < sum_.skipped.size() && k < 1000; ++k) {
+    j.BeginObject()
+        .Key("input")
+        .String(sum_.skipped[k].input)
+        .Key("reason")
+        .String(sum_.skipped[k].error.message())
+        .EndObject();
+  }
   j.EndArray()
       .Key("leakage")
       .BeginObject()
@@ -490,7 +504,16 @@ Result<PackSummary> Packer::Run() {
     return Status::InvalidArgument("--compress gzip is for TFRecord shards");
   }
   if (o_.list_path.empty()) {
-    FERRY_ASSIGN_OR_RETURN(items_, ItemsFromTree(env_, src_));
+    InputScanOptions scan;
+    scan.include_hidden = o_.include_hidden;
+    scan.exclude = {out_};
+    scan.jobs = o_.jobs;
+    FERRY_ASSIGN_OR_RETURN(TreeItems tree, ItemsFromTree(env_, src_, scan));
+    items_ = std::move(tree.items);
+    for (WalkProblem& p : tree.skipped)
+      sum_.skipped.push_back({std::move(p.path), std::move(p.status)});
+    for (WalkProblem& p : tree.failed)
+      sum_.failed.push_back({std::move(p.path), std::move(p.status)});
   } else {
     FERRY_ASSIGN_OR_RETURN(items_, ItemsFromList(env_, o_.list_path));
   }
@@ -549,13 +572,9 @@ Result<PackSummary> Packer::Run() {
                ? Status::Unavailable(out_, "another ferry pack is writing here")
                : lock.status();
   }
-  // Leftovers of a killed run: temporary files. Earlier state is kept only
+  // Leftovers of a killed run: its temporary files. Earlier state is kept only
   // for the same inputs and options.
-  if (auto files = ListFilesRecursive(env_, out_); files.ok()) {
-    for (const std::string& f : *files) {
-      if (IsAtomicTempName(f)) (void)env_->RemoveFile(JoinPath(out_, f));
-    }
-  }
+  RemoveStaleTemps(env_, out_);
   const std::string fp = Fingerprint(items_, hashes_, o_);
   auto old = ReadFileToString(env_, JoinPath(out_, kStateFile));
   if (old.ok()) state_ = State::Parse(*old);

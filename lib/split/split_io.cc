@@ -10,21 +10,43 @@
 
 namespace ferry {
 
-Result<std::vector<SplitItem>> ItemsFromTree(Env* env,
-                                             const std::string& root) {
-  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
-                         ListFilesRecursive(env, root));
-  std::vector<SplitItem> items;
-  items.reserve(files.size());
-  for (std::string& f : files) {
-    if (f.empty())
-      return Status::InvalidArgument(root + " is a file, not a directory");
-    size_t slash = f.find('/');
+Result<TreeItems> ItemsFromTree(Env* env, const std::string& root,
+                                const InputScanOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(root));
+  if (!info.is_dir)
+    return Status::InvalidArgument(root + " is a file, not a directory");
+  FERRY_ASSIGN_OR_RETURN(InputScan scan, ScanInputs(env, root, options));
+  TreeItems out;
+  out.skipped = std::move(scan.skipped);
+  out.failed = std::move(scan.failed);
+  // Class folders exist if any image is in one; then an image at the top has
+  // no class. Without any, the dataset is unlabelled.
+  const bool has_classes = std::any_of(
+      scan.images.begin(), scan.images.end(),
+      [](const std::string& p) { return p.find('/') != std::string::npos; });
+  std::vector<WalkProblem> no_class;
+  out.items.reserve(scan.images.size());
+  for (std::string& f : scan.images) {
+    const size_t slash = f.find('/');
+    if (slash == std::string::npos && has_classes) {
+      no_class.push_back(
+          {std::move(f),
+           Status::NotSupported("no class (an image beside the class folders; "
+                                "a listing can label it)")});
+      continue;
+    }
     std::string label =
         slash == std::string::npos ? std::string() : f.substr(0, slash);
-    items.push_back({std::move(f), std::move(label), std::string()});
+    out.items.push_back({std::move(f), std::move(label), std::string()});
   }
-  return items;
+  if (!no_class.empty()) {
+    for (auto& p : no_class) out.skipped.push_back(std::move(p));
+    std::sort(out.skipped.begin(), out.skipped.end(),
+              [](const WalkProblem& a, const WalkProblem& b) {
+                return a.path < b.path;
+              });
+  }
+  return out;
 }
 
 Result<std::vector<Hash128>> HashItemContents(

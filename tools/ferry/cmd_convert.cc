@@ -17,7 +17,7 @@ struct ConvertArgs {
   CommonOptions common;
   ImageArgs image;
   std::string src, dst;
-  bool dry_run = false, force = false, no_fsync = false;
+  bool dry_run = false, force = false, no_fsync = false, include_hidden = false;
 };
 
 Status FillOptions(const ConvertArgs& a, ConvertOptions* o) {
@@ -26,6 +26,7 @@ Status FillOptions(const ConvertArgs& a, ConvertOptions* o) {
   o->dry_run = a.dry_run;
   o->force = a.force;
   o->durable = !a.no_fsync;
+  o->include_hidden = a.include_hidden;
   return Status::OK();
 }
 
@@ -45,6 +46,10 @@ int RunConvert(const ConvertArgs& a) {
                      item.error.ToString().c_str());
       }
       failures.push_back(item);
+    } else if (item.outcome == O::kSkipped && !a.common.json &&
+               a.common.verbose) {
+      std::fprintf(stderr, "%s: skipped: %s\n", item.input.c_str(),
+                   std::string(item.error.message()).c_str());
     } else if (a.common.verbose && !a.common.json) {
       std::fprintf(stderr, "%s: %s\n", item.input.c_str(),
                    OutcomeName(item.outcome));
@@ -96,7 +101,7 @@ int RunConvert(const ConvertArgs& a) {
   } else if (!a.common.quiet) {
     std::fprintf(stderr,
                  "ferry convert: %llu converted, %llu up to date, %llu skipped "
-                 "(not images), "
+                 "(not images; -v lists them), "
                  "%llu failed in %.2f s (%.1f images/s)\n",
                  (unsigned long long)sum->converted,
                  (unsigned long long)sum->up_to_date,
@@ -124,6 +129,7 @@ Runner RegisterConvert(CLI::App* app) {
   cmd->add_option("src", a->src, "Source directory (or one file)")->required();
   cmd->add_option("dst", a->dst, "Destination directory (or file)")->required();
   AddImageOptions(cmd, &a->image);
+  AddIncludeHiddenFlag(cmd, &a->include_hidden);
   cmd->add_flag("--force", a->force,
                 "Convert even outputs that are up to date");
   cmd->add_flag("--no-fsync", a->no_fsync,

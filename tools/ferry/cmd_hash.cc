@@ -48,8 +48,16 @@ int RunHash(const HashArgs& a) {
     json.BeginObject().Key("command").String("hash").Key("files").BeginArray();
   std::vector<HashEntry> failures;
   auto t0 = std::chrono::steady_clock::now();
+  std::vector<HashEntry> skipped;
   auto summary = HashPaths(a.paths, opt, [&](const HashEntry& e) {
-    if (!e.status.ok()) {
+    if (e.status.code() == Status::Code::kNotSupported) {
+      // Not a file (a FIFO, a device, a link to a folder): said, not failed.
+      if (!a.common.quiet && !a.common.json) {
+        std::fprintf(stderr, "ferry: %s: skipped: %s\n", e.path.c_str(),
+                     std::string(e.status.message()).c_str());
+      }
+      skipped.push_back(e);
+    } else if (!e.status.ok()) {
       std::fprintf(stderr, "ferry: %s\n", e.status.ToString().c_str());
       failures.push_back(e);
     } else if (a.common.json) {
@@ -85,11 +93,22 @@ int RunHash(const HashArgs& a) {
           .String(e.status.ToString())
           .EndObject();
     }
+    json.EndArray().Key("skipped").BeginArray();
+    for (const HashEntry& e : skipped) {
+      json.BeginObject()
+          .Key("path")
+          .String(e.path)
+          .Key("reason")
+          .String(e.status.message())
+          .EndObject();
+    }
     json.EndArray()
         .Key("summary")
         .BeginObject()
         .Key("files")
         .Uint(summary->files)
+        .Key("skipped")
+        .Uint(summary->skipped)
         .Key("bytes")
         .Uint(summary->bytes)
         .Key("failed")

@@ -19,7 +19,7 @@ struct PackArgs {
   std::string src, out, format = "tfrecord", shard_size = "256MiB",
                         compress = "none", list;
   uint64_t shard_records = 0;
-  bool dry_run = false;
+  bool dry_run = false, include_hidden = false;
 };
 
 Result<uint64_t> ParseBytes(const std::string& s) {
@@ -59,6 +59,7 @@ int RunPack(const PackArgs& a) {
   o.shard_bytes = *bytes;
   o.shard_records = a.shard_records;
   o.list_path = a.list;
+  o.include_hidden = a.include_hidden;
   o.jobs = a.common.ResolvedJobs();
   o.dry_run = a.dry_run;
   auto progress = NewTerminalProgress(a.common.quiet || a.common.json);
@@ -70,6 +71,12 @@ int RunPack(const PackArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   if (!a.common.json) {
+    if (a.common.verbose) {
+      for (const PackFailure& f : sum->skipped) {
+        std::fprintf(stderr, "%s: skipped: %s\n", f.input.c_str(),
+                     std::string(f.error.message()).c_str());
+      }
+    }
     for (const PackFailure& f : sum->failed) {
       std::fprintf(stderr, "ferry: %s: %s\n", f.input.c_str(),
                    f.error.ToString().c_str());
@@ -80,6 +87,7 @@ int RunPack(const PackArgs& a) {
     j.BeginObject().Key("command").String("pack").Key("dry_run").Bool(
         a.dry_run);
     j.Key("records").Uint(sum->records).Key("failed").Uint(sum->failed.size());
+    j.Key("skipped").Uint(sum->skipped.size());
     j.Key("reused_shards").Uint(sum->reused_shards).Key("seconds").Double(secs);
     j.Key("images_per_s")
         .Double(secs > 0 ? sum->records / secs : 0)
@@ -111,9 +119,12 @@ int RunPack(const PackArgs& a) {
       std::fprintf(stderr, ", %s %llu in %zu shards", sp.name.c_str(),
                    (unsigned long long)sp.records, sp.shards.size());
     }
-    std::fprintf(stderr, "; %zu failed; %llu shards reused; %.2f s%s\n",
-                 sum->failed.size(), (unsigned long long)sum->reused_shards,
-                 secs, a.dry_run ? " (dry run)" : "");
+    std::fprintf(stderr,
+                 "; %zu skipped (not images; -v lists them); %zu failed; %llu "
+                 "shards reused; %.2f s%s\n",
+                 sum->skipped.size(), sum->failed.size(),
+                 (unsigned long long)sum->reused_shards, secs,
+                 a.dry_run ? " (dry run)" : "");
   }
   return sum->failed.empty() ? kExitOk : kExitItemsFailed;
 }
@@ -150,6 +161,7 @@ Runner RegisterPack(CLI::App* app) {
                   "CSV/JSONL listing (path,label,group) instead of the tree");
   AddImageOptions(cmd, &a->image);
   AddSplitOptions(cmd, &a->split);
+  AddIncludeHiddenFlag(cmd, &a->include_hidden);
   cmd->add_flag("-n,--dry-run", a->dry_run,
                 "Split and report; convert and write nothing");
   AddCommonOptions(cmd, &a->common);

@@ -15,7 +15,7 @@ struct SplitCmdArgs {
   CommonOptions common;
   SplitArgs split;
   std::string src, out, list;
-  bool no_hash = false, dry_run = false;
+  bool no_hash = false, dry_run = false, include_hidden = false;
 };
 
 int RunSplit(const SplitCmdArgs& a) {
@@ -26,9 +26,35 @@ int RunSplit(const SplitCmdArgs& a) {
     return Fail(Status::InvalidArgument("give SRC or --list"));
 
   Env* env = Env::Default();
-  auto items =
-      a.list.empty() ? ItemsFromTree(env, a.src) : ItemsFromList(env, a.list);
-  if (!items.ok()) return Fail(items.status());
+  TreeItems tree;
+  if (a.list.empty()) {
+    InputScanOptions scan;
+    scan.include_hidden = a.include_hidden;
+    scan.exclude = {a.out};
+    scan.jobs = a.common.ResolvedJobs();
+    auto t = ItemsFromTree(env, a.src, scan);
+    if (!t.ok()) return Fail(t.status());
+    tree = std::move(t).value();
+  } else {
+    auto listed = ItemsFromList(env, a.list);
+    if (!listed.ok()) return Fail(listed.status());
+    tree.items = std::move(listed).value();
+  }
+  // Not inputs (not images, hidden, special, no class): counted, listed
+  // with -v. Unreadable entries fail the run (exit 1) after the rest is done.
+  if (a.common.verbose && !a.common.json) {
+    for (const WalkProblem& p : tree.skipped) {
+      std::fprintf(stderr, "%s: skipped: %s\n", p.path.c_str(),
+                   std::string(p.status.message()).c_str());
+    }
+  }
+  if (!a.common.json) {
+    for (const WalkProblem& p : tree.failed) {
+      std::fprintf(stderr, "ferry: %s: %s\n", p.path.c_str(),
+                   p.status.ToString().c_str());
+    }
+  }
+  const std::vector<SplitItem>* items = &tree.items;
   // Contents are hashed (for leakage and --dedup) when the files are at hand.
   std::vector<Hash128> hashes;
   if (!a.no_hash && !a.src.empty()) {
@@ -73,10 +99,23 @@ int RunSplit(const SplitCmdArgs& a) {
         .Uint(r->classes.size())
         .Key("leakage_checked")
         .Bool(r->hashed);
-    j.Key("cross_split_duplicate_sets").Uint(r->leaks.size()).EndObject();
+    j.Key("cross_split_duplicate_sets").Uint(r->leaks.size());
+    j.Key("skipped").Uint(tree.skipped.size()).Key("failed").BeginArray();
+    for (const WalkProblem& p : tree.failed) {
+      j.BeginObject()
+          .Key("path")
+          .String(p.path)
+          .Key("error")
+          .String(p.status.ToString())
+          .EndObject();
+    }
+    j.EndArray().EndObject();
   } else if (!a.common.quiet) {
-    std::fprintf(stderr, "ferry split: %zu items, %zu classes ->",
-                 items->size(), r->classes.size());
+    std::fprintf(stderr,
+                 "ferry split: %zu items (%zu skipped, not images; %zu "
+                 "failed), %zu classes ->",
+                 items->size(), tree.skipped.size(), tree.failed.size(),
+                 r->classes.size());
     for (size_t s = 0; s < r->names.size(); ++s) {
       uint64_t total = 0;
       for (uint64_t c : r->counts[s]) total += c;
@@ -86,7 +125,7 @@ int RunSplit(const SplitCmdArgs& a) {
     std::fprintf(stderr, "%s\n",
                  a.dry_run ? " (dry run, nothing written)" : "");
   }
-  return kExitOk;
+  return tree.failed.empty() ? kExitOk : kExitItemsFailed;
 }
 
 }  // namespace
@@ -111,6 +150,7 @@ Runner RegisterSplit(CLI::App* app) {
   cmd->add_option("--list", a->list,
                   "CSV (path,label,group) or JSONL listing instead of a tree");
   AddSplitOptions(cmd, &a->split);
+  AddIncludeHiddenFlag(cmd, &a->include_hidden);
   cmd->add_flag("--no-hash", a->no_hash,
                 "Do not read files (no leakage check)");
   cmd->add_flag("-n,--dry-run", a->dry_run,

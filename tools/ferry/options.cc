@@ -83,6 +83,12 @@ Status FillImageOptions(const ImageArgs& a, image::TranscodeOptions* t) {
   return Status::OK();
 }
 
+void AddIncludeHiddenFlag(CLI::App* cmd, bool* include_hidden) {
+  cmd->add_flag(
+      "--include-hidden", *include_hidden,
+      "Take dot-files and dot-folders as inputs (skipped by default)");
+}
+
 void AddSplitOptions(CLI::App* cmd, SplitArgs* a) {
   cmd->add_option("--ratios", a->ratios, "7:2:1 or 0.7,0.2,0.1")
       ->capture_default_str();

@@ -23,6 +23,10 @@ struct ImageArgs {
 void AddImageOptions(CLI::App* cmd, ImageArgs* a);
 Status FillImageOptions(const ImageArgs& a, image::TranscodeOptions* t);
 
+// --include-hidden (convert, split, pack): dot-files and dot-folders are
+// inputs too.
+void AddIncludeHiddenFlag(CLI::App* cmd, bool* include_hidden);
+
 struct SplitArgs {
   std::string ratios = "7:2:1", names = "train,val,test", mode = "stable",
               group_by;

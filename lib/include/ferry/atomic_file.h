@@ -1,5 +1,6 @@
-// Atomic publication of files: content is written to "<name>.tmp-<id>",
-// synced, renamed over <name>, and the directory synced. Readers see the old
+// Atomic publication of files: content is written to a temporary file
+// ".ferry-tmp-<pid>-<id>-<name>" beside <name>, synced, renamed over <name>,
+// and the directory synced. Readers see the old
 // content or the new one, never a part; a failure removes the temporary file.
 //
 // Thread-safety: an AtomicFileWriter is used by one thread at a time.
@@ -84,8 +85,14 @@ class FERRY_EXPORT AtomicBatch {
 FERRY_EXPORT Status WriteFileAtomically(Env* env, const std::string& path,
                                         std::string_view data);
 
-// True if name looks like one of our temporary files ("x.tmp-1a2b3c").
+// True if name (or a path's last part) is one of our temporary files
+// (".ferry-tmp-<pid>-<12 hex>-<name>"). Nothing else is ever treated as one.
 FERRY_EXPORT bool IsAtomicTempName(std::string_view name);
+
+// Removes the temporary files in dir (not below it) whose writing process is
+// gone: what a killed run left. A running process's files are kept. Returns
+// how many were removed.
+FERRY_EXPORT size_t RemoveStaleTemps(Env* env, const std::string& dir);
 
 }  // namespace ferry
 

@@ -2,12 +2,13 @@
 // (found by content, not by name) becomes a JPEG at the same relative path
 // below the destination, with the extension replaced by ".jpg".
 //
-// Files that are not PNG or JPEG are skipped, unless their name says .png,
-// .jpg or .jpeg: those fail. Outputs are published atomically. A rerun
-// continues where a killed run stopped: an output newer than its input, written
-// under the same options, is kept. One bad input never stops the batch: it is
-// reported and counted. Thread-safety: one call per destination at a time (a
-// lock file enforces it).
+// Inputs are classified as ScanInputs does (ferry/input.h): files that are
+// not PNG or JPEG, special files and hidden names are skipped; a file named
+// .png/.jpg/.jpeg that is not one fails. Outputs are published atomically. A
+// rerun continues where a killed run stopped: an output newer than its input,
+// written under the same options, is kept. One bad input never stops the batch:
+// it is reported and counted. Thread-safety: one call per destination at a time
+// (a lock file enforces it).
 #ifndef FERRY_CONVERT_H_
 #define FERRY_CONVERT_H_
 
@@ -28,6 +29,7 @@ struct ConvertOptions {
   bool dry_run = false;  // decide and report, write nothing
   bool force = false;    // convert even outputs that are up to date
   bool durable = true;   // fsync each output before it is renamed into place
+  bool include_hidden = false;  // take dot-files and dot-folders as inputs
   Progress* progress = nullptr;
 };
 
@@ -56,7 +58,9 @@ struct ConvertSummary {
 FERRY_EXPORT const char* OutcomeName(ConvertItem::Outcome o);
 
 // src may be a directory (walked, sorted) or one file (then dst names the
-// output file). on_item sees every input in sorted order, whatever `jobs`.
+// output file, or a folder to put <name>.jpg in: an existing one, or one
+// written with a trailing '/'; one file is always converted, with no lock or
+// state file). on_item sees every input in sorted order, whatever `jobs`.
 FERRY_EXPORT Result<ConvertSummary> ConvertTree(
     const std::string& src, const std::string& dst,
     const ConvertOptions& options,

@@ -53,11 +53,30 @@ class FERRY_EXPORT FileLock {
   virtual ~FileLock();
 };
 
+// What a path is. Walks take only regular files (and links to them) as
+// inputs: reading a FIFO blocks, a device never ends.
+enum class FileType {
+  kRegular,
+  kDirectory,
+  kFifo,
+  kCharDevice,
+  kBlockDevice,
+  kSocket,
+  kOther
+};
+
 struct FileInfo {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   bool is_dir = false;
+  FileType type = FileType::kRegular;
+  // Identity of the file (device, inode): two spellings of one directory
+  // compare equal. An in-memory Env makes them up from the path.
+  uint64_t dev = 0, ino = 0;
 };
+
+// "a FIFO", "a character device", ...: why a walk did not take a path.
+FERRY_EXPORT const char* FileTypeName(FileType t);
 
 struct DirEntry {
   std::string name;
@@ -72,6 +91,7 @@ class FERRY_EXPORT Env {
   // The process-wide POSIX Env. Never deleted.
   static Env* Default();
 
+  // Opening never blocks, even on a FIFO without a writer.
   virtual Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
       const std::string& path) = 0;
   virtual Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
@@ -139,9 +159,9 @@ class FERRY_EXPORT EnvWrapper : public Env {
 // strings split on '/'; no "." or ".." handling.
 FERRY_EXPORT std::unique_ptr<Env> NewMemEnv();
 
-// Every regular file below root, as paths relative to root ('/' separated),
-// sorted bytewise, so the order never depends on the file system. Links to
-// files are included; links to directories are not followed. If root is a
+// Every regular file below root (WalkTree in ferry/walk.h, hidden files
+// included), as paths relative to root, sorted bytewise. The first entry that
+// cannot be read fails the call; special files are left out. If root is a
 // file, the result is {""}.
 FERRY_EXPORT Result<std::vector<std::string>> ListFilesRecursive(
     Env* env, const std::string& root);

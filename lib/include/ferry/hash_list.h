@@ -30,18 +30,21 @@ struct HashEntry {
   std::string path;  // as it is printed: input path, or input/relative
   Hash128 hash;
   uint64_t size = 0;
-  Status status;  // non-OK: the file could not be read (hash unset)
+  // Non-OK: the file could not be read (hash unset), or, NotSupported, it
+  // was skipped (a FIFO, device or socket, a link to a directory).
+  Status status;
 };
 
 struct HashSummary {
   uint64_t files = 0;  // hashed successfully
   uint64_t bytes = 0;
-  uint64_t failed = 0;  // missing or unreadable
+  uint64_t failed = 0;   // missing or unreadable
+  uint64_t skipped = 0;  // walked entries that are not files
 };
 
 // Hashes every input: a file as named, a directory walked recursively in
-// sorted order (ListFilesRecursive). on_entry sees each file in that order,
-// whatever the thread count. Failing files are reported, not fatal.
+// sorted order (WalkTree, hidden files included). on_entry sees each file in
+// that order, whatever the thread count. Failing files are reported, not fatal.
 FERRY_EXPORT Result<HashSummary> HashPaths(
     const std::vector<std::string>& inputs, const HashOptions& options,
     const std::function<void(const HashEntry&)>& on_entry);

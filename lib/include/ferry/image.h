@@ -68,6 +68,8 @@ struct Limits {
   uint32_t max_chunk_bytes = 8000000;
   // Progressive JPEG scans (a many-scan file is a known CPU bomb).
   int max_jpeg_scans = 1000;
+  // Largest input file read (checked from its size, before reading it).
+  uint64_t max_file_bytes = 1ull << 30;
 };
 
 struct DecodeOptions {

@@ -33,7 +33,8 @@ struct PackOptions {
   uint64_t shard_bytes = 256ull << 20;  // a shard closes at this size...
   uint64_t shard_records = 0;           // ...or this many records (0: no limit)
   bool gzip = false;                    // TFRecord only: TF's "GZIP" option
-  std::string list_path;  // a CSV/JSONL listing instead of the tree
+  std::string list_path;        // a CSV/JSONL listing instead of the tree
+  bool include_hidden = false;  // tree: take dot-files and dot-folders
   int jobs = 1;
   bool dry_run = false;
   Progress* progress = nullptr;
@@ -60,6 +61,7 @@ struct PackSummary {
   std::vector<std::string> labels;
   std::vector<PackSplit> splits;
   std::vector<PackFailure> failed;
+  std::vector<PackFailure> skipped;  // not inputs, with the reason
   uint64_t records = 0;
   uint64_t reused_shards = 0;  // kept from an earlier, interrupted run
   uint64_t cross_split_duplicates = 0;

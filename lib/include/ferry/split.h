@@ -26,6 +26,7 @@
 
 #include "ferry/env.h"
 #include "ferry/hash.h"
+#include "ferry/input.h"
 #include "ferry/result.h"
 
 namespace ferry {
@@ -63,10 +64,18 @@ FERRY_EXPORT double SplitHashFraction(std::string_view group_key,
 FERRY_EXPORT int StableSplitIndex(std::string_view group_key, uint64_t seed,
                                   const std::vector<double>& ratios);
 
-// Items from an ImageFolder tree: every file below root, label = its first
-// directory ("" for files directly in root), sorted by path.
-FERRY_EXPORT Result<std::vector<SplitItem>> ItemsFromTree(
-    Env* env, const std::string& root);
+struct TreeItems {
+  std::vector<SplitItem> items;      // sorted by path
+  std::vector<WalkProblem> skipped;  // not inputs (ScanInputs), or no class
+  std::vector<WalkProblem> failed;   // unreadable, or named as a bad image
+};
+
+// Items from an ImageFolder tree: every image below root (ScanInputs in
+// ferry/input.h), label = its first directory. When any image is in a class
+// folder, an image directly in root has no class and is skipped with that
+// reason; when none is, the dataset is unlabelled (label "").
+FERRY_EXPORT Result<TreeItems> ItemsFromTree(Env* env, const std::string& root,
+                                             const InputScanOptions& options);
 // Items from a listing: CSV with a header naming the columns path, label,
 // group (label and group optional; read as Python's csv module reads it),
 // or JSONL objects with those keys (numbers kept as written). A UTF-8 byte

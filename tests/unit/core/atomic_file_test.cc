@@ -112,11 +112,53 @@ TEST(AtomicFileTest, ErrorsAreSticky) {
   EXPECT_FALSE(mem->FileExists("f"));
 }
 
-TEST(AtomicFileTest, TempNamesAreRecognised) {
-  EXPECT_TRUE(IsAtomicTempName("shard.tfrecord.tmp-0123456789ab"));
+TEST(AtomicFileTest, TempNamesAreOursOnly) {
+  EXPECT_TRUE(IsAtomicTempName(".ferry-tmp-123-0123456789ab-shard.tfrecord"));
+  EXPECT_TRUE(IsAtomicTempName("d/.ferry-tmp-1-0123456789ab-x"));
+  // A user's files are never ours, whatever they look like.
+  EXPECT_FALSE(IsAtomicTempName("shard.tfrecord.tmp-0123456789ab"));
+  EXPECT_FALSE(IsAtomicTempName("draft.tmp-2024"));
   EXPECT_FALSE(IsAtomicTempName("shard.tfrecord"));
-  EXPECT_FALSE(IsAtomicTempName("x.tmp-"));
-  EXPECT_FALSE(IsAtomicTempName("x.tmp-zz"));
+  EXPECT_FALSE(IsAtomicTempName(".ferry-tmp-"));
+  EXPECT_FALSE(IsAtomicTempName(".ferry-tmp-12-zz"));
+  EXPECT_FALSE(IsAtomicTempName(".ferry-tmp-x-0123456789ab-a"));
+}
+
+TEST(AtomicFileTest, TempFilesAreHiddenBesideTheirTargetAndFitANameMax) {
+  auto env = NewMemEnv();
+  ASSERT_OK(env->CreateDirs("d"));
+  auto w = AtomicFileWriter::Create(env.get(), "d/" + std::string(250, 'n'));
+  ASSERT_OK(w.status());
+  const std::string& temp = (*w)->temp_path();
+  EXPECT_EQ(temp.compare(0, 13, "d/.ferry-tmp-"), 0) << temp;
+  EXPECT_LE(temp.size() - 2, 255u);
+}
+
+TEST(AtomicFileTest, StaleTempsOfGoneProcessesAreRemovedOthersKept) {
+  auto env = NewMemEnv();
+  ASSERT_OK(env->CreateDirs("d/sub"));
+  // A writer of this (live) process, a dead writer's leftover, user files.
+  auto live = AtomicFileWriter::Create(env.get(), "d/live");
+  ASSERT_OK(live.status());
+  ASSERT_OK((*live)->Append("x"));
+  test::WriteFile(env.get(), "d/.ferry-tmp-2147483646-0123456789ab-dead", "x");
+  test::WriteFile(env.get(), "d/sub/.ferry-tmp-2147483646-0123456789ab-deep",
+                  "x");
+  test::WriteFile(env.get(), "d/draft.tmp-2024", "keep");
+  // Our pid but another process tag: an earlier process that had our pid.
+  std::string reused = (*live)->temp_path();
+  const size_t tag_at =
+      reused.find('-', std::string("d/.ferry-tmp-").size()) + 1;
+  reused[tag_at] = reused[tag_at] == '0' ? '1' : '0';
+  test::WriteFile(env.get(), reused, "x");
+  EXPECT_EQ(RemoveStaleTemps(env.get(), "d"), 2u);
+  EXPECT_FALSE(env->FileExists(reused));
+  EXPECT_FALSE(env->FileExists("d/.ferry-tmp-2147483646-0123456789ab-dead"));
+  EXPECT_TRUE(env->FileExists((*live)->temp_path()));
+  EXPECT_TRUE(env->FileExists("d/draft.tmp-2024"));
+  // Only the folder named, not below it.
+  EXPECT_TRUE(env->FileExists("d/sub/.ferry-tmp-2147483646-0123456789ab-deep"));
+  ASSERT_OK((*live)->Commit());
 }
 
 }  // namespace

@@ -182,12 +182,16 @@ TEST_F(ConvertTest, DryRunWritesNothing) {
   EXPECT_FALSE(fs::exists(dst_));
 }
 
-TEST_F(ConvertTest, StaleTempFilesOfAKilledRunAreRemoved) {
-  test::WriteFile(Env::Default(), dst_ + "/cat/cat_000.jpg.tmp-0123456789ab",
-                  "half");
+TEST_F(ConvertTest, StaleTempFilesOfAKilledRunAreRemovedUserFilesKept) {
+  const std::string stale =
+      dst_ + "/cat/.ferry-tmp-2147483646-0123456789ab-cat_000.jpg";
+  const std::string users = dst_ + "/cat/cat_000.jpg.tmp-0123456789ab";
+  test::WriteFile(Env::Default(), stale, "half");
+  test::WriteFile(Env::Default(), users, "mine");
   ConvertSummary sum;
   Run(&sum);
-  EXPECT_FALSE(fs::exists(dst_ + "/cat/cat_000.jpg.tmp-0123456789ab"));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(users));
 }
 
 TEST_F(ConvertTest, CollidingOutputNamesFailTheSecondInput) {

@@ -270,22 +270,28 @@ TEST(SplitLeakageTest, PlantedDuplicatesAreFoundAndDedupKeepsThemTogether) {
 
 TEST(SplitIoTest, TreeListingsAndOutputs) {
   auto env = NewMemEnv();
-  test::WriteFile(env.get(), "data/cat/b.png", "1");
-  test::WriteFile(env.get(), "data/cat/a.png", "2");
+  const std::string png = "\x89PNG\r\n\x1a\n";  // classified by content
+  test::WriteFile(env.get(), "data/cat/b.png", png + "1");
+  test::WriteFile(env.get(), "data/cat/a.png", png + "2");
   test::WriteFile(env.get(), "data/dog/x/c.png",
-                  "1");  // same content as cat/b.png
-  test::WriteFile(env.get(), "data/top.png", "3");
-  auto items = ItemsFromTree(env.get(), "data");
-  ASSERT_OK(items.status());
+                  png + "1");  // same content as cat/b.png
+  test::WriteFile(env.get(), "data/top.png", png + "3");
+  test::WriteFile(env.get(), "data/dog/d.png", png + "4");
+  auto tree = ItemsFromTree(env.get(), "data", {});
+  ASSERT_OK(tree.status());
+  const std::vector<SplitItem>* items = &tree->items;
   ASSERT_EQ(items->size(), 4u);
   EXPECT_EQ((*items)[0].path, "cat/a.png");
   EXPECT_EQ((*items)[0].label, "cat");
   EXPECT_EQ((*items)[2].label, "dog");
-  EXPECT_EQ((*items)[3].label, "");
+  EXPECT_EQ((*items)[3].path, "dog/x/c.png");
+  // An image beside class folders has no class: skipped, with the reason.
+  ASSERT_EQ(tree->skipped.size(), 1u);
+  EXPECT_EQ(tree->skipped[0].path, "top.png");
   for (int jobs : {1, 3}) {
     auto h = HashItemContents(env.get(), "data", *items, jobs);
     ASSERT_OK(h.status());
-    EXPECT_EQ((*h)[1], (*h)[2]);
+    EXPECT_EQ((*h)[1], (*h)[3]);  // cat/b.png and dog/x/c.png
   }
   auto hashes = *HashItemContents(env.get(), "data", *items, 2);
   SplitSpec spec;
@@ -305,7 +311,7 @@ TEST(SplitIoTest, TreeListingsAndOutputs) {
   // Written twice, byte for byte the same.
   ASSERT_OK(WriteSplit(env.get(), "out2", *items, spec, *r));
   EXPECT_EQ(test::ReadFile(env.get(), "out2/split.json"), json);
-  EXPECT_FALSE(ItemsFromTree(env.get(), "data/top.png").ok());
+  EXPECT_FALSE(ItemsFromTree(env.get(), "data/top.png", {}).ok());
 }
 
 TEST(SplitIoTest, CsvAndJsonlListings) {

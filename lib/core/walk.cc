@@ -1,0 +1,126 @@
+#include "ferry/walk.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace ferry {
+namespace {
+
+class Walker {
+ public:
+  Walker(Env* env, std::string root, const WalkOptions& o)
+      : env_(env), root_(std::move(root)), o_(o) {
+    for (const std::string& dir : o.exclude) {
+      auto info = env_->Stat(dir);
+      if (info.ok() && info->is_dir) excluded_.emplace(info->dev, info->ino);
+    }
+  }
+
+  void Dir(const std::string& rel) {
+    const std::string dir = rel.empty() ? root_ : JoinPath(root_, rel);
+    auto children = env_->GetChildren(dir);
+    if (!children.ok()) {
+      out_.errors.push_back({rel, children.status()});
+      return;
+    }
+    for (const DirEntry& e : *children) {
+      std::string child = rel.empty() ? e.name : rel + "/" + e.name;
+      if (!o_.include_hidden && IsHiddenName(e.name)) {
+        out_.skipped.push_back(
+            {std::move(child),
+             Status::NotSupported("hidden (--include-hidden takes it)")});
+        continue;
+      }
+      if (e.is_dir) {
+        if (!excluded_.empty() && Excluded(child)) continue;
+        Dir(child);
+        continue;
+      }
+      // Links and entries of unknown type: what they are, followed once.
+      auto info = env_->Stat(JoinPath(root_, child));
+      if (!info.ok()) {
+        out_.errors.push_back(
+            {std::move(child),
+             e.is_link ? Status::NotFound("dangling link") : info.status()});
+      } else if (info->type == FileType::kRegular) {
+        out_.files.push_back(std::move(child));
+      } else if (info->type == FileType::kDirectory) {
+        // A link to a directory: not followed (no cycles, no escapes).
+        out_.skipped.push_back(
+            {std::move(child),
+             Status::NotSupported("link to a directory (not followed)")});
+      } else {
+        out_.skipped.push_back(
+            {std::move(child),
+             Status::NotSupported(std::string("not a regular file (") +
+                                  FileTypeName(info->type) + ")")});
+      }
+    }
+  }
+
+  WalkResult Take() {
+    // Per-directory order differs from whole-path order ("a/x" vs "a.txt").
+    std::sort(out_.files.begin(), out_.files.end());
+    auto by_path = [](const WalkProblem& a, const WalkProblem& b) {
+      return a.path < b.path;
+    };
+    std::sort(out_.skipped.begin(), out_.skipped.end(), by_path);
+    std::sort(out_.errors.begin(), out_.errors.end(), by_path);
+    return std::move(out_);
+  }
+
+ private:
+  bool Excluded(const std::string& rel) {
+    auto info = env_->Stat(JoinPath(root_, rel));
+    return info.ok() && excluded_.count({info->dev, info->ino}) > 0;
+  }
+
+  Env* env_;
+  std::string root_;
+  const WalkOptions& o_;
+  std::set<std::pair<uint64_t, uint64_t>> excluded_;
+  WalkResult out_;
+};
+
+}  // namespace
+
+Result<WalkResult> WalkTree(Env* env, const std::string& root,
+                            const WalkOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(root));
+  WalkResult out;
+  if (info.type == FileType::kRegular) {
+    out.files.emplace_back();
+    return out;
+  }
+  if (info.type != FileType::kDirectory) {
+    return Status::InvalidArgument(root,
+                                   std::string("not a file or directory (") +
+                                       FileTypeName(info.type) + ")");
+  }
+  Walker w(env, root, options);
+  w.Dir("");
+  return w.Take();
+}
+
+const char* FileTypeName(FileType t) {
+  switch (t) {
+    case FileType::kRegular:
+      return "regular file";
+    case FileType::kDirectory:
+      return "directory";
+    case FileType::kFifo:
+      return "FIFO";
+    case FileType::kCharDevice:
+      return "character device";
+    case FileType::kBlockDevice:
+      return "block device";
+    case FileType::kSocket:
+      return "socket";
+    case FileType::kOther:
+      break;
+  }
+  return "special file";
+}
+
+}  // namespace ferry

@@ -1,0 +1,52 @@
+// WalkTree: the one directory walker behind hash, convert, split and pack.
+//
+// It lists every regular file below a root (and every link to one), sorted
+// bytewise by relative path so the order never depends on the file system.
+// Everything else is reported, never followed into trouble: FIFOs, devices
+// and sockets are skipped with the reason (reading them blocks or never
+// ends), links to directories are not followed (no cycles), dot-files and
+// dot-folders are skipped unless asked for, and the directories named in
+// `exclude` (an output inside the source) are not entered. A directory that
+// cannot be read or a dangling link is an error entry; the walk goes on.
+//
+// Thread-safety: a pure function of the Env's state.
+#ifndef FERRY_WALK_H_
+#define FERRY_WALK_H_
+
+#include <string>
+#include <vector>
+
+#include "ferry/env.h"
+
+namespace ferry {
+
+struct WalkOptions {
+  bool include_hidden = true;  // names starting with '.'
+  // Directories not to enter, in any spelling: compared by device and inode.
+  std::vector<std::string> exclude;
+};
+
+struct WalkProblem {
+  std::string path;  // relative to the root, '/' separated
+  Status status;     // the reason (skipped) or the error
+};
+
+struct WalkResult {
+  std::vector<std::string> files;    // sorted bytewise
+  std::vector<WalkProblem> skipped;  // not inputs, with the reason; sorted
+  std::vector<WalkProblem> errors;   // could not be read; sorted
+};
+
+// If root is a regular file (or a link to one) the result is {""}. A root
+// that does not exist, or that is neither a file nor a directory, is an error.
+FERRY_EXPORT Result<WalkResult> WalkTree(Env* env, const std::string& root,
+                                         const WalkOptions& options = {});
+
+// True for a name (one path component) that walks treat as hidden.
+inline bool IsHiddenName(std::string_view name) {
+  return !name.empty() && name[0] == '.';
+}
+
+}  // namespace ferry
+
+#endif  // FERRY_WALK_H_
