@@ -27,6 +27,14 @@ Result<TreeItems> ItemsFromTree(Env* env, const std::string& root,
   std::vector<WalkProblem> no_class;
   out.items.reserve(scan.images.size());
   for (std::string& f : scan.images) {
+    if (f.find_first_of("\n\r") != std::string::npos) {
+      // The split lists hold one path a line: such a name cannot be listed.
+      out.failed.push_back(
+          {std::move(f), Status::InvalidArgument(
+                             "a path with a line break cannot be listed in a "
+                             "split (rename the file)")});
+      continue;
+    }
     const size_t slash = f.find('/');
     if (slash == std::string::npos && has_classes) {
       no_class.push_back(
@@ -39,6 +47,10 @@ Result<TreeItems> ItemsFromTree(Env* env, const std::string& root,
         slash == std::string::npos ? std::string() : f.substr(0, slash);
     out.items.push_back({std::move(f), std::move(label), std::string()});
   }
+  std::sort(out.failed.begin(), out.failed.end(),
+            [](const WalkProblem& a, const WalkProblem& b) {
+              return a.path < b.path;
+            });
   if (!no_class.empty()) {
     for (auto& p : no_class) out.skipped.push_back(std::move(p));
     std::sort(out.skipped.begin(), out.skipped.end(),

@@ -140,4 +140,12 @@ expect_rc 0 "$FERRY" convert stem stemout --size 16
 [ -s stemout/c/0001.jpg ] || fail "0001.json blocked 0001.png: $(cat err.txt)"
 grep -q '1 converted, 0 up to date, 2 skipped (not images; -v lists them), 0 failed' err.txt || fail "stem: $(cat err.txt)"
 
+# --- Issue 10.22: a tree path with a line break cannot be one line of a
+# split list: that file fails (named), the rest is split, exit 1.
+mkdir -p nl/c; cp "$png" nl/c/a.png; cp "$png" "nl/c/b
+c.png"
+expect_rc 1 "$FERRY" split nl --out nls --ratios 1 --names all
+[ "$(wc -l < nls/all.txt)" -eq 1 ] || fail "split list broken by a newline name"
+grep -q 'line break' err.txt || fail "newline name not reported: $(cat err.txt)"
+
 echo "inputs CLI tests passed"
