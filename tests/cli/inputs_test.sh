@@ -99,7 +99,9 @@ python3 -c "import json; d=json.load(open('out.txt')); assert d['items']==2, d" 
 mkdir -p big/c; cp "$png" big/c/a.png
 truncate -s 3G big/c/video.mp4
 { head -c 16 "$png"; } > big/c/huge.png; truncate -s 3G big/c/huge.png
-expect_rc 1 bash -c "ulimit -v 1500000; exec $T '$FERRY' convert big bigout --size 32"
+limit=""
+ldd "$FERRY" | grep -q libasan || limit="ulimit -v 1500000;"  # ASan maps TBs
+expect_rc 1 bash -c "$limit exec $T '$FERRY' convert big bigout --size 32"
 grep -q '1 converted, 0 up to date, 1 skipped' err.txt || fail "3G inputs: $(cat err.txt)"
 grep -q 'huge.png: .*above the limit' err.txt || fail "huge.png: $(cat err.txt)"
 
