@@ -57,6 +57,18 @@ Status EnvWrapper::RemoveDir(const std::string& dir) {
 Status EnvWrapper::RenameFile(const std::string& from, const std::string& to) {
   return target_->RenameFile(from, to);
 }
+Status EnvWrapper::ExchangePaths(const std::string& a, const std::string& b) {
+  return target_->ExchangePaths(a, b);
+}
+Status EnvWrapper::LinkFile(const std::string& from, const std::string& to) {
+  return target_->LinkFile(from, to);
+}
+Status Env::ExchangePaths(const std::string& a, const std::string& b) {
+  return Status::NotSupported(a + " <-> " + b, "cannot exchange paths here");
+}
+Status Env::LinkFile(const std::string& from, const std::string& to) {
+  return Status::NotSupported(from + " -> " + to, "no hard links here");
+}
 Status EnvWrapper::SyncDir(const std::string& dir) {
   return target_->SyncDir(dir);
 }

@@ -215,6 +215,42 @@ class MemEnv final : public Env {
     return Status::OK();
   }
 
+  Status ExchangePaths(const std::string& a, const std::string& b) override {
+    std::lock_guard<std::mutex> l(mu_);
+    const bool a_dir = dirs_.count(a) > 0, b_dir = dirs_.count(b) > 0;
+    if (!a_dir && !files_.count(a)) return NotFound(a);
+    if (!b_dir && !files_.count(b)) return NotFound(b);
+    // Every path at or below a moves below b and the other way round.
+    auto swap_prefix = [&](const std::string& p) -> std::string {
+      for (const auto* from : {&a, &b}) {
+        const std::string& to = from == &a ? b : a;
+        if (p == *from) return to;
+        if (p.size() > from->size() && p.compare(0, from->size(), *from) == 0 &&
+            p[from->size()] == '/')
+          return to + p.substr(from->size());
+      }
+      return p;
+    };
+    std::map<std::string, std::shared_ptr<MemFile>> files;
+    for (auto& [p, f] : files_) files[swap_prefix(p)] = std::move(f);
+    std::set<std::string> dirs;
+    for (const auto& p : dirs_) dirs.insert(swap_prefix(p));
+    files_ = std::move(files);
+    dirs_ = std::move(dirs);
+    return Status::OK();
+  }
+
+  Status LinkFile(const std::string& from, const std::string& to) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(from);
+    if (it == files_.end()) return NotFound(from);
+    if (files_.count(to) || dirs_.count(to))
+      return Status::IOError(to, "File exists");
+    if (!ParentExists(to)) return NotFound(to);
+    files_[to] = it->second;
+    return Status::OK();
+  }
+
   Status SyncDir(const std::string& dir) override {
     std::lock_guard<std::mutex> l(mu_);
     if (!IsRootLike(dir) && !dirs_.count(dir)) return NotFound(dir);

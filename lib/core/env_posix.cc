@@ -1,6 +1,7 @@
 // The POSIX Env: plain file descriptors, no stdio.
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>  // renameat2
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -268,6 +269,31 @@ class PosixEnv final : public Env {
       return PosixError(from + " -> " + to, errno);
     }
     return Status::OK();
+  }
+
+  Status ExchangePaths(const std::string& a, const std::string& b) override {
+#ifdef RENAME_EXCHANGE
+    if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(),
+                    RENAME_EXCHANGE) == 0) {
+      return Status::OK();
+    }
+    const int err = errno;
+    if (err == EINVAL || err == ENOSYS || err == ENOTSUP) {
+      return Status::NotSupported(a + " <-> " + b, std::strerror(err));
+    }
+    return PosixError(a + " <-> " + b, err);
+#else
+    return Env::ExchangePaths(a, b);
+#endif
+  }
+
+  Status LinkFile(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) == 0) return Status::OK();
+    const int err = errno;
+    if (err == EPERM || err == EXDEV || err == ENOTSUP) {
+      return Status::NotSupported(from + " -> " + to, std::strerror(err));
+    }
+    return PosixError(from + " -> " + to, err);
   }
 
   Status SyncDir(const std::string& dir) override {

@@ -39,6 +39,7 @@ std::string InterimName(const std::string& split, size_t k, ShardFormat f,
 // Everything that changes output bytes, and the input listing.
 std::string Fingerprint(const std::vector<SplitItem>& items,
                         const std::vector<Hash128>& hashes,
+                        const std::vector<int>& assignment,
                         const PackOptions& o) {
   Hasher128 h;
   auto add = [&](const std::string& s) {
@@ -61,7 +62,7 @@ std::string Fingerprint(const std::vector<SplitItem>& items,
                 t.resize.background.b, t.encode.quality,
                 int(t.encode.subsampling), t.encode.optimize,
                 t.encode.progressive, (unsigned long long)o.split.seed,
-                int(o.split.mode), o.split.stratify, o.split.dedup);
+                int(o.split.mode), o.split.stratify, int(o.split.duplicates));
   add(buf);
   add(o.split.group_regex);
   for (size_t i = 0; i < o.split.names.size(); ++i) {
@@ -73,6 +74,7 @@ std::string Fingerprint(const std::vector<SplitItem>& items,
     add(items[i].label);
     add(items[i].group);
     add(hashes[i].ToHex());
+    add(std::to_string(assignment[i]));
   }
   return h.Digest().ToHex();
 }
@@ -432,7 +434,9 @@ Status Packer::WriteDatasetJson() {
   j.Key("seed")
       .Uint(o_.split.seed)
       .Key("split_mode")
-      .String(o_.split.mode == SplitMode::kStable ? "stable" : "exact");
+      .String(SplitModeName(o_.split.mode))
+      .Key("duplicates")
+      .String(DuplicatePolicyName(o_.split.duplicates));
   j.Key("ratios").BeginArray();
   for (double r : o_.split.ratios) j.Double(r);
   j.EndArray()
@@ -484,15 +488,28 @@ Status Packer::WriteDatasetJson() {
         .String(sum_.skipped[k].error.message())
         .EndObject();
   }
+  j.EndArray().Key("dropped").BeginArray();
+  for (const SplitResult::Dropped& d : split_.dropped) {
+    j.BeginObject()
+        .Key("input")
+        .String(items_[d.item].path)
+        .Key("duplicate_of")
+        .String(items_[d.kept].path)
+        .EndObject();
+  }
   j.EndArray()
       .Key("leakage")
       .BeginObject()
+      .Key("allowed")
+      .Bool(o_.split.duplicates == DuplicatePolicy::kAllowLeakage)
       .Key("cross_split_sets")
       .Uint(split_.leaks.size());
   j.Key("sets").BeginArray();
   for (size_t k = 0; k < split_.leaks.size() && k < 1000; ++k) {
     j.BeginArray();
-    for (size_t i : split_.leaks[k].items) j.String(items_[i].path);
+    for (size_t i : split_.leaks[k].items) {
+      if (split_.assignment[i] >= 0) j.String(items_[i].path);
+    }
     j.EndArray();
   }
   j.EndArray().EndObject().EndObject();
@@ -535,7 +552,11 @@ Result<PackSummary> Packer::Run() {
     }
     items_ = std::move(readable);
   }
-  FERRY_ASSIGN_OR_RETURN(split_, AssignSplits(items_, o_.split, hashes_));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int> earlier,
+                         LoadEarlierAssignment(env_, o_.split, out_, items_));
+  FERRY_ASSIGN_OR_RETURN(split_,
+                         AssignSplits(items_, o_.split, hashes_, earlier));
+  sum_.dropped_duplicates = split_.dropped.size();
   for (const std::string& c : split_.classes) {
     if (!c.empty()) {
       label_index_[c] = static_cast<int>(sum_.labels.size());
@@ -549,7 +570,7 @@ Result<PackSummary> Packer::Run() {
   for (size_t i = 0; i < items_.size(); ++i) {
     keys[i] = XXH3_64bits_withSeed(items_[i].path.data(), items_[i].path.size(),
                                    o_.split.seed ^ 0x9e3779b97f4a7c15ull);
-    orders[split_.assignment[i]].push_back(i);
+    if (split_.assignment[i] >= 0) orders[split_.assignment[i]].push_back(i);
   }
   for (auto& ord : orders) {
     std::sort(ord.begin(), ord.end(), [&](size_t a, size_t b) {
@@ -575,7 +596,7 @@ Result<PackSummary> Packer::Run() {
   // Leftovers of a killed run: its temporary files. Earlier state is kept only
   // for the same inputs and options.
   RemoveStaleTemps(env_, out_);
-  const std::string fp = Fingerprint(items_, hashes_, o_);
+  const std::string fp = Fingerprint(items_, hashes_, split_.assignment, o_);
   auto old = ReadFileToString(env_, JoinPath(out_, kStateFile));
   if (old.ok()) state_ = State::Parse(*old);
   if (state_.fingerprint != fp) state_ = State{fp, {}, {}};
@@ -608,6 +629,8 @@ Result<PackSummary> Packer::Run() {
   for (const auto& l : sum_.labels) labels += l + "\n";
   FERRY_RETURN_IF_ERROR(
       WriteFileAtomically(env_, JoinPath(out_, "labels.txt"), labels));
+  FERRY_RETURN_IF_ERROR(WriteAssignment(env_, JoinPath(out_, kAssignmentFile),
+                                        items_, o_.split, split_));
   FERRY_RETURN_IF_ERROR(WriteDatasetJson());
   return sum_;
 }

@@ -13,6 +13,7 @@
 #include "ferry/hash_list.h"
 #include "ferry/image.h"
 #include "ferry/json.h"
+#include "ferry/split.h"
 #include "formats/example/image_example.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/webdataset/tar.h"
@@ -314,7 +315,8 @@ ShardResult VerifyShard(Env* env, const std::string& dir,
 // Which files a pack output may hold besides its shards.
 bool IsPackBookkeeping(const std::string& rel) {
   return rel == "dataset.json" || rel == "labels.txt" ||
-         rel == ".ferry-pack-state" || rel == ".ferry-pack.lock";
+         rel == kAssignmentFile || rel == ".ferry-pack-state" ||
+         rel == ".ferry-pack.lock";
 }
 
 Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
@@ -366,6 +368,11 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
   std::map<std::string, uint64_t> got_split_records;
   std::unordered_map<uint64_t, std::pair<std::string, SourceKey>> by_path;
   std::unordered_map<std::string, std::pair<std::string, SourceKey>> by_content;
+  // Identical contents in two splits, declared by `pack --allow-leakage`:
+  // reported, but not a problem.
+  const JsonValue& allowed = (*ds)["leakage"]["allowed"];
+  const bool leakage_allowed =
+      allowed.type() == JsonValue::Type::kBool && allowed.boolean();
   core::OrderedParallelMap<ShardResult>(
       shards.size(), o.jobs,
       [&](size_t i) { return VerifyShard(env, dir, shards[i].name, o.deep); },
@@ -415,11 +422,11 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
           auto [cit, cnew] =
               by_content.emplace(k.content, std::make_pair(w.split, k));
           if (!cnew && cit->second.first != w.split) {
-            rep->problems.push_back({w.name, k.record, -1, "leakage",
-                                     "content of " + k.path +
-                                         " is identical to " +
-                                         cit->second.second.path +
-                                         " in split " + cit->second.first});
+            (leakage_allowed ? rep->warnings : rep->problems)
+                .push_back({w.name, k.record, -1, "leakage",
+                            "content of " + k.path + " is identical to " +
+                                cit->second.second.path + " in split " +
+                                cit->second.first});
           }
         }
       });

@@ -60,9 +60,9 @@ expect_rc 3 "$FERRY" verify w --json; has train.wids.json -1 -1 index
 rm -rf t; cp -r tf t; truncate -s -100 "t/$shard"
 last=$(($(wc -l < "tf/$shard.idx") - 1))
 expect_rc 3 "$FERRY" verify t --json; has "$shard" "$last" "$(tail -1 "tf/$shard.idx" | cut -d' ' -f1)" truncated
-rm -rf t; cp -r tf t; rm t/val-00000-of-00001.tfrecord; echo hi > t/notes.txt
+rm -rf t; cp -r tf t; rm t/val-00000-of-00002.tfrecord; echo hi > t/notes.txt
 expect_rc 3 "$FERRY" verify t --json
-has val-00000-of-00001.tfrecord -1 -1 missing; has notes.txt -1 -1 extra
+has val-00000-of-00002.tfrecord -1 -1 missing; has notes.txt -1 -1 extra
 rm -rf t; cp -r tf t
 mv t/train-00000-of-00006.tfrecord.idx x.idx; mv t/train-00003-of-00006.tfrecord.idx t/train-00000-of-00006.tfrecord.idx
 mv x.idx t/train-00003-of-00006.tfrecord.idx
@@ -72,7 +72,24 @@ has train-00000-of-00006.tfrecord.idx -1 -1 index; has train-00003-of-00006.tfre
 # A planted cross-split duplicate.
 i=0
 for f in data/cat/*; do cp "$f" "data/space/dup_$i.${f##*.}"; i=$((i + 1)); [ $i -lt 10 ] || break; done
-"$FERRY" pack data leak --size 64 -q
+# By default a pack keeps identical files in one split: its own verify passes.
+expect_rc 0 "$FERRY" pack data noleak --size 64 -q
+expect_rc 0 "$FERRY" verify noleak
+# --drop-duplicates leaves the copies out and lists them as dropped.
+expect_rc 0 "$FERRY" pack data dropped --size 64 -q --drop-duplicates
+expect_rc 0 "$FERRY" verify dropped
+/usr/bin/python3 -c "
+import json; d=json.load(open('dropped/dataset.json')); n=json.load(open('noleak/dataset.json'))
+assert len(d['dropped']) == 10 and d['records'] == n['records'] - 10 and not d['failed'], d['dropped']"
+# --allow-leakage: declared in dataset.json, a warning for verify (exit 0).
+expect_rc 0 "$FERRY" pack data leak --size 64 -q --allow-leakage --split-mode stable
+expect_rc 0 "$FERRY" verify leak --json
+/usr/bin/python3 -c "
+import json; d=json.load(open('out.txt'))
+assert d['clean'] and not d['problems'], d
+assert any(p['what']=='leakage' and 'identical' in p['detail'] for p in d['warnings']), d"
+# Leakage the output does not declare stays an integrity failure.
+sed -i 's/"allowed":true/"allowed":false/' leak/dataset.json
 expect_rc 3 "$FERRY" verify leak --json
 /usr/bin/python3 -c "
 import json; d=json.load(open('out.txt'))

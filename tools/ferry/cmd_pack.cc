@@ -89,6 +89,7 @@ int RunPack(const PackArgs& a) {
     j.Key("records").Uint(sum->records).Key("failed").Uint(sum->failed.size());
     j.Key("skipped").Uint(sum->skipped.size());
     j.Key("reused_shards").Uint(sum->reused_shards).Key("seconds").Double(secs);
+    j.Key("dropped_duplicates").Uint(sum->dropped_duplicates);
     j.Key("images_per_s")
         .Double(secs > 0 ? sum->records / secs : 0)
         .Key("splits")
@@ -118,6 +119,10 @@ int RunPack(const PackArgs& a) {
     for (const PackSplit& sp : sum->splits) {
       std::fprintf(stderr, ", %s %llu in %zu shards", sp.name.c_str(),
                    (unsigned long long)sp.records, sp.shards.size());
+    }
+    if (sum->dropped_duplicates > 0) {
+      std::fprintf(stderr, "; %llu duplicates dropped",
+                   (unsigned long long)sum->dropped_duplicates);
     }
     std::fprintf(stderr,
                  "; %zu skipped (not images; -v lists them); %zu failed; %llu "

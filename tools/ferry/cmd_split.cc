@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "ferry/json.h"
@@ -17,6 +18,28 @@ struct SplitCmdArgs {
   std::string src, out, list;
   bool no_hash = false, dry_run = false, include_hidden = false;
 };
+
+// " train 84 (70.0% of 70%)" for every split.
+std::string Shares(const SplitResult& r, const SplitSpec& spec) {
+  double ratio_sum = 0;
+  for (double v : spec.ratios) ratio_sum += v;
+  uint64_t all = 0;
+  std::vector<uint64_t> total(r.names.size(), 0);
+  for (size_t s = 0; s < r.names.size(); ++s) {
+    for (uint64_t c : r.counts[s]) total[s] += c;
+    all += total[s];
+  }
+  std::string out;
+  char buf[256];
+  for (size_t s = 0; s < r.names.size(); ++s) {
+    std::snprintf(buf, sizeof(buf), " %s %llu (%.1f%% of %.3g%%)",
+                  r.names[s].c_str(), (unsigned long long)total[s],
+                  all ? 100.0 * total[s] / all : 0.0,
+                  100.0 * spec.ratios[s] / ratio_sum);
+    out += buf;
+  }
+  return out;
+}
 
 int RunSplit(const SplitCmdArgs& a) {
   SplitSpec spec;
@@ -55,30 +78,36 @@ int RunSplit(const SplitCmdArgs& a) {
     }
   }
   const std::vector<SplitItem>* items = &tree.items;
-  // Contents are hashed (for leakage and --dedup) when the files are at hand.
+  // Contents are hashed (for leakage and duplicates) when the files are at
+  // hand; without them duplicates cannot be known.
   std::vector<Hash128> hashes;
   if (!a.no_hash && !a.src.empty()) {
     auto h = HashItemContents(env, a.src, *items, a.common.ResolvedJobs());
     if (!h.ok()) return Fail(h.status());
     hashes = std::move(h).value();
-  } else if (spec.dedup) {
+  } else if (spec.duplicates == DuplicatePolicy::kDrop) {
     return Fail(Status::InvalidArgument(
-        "--dedup needs the files: give SRC (and no --no-hash)"));
+        "--drop-duplicates needs the files: give SRC (and no --no-hash)"));
   }
-  auto r = AssignSplits(*items, spec, hashes);
+  PreviousAssignment earlier;
+  auto previous = LoadEarlierAssignment(env, spec, a.out, *items, &earlier);
+  if (!previous.ok()) return Fail(previous.status());
+  auto r = AssignSplits(*items, spec, hashes, *previous);
   if (!r.ok()) return Fail(r.status());
   if (!a.dry_run) {
     Status s = WriteSplit(env, a.out, *items, spec, *r);
     if (!s.ok()) return Fail(s);
   }
 
-  if (!r->leaks.empty() && !a.common.json) {
+  if (!r->leaks.empty() && !a.common.json && !a.common.quiet) {
     std::fprintf(stderr,
-                 "ferry split: WARNING: %zu sets of identical files are in "
+                 "ferry split: %s: %zu sets of identical files are in "
                  "more than one split",
+                 spec.duplicates == DuplicatePolicy::kAllowLeakage
+                     ? "note (--allow-leakage)"
+                     : "WARNING",
                  r->leaks.size());
-    std::fprintf(stderr,
-                 " (see split.json; --dedup keeps each set together), e.g.:\n");
+    std::fprintf(stderr, " (see split.json), e.g.:\n");
     for (size_t i : r->leaks[0].items) {
       std::fprintf(stderr, "  %s (%s)\n", (*items)[i].path.c_str(),
                    r->names[r->assignment[i]].c_str());
@@ -87,7 +116,9 @@ int RunSplit(const SplitCmdArgs& a) {
   if (a.common.json) {
     JsonWriter j(stdout);
     j.BeginObject().Key("command").String("split").Key("items").Uint(
-        items->size());
+        items->size() - r->dropped.size());
+    j.Key("mode").String(SplitModeName(spec.mode));
+    j.Key("kept_from_earlier_assignment").Uint(r->kept_items);
     j.Key("splits").BeginObject();
     for (size_t s = 0; s < r->names.size(); ++s) {
       uint64_t total = 0;
@@ -99,6 +130,7 @@ int RunSplit(const SplitCmdArgs& a) {
         .Uint(r->classes.size())
         .Key("leakage_checked")
         .Bool(r->hashed);
+    j.Key("dropped_duplicates").Uint(r->dropped.size());
     j.Key("cross_split_duplicate_sets").Uint(r->leaks.size());
     j.Key("skipped").Uint(tree.skipped.size()).Key("failed").BeginArray();
     for (const WalkProblem& p : tree.failed) {
@@ -113,15 +145,21 @@ int RunSplit(const SplitCmdArgs& a) {
   } else if (!a.common.quiet) {
     std::fprintf(stderr,
                  "ferry split: %zu items (%zu skipped, not images; %zu "
-                 "failed), %zu classes ->",
-                 items->size(), tree.skipped.size(), tree.failed.size(),
-                 r->classes.size());
-    for (size_t s = 0; s < r->names.size(); ++s) {
-      uint64_t total = 0;
-      for (uint64_t c : r->counts[s]) total += c;
-      std::fprintf(stderr, " %s %llu", r->names[s].c_str(),
-                   (unsigned long long)total);
+                 "failed), %zu classes ->%s",
+                 items->size() - r->dropped.size(), tree.skipped.size(),
+                 tree.failed.size(), r->classes.size(),
+                 Shares(*r, spec).c_str());
+    if (!r->dropped.empty())
+      std::fprintf(stderr, "; %zu duplicates dropped", r->dropped.size());
+    if (!previous->empty()) {
+      std::fprintf(stderr, "; %llu kept their earlier split",
+                   (unsigned long long)r->kept_items);
+      if (earlier.unknown_split > 0) {
+        std::fprintf(stderr, " (%llu from splits no longer named placed anew)",
+                     (unsigned long long)earlier.unknown_split);
+      }
     }
+    if (!r->hashed) std::fprintf(stderr, "; duplicates not checked");
     std::fprintf(stderr, "%s\n",
                  a.dry_run ? " (dry run, nothing written)" : "");
   }
@@ -138,11 +176,13 @@ Runner RegisterSplit(CLI::App* app) {
       "Examples:\n"
       "  ferry split data/ --out splits/                      # 7:2:1 by class "
       "folder\n"
-      "  ferry split data/ --out s/ --group-by '^([^/]+/scene-[0-9]+)_' "
-      "--dedup\n"
+      "  ferry split data/ --out s/ --group-by '^([^/]+/scene-[0-9]+)_'\n"
+      "  ferry split data/ --out s2/ --previous s/   # grown data, keep s's "
+      "items\n"
       "  ferry split --list items.csv --out s/ --ratios 8:1:1 --split-mode "
       "exact\n"
-      "Writes <out>/<name>.txt (sorted paths) and <out>/split.json.");
+      "Writes <out>/<name>.txt (sorted paths), <out>/split.json and "
+      "<out>/assignment.tsv.zst, as one unit.");
   cmd->add_option(
       "src", a->src,
       "Class-folder tree (also where listed files are, for hashing)");

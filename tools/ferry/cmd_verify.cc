@@ -45,32 +45,35 @@ int RunVerify(const VerifyArgs& a) {
         .Uint(rep->files)
         .Key("records")
         .Uint(rep->records);
-    j.Key("bytes")
-        .Uint(rep->bytes)
-        .Key("seconds")
-        .Double(secs)
-        .Key("problems")
-        .BeginArray();
-    for (const Problem& p : rep->problems) {
-      j.BeginObject()
-          .Key("file")
-          .String(p.file)
-          .Key("record")
-          .Int(p.record)
-          .Key("offset")
-          .Int(p.offset);
-      j.Key("what").String(p.what).Key("detail").String(p.detail).EndObject();
+    j.Key("bytes").Uint(rep->bytes).Key("seconds").Double(secs).Key("problems");
+    for (const auto* list : {&rep->problems, &rep->warnings}) {
+      if (list == &rep->warnings) j.Key("warnings");
+      j.BeginArray();
+      for (const Problem& p : *list) {
+        j.BeginObject()
+            .Key("file")
+            .String(p.file)
+            .Key("record")
+            .Int(p.record)
+            .Key("offset")
+            .Int(p.offset);
+        j.Key("what").String(p.what).Key("detail").String(p.detail).EndObject();
+      }
+      j.EndArray();
     }
-    j.EndArray().EndObject();
+    j.EndObject();
   } else {
-    for (const Problem& p : rep->problems) {
-      std::string where = p.file;
-      if (p.record >= 0) where += ": record " + std::to_string(p.record);
-      if (p.offset >= 0)
-        where += (p.record >= 0 ? " at offset " : ": offset ") +
-                 std::to_string(p.offset);
-      std::printf("%s: %s: %s\n", where.c_str(), p.what.c_str(),
-                  p.detail.c_str());
+    for (const auto* list : {&rep->problems, &rep->warnings}) {
+      for (const Problem& p : *list) {
+        std::string where = p.file;
+        if (p.record >= 0) where += ": record " + std::to_string(p.record);
+        if (p.offset >= 0)
+          where += (p.record >= 0 ? " at offset " : ": offset ") +
+                   std::to_string(p.offset);
+        std::printf("%s%s: %s: %s\n",
+                    list == &rep->warnings ? "warning (declared): " : "",
+                    where.c_str(), p.what.c_str(), p.detail.c_str());
+      }
     }
     if (!a.common.quiet) {
       std::fprintf(
@@ -79,7 +82,11 @@ int RunVerify(const VerifyArgs& a) {
           rep->kind.c_str(), (unsigned long long)rep->files,
           (unsigned long long)rep->records, rep->bytes / 1e6, secs,
           rep->clean()
-              ? "OK"
+              ? (rep->warnings.empty()
+                     ? std::string("OK")
+                     : "OK, " + std::to_string(rep->warnings.size()) +
+                           " warnings (leakage declared by the pack)")
+                    .c_str()
               : (std::to_string(rep->problems.size()) + " problems").c_str());
     }
   }

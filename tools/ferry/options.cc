@@ -97,26 +97,50 @@ void AddSplitOptions(CLI::App* cmd, SplitArgs* a) {
   AddUintOption(cmd, "--seed", &a->seed, "Seed of the assignment hash", 0,
                 UINT64_MAX);
   cmd->add_option("--split-mode", a->mode,
-                  "stable (items never move) | exact (counts)")
+                  "auto (exact counts; items of an earlier assignment keep "
+                  "their split) | exact | stable (pure hash)")
       ->capture_default_str();
+  cmd->add_option("--previous", a->previous,
+                  "auto mode: the earlier assignment to keep (split.json, "
+                  "dataset.json or their directory; default: the output's)");
   cmd->add_option("--group-by", a->group_by,
                   "Regex; capture group 1 of the path is the group");
   cmd->add_flag("--no-stratify", a->no_stratify,
                 "exact mode: cut the whole set, not per class");
-  cmd->add_flag("--dedup", a->dedup, "Keep identical files in one split");
+  cmd->add_flag("--dedup", a->dedup,
+                "Keep identical files in one split (the default)");
+  cmd->add_flag("--drop-duplicates", a->drop_duplicates,
+                "Keep only the first of each set of identical files");
+  cmd->add_flag("--allow-leakage", a->allow_leakage,
+                "Place identical files independently (recorded as allowed)");
 }
 
 Status FillSplitSpec(const SplitArgs& a, SplitSpec* spec) {
   FERRY_ASSIGN_OR_RETURN(spec->ratios, ParseRatios(a.ratios));
   FERRY_ASSIGN_OR_RETURN(spec->names, ParseSplitNames(a.names));
   spec->seed = a.seed;
-  if (a.mode != "stable" && a.mode != "exact") {
-    return Status::InvalidArgument("--split-mode is stable or exact");
+  if (a.mode == "auto") {
+    spec->mode = SplitMode::kAuto;
+  } else if (a.mode == "stable") {
+    spec->mode = SplitMode::kStable;
+  } else if (a.mode == "exact") {
+    spec->mode = SplitMode::kExact;
+  } else {
+    return Status::InvalidArgument("--split-mode is auto, exact or stable");
   }
-  spec->mode = a.mode == "stable" ? SplitMode::kStable : SplitMode::kExact;
+  if (!a.previous.empty() && spec->mode != SplitMode::kAuto) {
+    return Status::InvalidArgument("--previous is for --split-mode auto");
+  }
+  spec->previous = a.previous;
   spec->stratify = !a.no_stratify;
   spec->group_regex = a.group_by;
-  spec->dedup = a.dedup;
+  if (int(a.dedup) + int(a.drop_duplicates) + int(a.allow_leakage) > 1) {
+    return Status::InvalidArgument(
+        "--dedup, --drop-duplicates and --allow-leakage exclude each other");
+  }
+  spec->duplicates = a.drop_duplicates ? DuplicatePolicy::kDrop
+                     : a.allow_leakage ? DuplicatePolicy::kAllowLeakage
+                                       : DuplicatePolicy::kTogether;
   return ValidateSpec(*spec);
 }
 

@@ -28,10 +28,11 @@ Status FillImageOptions(const ImageArgs& a, image::TranscodeOptions* t);
 void AddIncludeHiddenFlag(CLI::App* cmd, bool* include_hidden);
 
 struct SplitArgs {
-  std::string ratios = "7:2:1", names = "train,val,test", mode = "stable",
-              group_by;
+  std::string ratios = "7:2:1", names = "train,val,test", mode = "auto",
+              group_by, previous;
   uint64_t seed = 0;
-  bool no_stratify = false, dedup = false;
+  bool no_stratify = false, dedup = false, drop_duplicates = false,
+       allow_leakage = false;
 };
 void AddSplitOptions(CLI::App* cmd, SplitArgs* a);
 Status FillSplitSpec(const SplitArgs& a, SplitSpec* spec);

@@ -110,6 +110,12 @@ class FERRY_EXPORT Env {
   virtual Status RemoveDir(const std::string& dir) = 0;
   // Atomically replaces `to` with `from`.
   virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  // Atomically swaps two existing paths (e.g. two directories): readers see
+  // either both old or both new. NotSupported where the file system cannot.
+  virtual Status ExchangePaths(const std::string& a, const std::string& b);
+  // Makes `to` a second name (hard link) of the file `from`; `to` must not
+  // exist. NotSupported where the file system cannot.
+  virtual Status LinkFile(const std::string& from, const std::string& to);
   // Makes the directory's entries (creations, renames) durable.
   virtual Status SyncDir(const std::string& dir) = 0;
   // Makes all written data of the file system holding path durable (syncfs):
@@ -145,6 +151,8 @@ class FERRY_EXPORT EnvWrapper : public Env {
   Status RemoveFile(const std::string& path) override;
   Status RemoveDir(const std::string& dir) override;
   Status RenameFile(const std::string& from, const std::string& to) override;
+  Status ExchangePaths(const std::string& a, const std::string& b) override;
+  Status LinkFile(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
   Status SyncFileSystem(const std::string& path) override;
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,

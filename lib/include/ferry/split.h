@@ -10,8 +10,14 @@
 //     the ratios within binomial spread: for n items of a class, a split of
 //     ratio r gets n*r +- 2*sqrt(n*r*(1-r)) in 95% of datasets.
 //   exact mode: within each class, groups are ordered by u and cut so that
-//     the item counts match the ratios (largest remainder; each split within
-//     one item of its share when groups are single items).
+//     the item counts match the ratios: every class's count in every split
+//     and every split's total are within one item of their quota (largest
+//     remainder, ties to the earlier split, rounded jointly over classes)
+//     when groups are single items.
+//   auto mode (the default): exact when there is no earlier assignment;
+//     with one, every earlier item that still exists keeps its split (a new
+//     member of an earlier group joins it) and the new groups, in order of
+//     u, fill each class's splits up to the quotas of the new total.
 // The group key hashed is "p:" + the item's path, or "g:" + its group (the
 // --group-by capture, or the listing's group column) when it has one.
 // Thread-safety: pure functions; MakeSplit hashes file contents on `jobs`
@@ -37,16 +43,30 @@ struct SplitItem {
   std::string group;  // group key; "" = the item is its own group
 };
 
-enum class SplitMode { kStable, kExact };
+enum class SplitMode { kAuto, kStable, kExact };
+// "auto", "stable", "exact".
+FERRY_EXPORT const char* SplitModeName(SplitMode mode);
+
+// What happens to sets of files with identical contents (by XXH3-128).
+enum class DuplicatePolicy {
+  kTogether,      // each set lands in one split (the default)
+  kDrop,          // only the first member (by path) is kept; others dropped
+  kAllowLeakage,  // placed one by one; sets may straddle splits (recorded)
+};
+// "together", "drop", "allow-leakage".
+FERRY_EXPORT const char* DuplicatePolicyName(DuplicatePolicy policy);
 
 struct SplitSpec {
   std::vector<std::string> names = {"train", "val", "test"};
   std::vector<double> ratios = {7, 2, 1};  // any scale; normalised
   uint64_t seed = 0;
-  SplitMode mode = SplitMode::kStable;
+  SplitMode mode = SplitMode::kAuto;
   bool stratify = true;  // exact mode: cut per class (stable mode is per item)
   std::string group_regex;  // capture group 1 of the path is the group key
-  bool dedup = false;       // keep identical files in one split
+  DuplicatePolicy duplicates = DuplicatePolicy::kTogether;
+  // Auto mode: where the earlier assignment is (see ReadPreviousAssignment);
+  // "" = the output directory, if it holds one.
+  std::string previous;
 };
 
 // Parses "7:2:1" or "0.7,0.2,0.1" (non-negative, sum > 0).
@@ -95,8 +115,16 @@ FERRY_EXPORT Result<std::vector<Hash128>> HashItemContents(
 struct SplitResult {
   std::vector<std::string> names;
   std::vector<std::string> classes;  // sorted
-  // For each item (in the order given): its split index.
+  // For each item (in the order given): its split index, or -1 for an item
+  // dropped as a duplicate (DuplicatePolicy::kDrop).
   std::vector<int> assignment;
+  // Dropped items and, for each, the kept item with the same content.
+  struct Dropped {
+    size_t item, kept;
+  };
+  std::vector<Dropped> dropped;
+  // Items whose split an earlier assignment gave (auto mode).
+  uint64_t kept_items = 0;
   // counts[split][class]
   std::vector<std::vector<uint64_t>> counts;
   std::vector<uint64_t> groups_per_split;
@@ -111,13 +139,61 @@ struct SplitResult {
 };
 
 // Assigns every item. content_hashes: one per item to check leakage (and to
-// dedup), or empty to skip both.
+// keep or drop duplicates), or empty to skip both. previous (auto mode
+// only): one per item, the split index an earlier assignment gave it, or -1
+// for a new item; empty when there is no earlier assignment.
 FERRY_EXPORT Result<SplitResult> AssignSplits(
     const std::vector<SplitItem>& items, const SplitSpec& spec,
-    const std::vector<Hash128>& content_hashes);
+    const std::vector<Hash128>& content_hashes,
+    const std::vector<int>& previous = {});
 
-// Writes <dir>/<name>.txt (sorted paths, one a line) for every split and
-// <dir>/split.json (spec, counts per split and class, leakage), atomically.
+// Largest-remainder quotas of n items over the ratios (ties to the earlier
+// split).
+FERRY_EXPORT std::vector<uint64_t> SplitQuotas(
+    uint64_t n, const std::vector<double>& ratios);
+
+// The stored assignment: "assignment.tsv.zst" beside split.json or
+// dataset.json, a zstd stream of the lines
+//   # ferry-assignment-v1
+//   <path>\t<split>\t<group>
+// sorted by path (bytewise). In path and group a backslash, TAB and
+// newline are written as a backslash followed by a backslash, 't' or 'n'.
+// group is the item's group ("" when it is its own group). Dropped
+// duplicates are not listed. Read and written streaming.
+inline constexpr char kAssignmentFile[] = "assignment.tsv.zst";
+FERRY_EXPORT Status WriteAssignment(Env* env, const std::string& path,
+                                    const std::vector<SplitItem>& items,
+                                    const SplitSpec& spec,
+                                    const SplitResult& result);
+struct PreviousAssignment {
+  std::vector<int> split;      // per item: index into the names, or -1
+  uint64_t listed = 0;         // lines in the file
+  uint64_t found = 0;          // of them, items that still exist
+  uint64_t unknown_split = 0;  // found, but in a split not in the names
+};
+// Reads the assignment stored at `where`: a split.json or dataset.json
+// (the assignment file beside it), a directory holding one, or any other
+// file as the assignment file itself. NotFound when there is none,
+// Corruption when it is damaged or not one.
+FERRY_EXPORT Result<PreviousAssignment> ReadPreviousAssignment(
+    Env* env, const std::string& where, const std::vector<SplitItem>& items,
+    const std::vector<std::string>& names);
+
+// The earlier assignment that auto mode keeps, one entry per item (empty
+// when there is none or the mode is not auto): spec.previous if given
+// (NotFound if it holds none), else the one in out_dir if any. *info (may be
+// null) gets the counts.
+FERRY_EXPORT Result<std::vector<int>> LoadEarlierAssignment(
+    Env* env, const SplitSpec& spec, const std::string& out_dir,
+    const std::vector<SplitItem>& items, PreviousAssignment* info = nullptr);
+
+// Writes <dir>/<name>.txt (sorted paths, one a line) for every split,
+// <dir>/assignment.tsv.zst and <dir>/split.json (spec, counts per split and
+// class, leakage) as one unit: the run is written into a new directory
+// beside dir that is then exchanged with dir, so readers see either the
+// whole earlier set or the whole new one, and files of an earlier set that
+// this one does not have (a split no longer named) are gone. Other files in
+// dir are carried over; a foreign subdirectory is an error.
 FERRY_EXPORT Status WriteSplit(Env* env, const std::string& dir,
                                const std::vector<SplitItem>& items,
                                const SplitSpec& spec,

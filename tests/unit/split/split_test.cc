@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include "testutil/test_util.h"
@@ -95,13 +96,11 @@ TEST(SplitExactTest, CountsMatchRatiosPerClassWithinOne) {
             << n << " class " << c;
       }
     }
-    // The 1-item class goes to the biggest split; 10 items give 7/2/1.
-    const size_t b = std::find(r->classes.begin(), r->classes.end(), "b") -
-                     r->classes.begin();
+    // 10 items give 7/2/1. (The 1-item class goes wherever the split
+    // totals need it: see SplitTotalsHoldTheRatiosAcrossClasses.)
     const size_t c = std::find(r->classes.begin(), r->classes.end(), "c") -
                      r->classes.begin();
     EXPECT_EQ(r->classes.size(), n > 0 ? 3u : 2u);
-    EXPECT_EQ(r->counts[0][b], 1u);
     EXPECT_EQ(r->counts[0][c], 7u);
     EXPECT_EQ(r->counts[1][c], 2u);
     EXPECT_EQ(r->counts[2][c], 1u);
@@ -141,6 +140,7 @@ TEST(SplitExactTest, ZeroRatioSplitsStayEmpty) {
 
 TEST(SplitStableTest, AddingAndRemovingItemsNeverMovesOthers) {
   SplitSpec spec;
+  spec.mode = SplitMode::kStable;
   spec.seed = 7;
   auto before = MakeItems({{"a", 6000}, {"b", 4000}});
   auto r1 = AssignSplits(before, spec, {});
@@ -165,6 +165,7 @@ TEST(SplitStableTest, AddingAndRemovingItemsNeverMovesOthers) {
 
 TEST(SplitStableTest, ClassSharesFollowRatiosWithinBinomialSpread) {
   SplitSpec spec;
+  spec.mode = SplitMode::kStable;
   auto items = MakeItems({{"a", 20000}, {"b", 3000}});
   auto r = AssignSplits(items, spec, {});
   ASSERT_OK(r.status());
@@ -246,6 +247,8 @@ TEST(SplitLeakageTest, PlantedDuplicatesAreFoundAndDedupKeepsThemTogether) {
   // Plant 20 pairs of identical files.
   for (size_t k = 0; k < 20; ++k) hashes[200 + k] = hashes[k];
   SplitSpec spec;
+  spec.mode = SplitMode::kStable;
+  spec.duplicates = DuplicatePolicy::kAllowLeakage;
   auto r = AssignSplits(items, spec, hashes);
   ASSERT_OK(r.status());
   EXPECT_TRUE(r->hashed);
@@ -255,7 +258,7 @@ TEST(SplitLeakageTest, PlantedDuplicatesAreFoundAndDedupKeepsThemTogether) {
     EXPECT_EQ(leak.items.size(), 2u);
     EXPECT_NE(r->assignment[leak.items[0]], r->assignment[leak.items[1]]);
   }
-  spec.dedup = true;
+  spec.duplicates = DuplicatePolicy::kTogether;
   auto d = AssignSplits(items, spec, hashes);
   ASSERT_OK(d.status());
   EXPECT_TRUE(d->leaks.empty());
@@ -266,6 +269,395 @@ TEST(SplitLeakageTest, PlantedDuplicatesAreFoundAndDedupKeepsThemTogether) {
               StableSplitIndex("p:" + items[first].path, 0, spec.ratios));
     EXPECT_EQ(d->assignment[200 + k], d->assignment[k]);
   }
+}
+
+// Largest remainder in integers: n * r_s / sum(r), with ratios given as
+// integers, remainders compared exactly, ties to the earlier split.
+std::vector<uint64_t> IntegerQuotas(uint64_t n, const std::vector<int>& r) {
+  const uint64_t sum = std::accumulate(r.begin(), r.end(), uint64_t{0});
+  std::vector<uint64_t> q(r.size());
+  std::vector<std::pair<uint64_t, size_t>> rem;
+  uint64_t given = 0;
+  for (size_t s = 0; s < r.size(); ++s) {
+    q[s] = n * r[s] / sum;
+    given += q[s];
+    rem.push_back({n * r[s] % sum, s});
+  }
+  std::stable_sort(rem.begin(), rem.end(),
+                   [](auto& a, auto& b) { return a.first > b.first; });
+  for (size_t k = 0; given < n; ++k, ++given) ++q[rem[k].second];
+  return q;
+}
+
+std::vector<uint64_t> SplitTotals(const SplitResult& r) {
+  std::vector<uint64_t> t(r.names.size(), 0);
+  for (size_t s = 0; s < r.names.size(); ++s)
+    for (uint64_t c : r.counts[s]) t[s] += c;
+  return t;
+}
+
+// Every class's count in every split, and every split's total, within one
+// item of its exact share.
+void ExpectWithinOneOfQuota(const SplitResult& r,
+                            const std::vector<double>& ratios,
+                            const std::string& what) {
+  const double sum = std::accumulate(ratios.begin(), ratios.end(), 0.0);
+  uint64_t all = 0;
+  for (size_t c = 0; c < r.classes.size(); ++c) {
+    uint64_t n = 0;
+    for (size_t s = 0; s < ratios.size(); ++s) n += r.counts[s][c];
+    all += n;
+    for (size_t s = 0; s < ratios.size(); ++s) {
+      EXPECT_LE(std::fabs(double(r.counts[s][c]) - n * ratios[s] / sum), 1.0)
+          << what << " class " << r.classes[c] << " split " << s;
+    }
+  }
+  const std::vector<uint64_t> t = SplitTotals(r);
+  for (size_t s = 0; s < ratios.size(); ++s) {
+    EXPECT_LE(std::fabs(double(t[s]) - all * ratios[s] / sum), 1.0)
+        << what << " split " << s << " total " << t[s] << " of " << all;
+  }
+}
+
+TEST(SplitExactTest, ExactCountsForZeroToSixtyItems) {
+  for (SplitMode mode : {SplitMode::kExact, SplitMode::kAuto}) {
+    for (const std::vector<int>& ratios :
+         {std::vector<int>{7, 2, 1}, std::vector<int>{8, 1, 1},
+          std::vector<int>{1, 1}, std::vector<int>{3, 3, 3, 1}}) {
+      SplitSpec spec;
+      spec.mode = mode;
+      spec.ratios.assign(ratios.begin(), ratios.end());
+      spec.names.clear();
+      for (size_t s = 0; s < ratios.size(); ++s)
+        spec.names.push_back("s" + std::to_string(s));
+      for (int n = 0; n <= 60; ++n) {
+        auto r = AssignSplits(MakeItems({{"a", n}}), spec, {});
+        ASSERT_OK(r.status());
+        EXPECT_EQ(SplitTotals(*r), IntegerQuotas(n, ratios))
+            << n << " items, ratios " << ratios.size();
+        EXPECT_EQ(SplitQuotas(n, spec.ratios), IntegerQuotas(n, ratios)) << n;
+      }
+    }
+  }
+}
+
+// A tie of remainders goes to the earlier split: 5 items at 8:1:1 give
+// 4/1/0, not 4/0/1.
+TEST(SplitExactTest, RemainderTiesGoToTheEarlierSplit) {
+  for (SplitMode mode : {SplitMode::kExact, SplitMode::kAuto}) {
+    SplitSpec spec;
+    spec.mode = mode;
+    spec.ratios = {8, 1, 1};
+    auto r = AssignSplits(MakeItems({{"a", 5}}), spec, {});
+    ASSERT_OK(r.status());
+    EXPECT_EQ(SplitTotals(*r), (std::vector<uint64_t>{4, 1, 0}));
+  }
+  EXPECT_EQ(SplitQuotas(5, {8, 1, 1}), (std::vector<uint64_t>{4, 1, 0}));
+  EXPECT_EQ(SplitQuotas(2, {1, 1, 1, 1}), (std::vector<uint64_t>{1, 1, 0, 0}));
+}
+
+// The cases: 120 items in 5 classes came out 93/22/5, 6 gave 5/0/1.
+TEST(SplitExactTest, SplitTotalsHoldTheRatiosAcrossClasses) {
+  SplitSpec spec;  // auto, no earlier assignment: exact
+  auto r120 = AssignSplits(
+      MakeItems({{"a", 24}, {"b", 24}, {"c", 24}, {"d", 24}, {"e", 24}}), spec,
+      {});
+  ASSERT_OK(r120.status());
+  EXPECT_EQ(SplitTotals(*r120), (std::vector<uint64_t>{84, 24, 12}));
+  ExpectWithinOneOfQuota(*r120, spec.ratios, "120");
+  auto r6 = AssignSplits(MakeItems({{"a", 2}, {"b", 2}, {"c", 2}}), spec, {});
+  ASSERT_OK(r6.status());
+  EXPECT_EQ(SplitTotals(*r6), (std::vector<uint64_t>{4, 1, 1}));
+  ExpectWithinOneOfQuota(*r6, spec.ratios, "6");
+  // Many class mixes, sizes 0..60.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::map<std::string, int> per_class;
+    const int classes = 1 + int(rng() % 12);
+    for (int c = 0; c < classes; ++c)
+      per_class["c" + std::to_string(c)] = int(rng() % 61);
+    auto r = AssignSplits(MakeItems(per_class), spec, {});
+    ASSERT_OK(r.status());
+    ExpectWithinOneOfQuota(*r, spec.ratios, "trial " + std::to_string(trial));
+  }
+}
+
+// Item 3's growth test: 20 steps of +10 % / -5 % with the earlier
+// assignment kept. No surviving item changes split; every class and split
+// stays within one item of its quota; the same whatever the input order.
+TEST(SplitAutoTest, GrowthKeepsEveryItemAndTheRatios) {
+  SplitSpec spec;
+  spec.seed = 5;
+  std::mt19937 rng(1);
+  std::vector<SplitItem> items =
+      MakeItems({{"a", 2000}, {"b", 1200}, {"c", 800}});
+  int next_id = 1000000;
+  auto r = AssignSplits(items, spec, {});
+  ASSERT_OK(r.status());
+  ExpectWithinOneOfQuota(*r, spec.ratios, "start");
+  std::map<std::string, int> was = ByPath(items, *r);
+  auto env = NewMemEnv();
+  for (int step = 0; step < 20; ++step) {
+    // The earlier run's output, read back as the next run would.
+    ASSERT_OK(WriteSplit(env.get(), "out", items, spec, *r));
+    std::vector<SplitItem> next;
+    for (const SplitItem& it : items) {
+      if (rng() % 100 >= 5) next.push_back(it);  // -5 %
+    }
+    const size_t add = items.size() / 10;  // +10 %
+    for (size_t k = 0; k < add; ++k) {
+      const std::string label = std::string(1, "abc"[rng() % 3]);
+      next.push_back(
+          {label + "/new_" + std::to_string(next_id++) + ".png", label, ""});
+    }
+    std::shuffle(next.begin(), next.end(), rng);
+    auto prev =
+        ReadPreviousAssignment(env.get(), "out/split.json", next, spec.names);
+    ASSERT_OK(prev.status());
+    EXPECT_EQ(prev->found, next.size() - add);
+    auto r2 = AssignSplits(next, spec, {}, prev->split);
+    ASSERT_OK(r2.status());
+    EXPECT_EQ(r2->kept_items, next.size() - add);
+    for (size_t i = 0; i < next.size(); ++i) {
+      auto it = was.find(next[i].path);
+      if (it != was.end())
+        ASSERT_EQ(r2->assignment[i], it->second) << step << " " << next[i].path;
+    }
+    ExpectWithinOneOfQuota(*r2, spec.ratios, "step " + std::to_string(step));
+    // Input order does not matter.
+    auto sorted = next;
+    std::sort(sorted.begin(), sorted.end(),
+              [](auto& x, auto& y) { return x.path < y.path; });
+    auto prev_sorted =
+        ReadPreviousAssignment(env.get(), "out", sorted, spec.names);
+    ASSERT_OK(prev_sorted.status());
+    auto r3 = AssignSplits(sorted, spec, {}, prev_sorted->split);
+    ASSERT_OK(r3.status());
+    EXPECT_EQ(ByPath(sorted, *r3), ByPath(next, *r2));
+    items = std::move(next);
+    r = std::move(r2);
+    was = ByPath(items, *r);
+  }
+  EXPECT_GT(items.size(), 8000u);
+}
+
+TEST(SplitAutoTest, GroupsStayWholeAndNewMembersJoinTheirGroup) {
+  SplitSpec spec;
+  spec.group_regex = "^[^/]+/(scene-\\d+)_";
+  std::mt19937 rng(2);
+  auto scene_item = [](int scene, int frame) {
+    const std::string label = "cls" + std::to_string(scene % 3);
+    return SplitItem{label + "/scene-" + std::to_string(scene) + "_" +
+                         std::to_string(frame) + ".png",
+                     label, ""};
+  };
+  std::vector<SplitItem> items;
+  int scenes = 300, frame = 0;
+  for (int sc = 0; sc < scenes; ++sc)
+    for (int f = 0; f < 1 + sc % 4; ++f)
+      items.push_back(scene_item(sc, frame++));
+  auto r = AssignSplits(items, spec, {});
+  ASSERT_OK(r.status());
+  for (int step = 0; step < 20; ++step) {
+    std::map<std::string, int> was = ByPath(items, *r);
+    std::vector<SplitItem> next;
+    std::vector<int> previous;
+    for (const SplitItem& it : items) {
+      if (rng() % 100 < 5) continue;
+      next.push_back(it);
+      previous.push_back(was[it.path]);
+    }
+    const size_t add = items.size() / 10;
+    for (size_t k = 0; k < add; ++k) {
+      // Half join earlier scenes, half start new ones.
+      const int sc = k % 2 ? int(rng() % scenes) : scenes++;
+      next.push_back(scene_item(sc, frame++));
+      previous.push_back(-1);
+    }
+    auto r2 = AssignSplits(next, spec, {}, previous);
+    ASSERT_OK(r2.status());
+    std::map<std::string, int> scene_split;
+    for (size_t i = 0; i < next.size(); ++i) {
+      if (previous[i] >= 0) ASSERT_EQ(r2->assignment[i], previous[i]);
+      const std::string& p = next[i].path;
+      const std::string scene = p.substr(5, p.find('_') - 5);
+      auto [it, fresh] = scene_split.emplace(scene, r2->assignment[i]);
+      ASSERT_EQ(it->second, r2->assignment[i]) << step << " " << p;
+    }
+    items = std::move(next);
+    r = std::move(r2);
+  }
+}
+
+TEST(SplitAutoTest, ItemsOfASplitNoLongerNamedArePlacedAnew) {
+  auto env = NewMemEnv();
+  SplitSpec spec;
+  auto items = MakeItems({{"a", 1000}});
+  auto r = AssignSplits(items, spec, {});
+  ASSERT_OK(r.status());
+  ASSERT_OK(WriteSplit(env.get(), "out", items, spec, *r));
+  SplitSpec two;
+  two.names = {"train", "val"};
+  two.ratios = {8, 2};
+  auto prev = ReadPreviousAssignment(env.get(), "out", items, two.names);
+  ASSERT_OK(prev.status());
+  EXPECT_EQ(prev->unknown_split, 100u);
+  auto r2 = AssignSplits(items, two, {}, prev->split);
+  ASSERT_OK(r2.status());
+  EXPECT_EQ(SplitTotals(*r2), (std::vector<uint64_t>{800, 200}));
+  // And the output set is that of the new run only: no test.txt.
+  ASSERT_OK(WriteSplit(env.get(), "out", items, two, *r2));
+  EXPECT_FALSE(env->FileExists("out/test.txt"));
+  EXPECT_TRUE(env->FileExists("out/val.txt"));
+}
+
+TEST(SplitLeakageTest, DuplicatesTogetherByDefaultDroppedOrAllowedOnRequest) {
+  auto items = MakeItems({{"a", 300}, {"b", 100}});
+  std::vector<Hash128> hashes;
+  for (size_t i = 0; i < items.size(); ++i)
+    hashes.push_back(HashBytes(items[i].path));
+  for (size_t k = 0; k < 30; ++k) hashes[300 + k] = hashes[k];  // b copies a
+  hashes[50] = hashes[51];  // a pair within a
+  hashes[52] = hashes[0];   // a triple: a/0, a/52, b/0
+  SplitSpec spec;           // auto mode, duplicates together
+  auto r = AssignSplits(items, spec, hashes);
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(r->leaks.empty());
+  EXPECT_TRUE(r->dropped.empty());
+  EXPECT_EQ(r->duplicate_sets, 31u);
+  for (size_t k = 0; k < 30; ++k)
+    EXPECT_EQ(r->assignment[k], r->assignment[300 + k]);
+  EXPECT_EQ(r->assignment[50], r->assignment[51]);
+  EXPECT_EQ(r->assignment[52], r->assignment[0]);
+  spec.duplicates = DuplicatePolicy::kDrop;
+  auto d = AssignSplits(items, spec, hashes);
+  ASSERT_OK(d.status());
+  EXPECT_TRUE(d->leaks.empty());
+  ASSERT_EQ(d->dropped.size(), 32u);
+  uint64_t placed = 0;
+  for (int s : d->assignment) placed += s >= 0;
+  EXPECT_EQ(placed, items.size() - 32);
+  for (const auto& x : d->dropped) {
+    EXPECT_EQ(d->assignment[x.item], -1);
+    EXPECT_GE(d->assignment[x.kept], 0);
+    EXPECT_EQ(hashes[x.item], hashes[x.kept]);
+    EXPECT_LT(items[x.kept].path, items[x.item].path);
+  }
+  spec.duplicates = DuplicatePolicy::kAllowLeakage;
+  auto a = AssignSplits(items, spec, hashes);
+  ASSERT_OK(a.status());
+  EXPECT_GT(a->leaks.size(), 0u);
+}
+
+// An earlier assignment (made with --allow-leakage, or before the files
+// became identical) that puts identical files apart: refused by default.
+TEST(SplitLeakageTest, EarlierAssignmentSplittingDuplicatesIsRefused) {
+  auto items = MakeItems({{"a", 20}});
+  std::vector<Hash128> hashes;
+  for (const auto& it : items) hashes.push_back(HashBytes(it.path));
+  hashes[3] = hashes[4];
+  std::vector<int> previous(items.size(), -1);
+  previous[3] = 0;
+  previous[4] = 2;
+  SplitSpec spec;
+  auto r = AssignSplits(items, spec, hashes, previous);
+  EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+  spec.duplicates = DuplicatePolicy::kAllowLeakage;
+  r = AssignSplits(items, spec, hashes, previous);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->assignment[3], 0);
+  EXPECT_EQ(r->assignment[4], 2);
+  EXPECT_EQ(r->leaks.size(), 1u);
+  // A new copy of an earlier item joins that item's split.
+  hashes[9] = hashes[2];
+  previous.assign(items.size(), -1);
+  previous[2] = 1;
+  spec.duplicates = DuplicatePolicy::kTogether;
+  r = AssignSplits(items, spec, hashes, previous);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->assignment[9], 1);
+}
+
+TEST(SplitIoTest, AssignmentFileRoundTripsOddPathsAndRefusesDamage) {
+  auto env = NewMemEnv();
+  std::vector<SplitItem> items = {{"a\tb.png", "x", ""},
+                                  {"back\\slash.png", "x", "g\t1"},
+                                  {"new\nline.png", "x", ""},
+                                  {"plain.png", "x", "g\t1"}};
+  SplitSpec spec;
+  spec.ratios = {1, 1};
+  spec.names = {"l", "r"};
+  auto r = AssignSplits(items, spec, {});
+  ASSERT_OK(r.status());
+  ASSERT_OK(WriteAssignment(env.get(), "as.tsv.zst", items, spec, *r));
+  auto shuffled = items;
+  std::reverse(shuffled.begin(), shuffled.end());
+  shuffled.push_back({"brand_new.png", "x", ""});
+  auto p =
+      ReadPreviousAssignment(env.get(), "as.tsv.zst", shuffled, spec.names);
+  ASSERT_OK(p.status());
+  EXPECT_EQ(p->listed, 4u);
+  EXPECT_EQ(p->found, 4u);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(p->split[3 - i], r->assignment[i]) << items[i].path;
+  EXPECT_EQ(p->split[4], -1);
+  // Truncated, or not ours: Corruption.
+  std::string bytes = test::ReadFile(env.get(), "as.tsv.zst");
+  test::WriteFile(env.get(), "cut/" + std::string(kAssignmentFile),
+                  bytes.substr(0, bytes.size() - 3));
+  EXPECT_TRUE(ReadPreviousAssignment(env.get(), "cut", items, spec.names)
+                  .status()
+                  .IsCorruption());
+  test::WriteFile(env.get(), "junk/" + std::string(kAssignmentFile), "hello");
+  EXPECT_TRUE(ReadPreviousAssignment(env.get(), "junk", items, spec.names)
+                  .status()
+                  .IsCorruption());
+  EXPECT_TRUE(ReadPreviousAssignment(env.get(), "nothing", items, spec.names)
+                  .status()
+                  .IsNotFound());
+  // A split written before assignment files existed: its lists are read.
+  test::WriteFile(env.get(), "old/split.json",
+                  "{\"names\": [\"l\", \"r\", \"gone\"]}");
+  test::WriteFile(env.get(), "old/l.txt", "plain.png\nremoved.png\n");
+  test::WriteFile(env.get(), "old/r.txt", "back\\slash.png");
+  auto old = ReadPreviousAssignment(env.get(), "old", items, spec.names);
+  ASSERT_OK(old.status());
+  EXPECT_EQ(old->listed, 3u);
+  EXPECT_EQ(old->found, 2u);
+  EXPECT_EQ(old->split, (std::vector<int>{-1, 1, -1, 0}));
+}
+
+TEST(SplitIoTest, OutputsSwitchAsOneUnit) {
+  auto env = NewMemEnv();
+  auto items = MakeItems({{"a", 50}});
+  SplitSpec spec;
+  auto r = AssignSplits(items, spec, {});
+  ASSERT_OK(r.status());
+  ASSERT_OK(WriteSplit(env.get(), "o/s", items, spec, *r));
+  EXPECT_TRUE(env->FileExists("o/s/test.txt"));
+  EXPECT_TRUE(env->FileExists("o/s/" + std::string(kAssignmentFile)));
+  // A file of the user's is carried over; a killed run's directory goes.
+  test::WriteFile(env.get(), "o/s/NOTES.md", "mine");
+  ASSERT_OK(env->CreateDir("o/.s.ferry-split-0123"));
+  test::WriteFile(env.get(), "o/.s.ferry-split-0123/train.txt", "stale\n");
+  SplitSpec two;
+  two.names = {"train", "val"};
+  two.ratios = {8, 2};
+  auto r2 = AssignSplits(items, two, {});
+  ASSERT_OK(r2.status());
+  ASSERT_OK(WriteSplit(env.get(), "o/s", items, two, *r2));
+  EXPECT_FALSE(env->FileExists("o/s/test.txt"));
+  EXPECT_EQ(test::ReadFile(env.get(), "o/s/NOTES.md"), "mine");
+  auto left = env->GetChildren("o");
+  ASSERT_OK(left.status());
+  ASSERT_EQ(left->size(), 1u) << (*left)[0].name;  // only s
+  // A foreign directory inside: refused, the earlier set untouched.
+  ASSERT_OK(env->CreateDir("o/s/photos"));
+  const std::string before = test::ReadFile(env.get(), "o/s/split.json");
+  Status s = WriteSplit(env.get(), "o/s", items, spec, *r);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(test::ReadFile(env.get(), "o/s/split.json"), before);
+  EXPECT_EQ(env->GetChildren("o")->size(), 1u);
 }
 
 TEST(SplitIoTest, TreeListingsAndOutputs) {
