@@ -341,9 +341,9 @@ TEST(SplitExactTest, ExactCountsForZeroToSixtyItems) {
   }
 }
 
-// A tie of remainders goes to the earlier split: 5 items at 8:1:1 give
-// 4/1/0, not 4/0/1.
-TEST(SplitExactTest, RemainderTiesGoToTheEarlierSplit) {
+// As RemainderTiesGoToTheEarlierSplit, in the default mode (no earlier
+// assignment) and for the quotas alone.
+TEST(SplitExactTest, RemainderTiesGoToTheEarlierSplitInEveryExactMode) {
   for (SplitMode mode : {SplitMode::kExact, SplitMode::kAuto}) {
     SplitSpec spec;
     spec.mode = mode;
