@@ -1,5 +1,5 @@
-// Reading a class-folder tree for split and writing the split files
-// (listings are read in listing.cc).
+// Reading a class-folder tree for split and hashing the items (the split
+// files are written in split_write.cc, listings read in listing.cc).
 #include <algorithm>
 #include <cstdio>
 
