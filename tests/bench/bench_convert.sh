@@ -11,6 +11,9 @@
 # IDAT inflate with libdeflate, one core); and the mean absolute pixel
 # difference of each tool's outputs against Pillow's.
 #   bench_convert.sh [FERRY] [WORKDIR]      ROUNDS=5 CORPORA="photos small nonrgb"
+# FERRY_BASE=other/ferry also runs that build in the same rounds (before/after).
+# CPU-time ratios are printed too: less sensitive than wall time to other
+# load on the machine.
 # Target (issue #9): ferry >= 3.2x Pillow on each corpus.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,20 +38,33 @@ bench_corpus() {  # MIX COUNT SIZE
     # Fresh outputs each round (ferry would keep up-to-date ones).
     rm -rf "$work"/out-{ferry,pillow,vips} && mkdir -p "$work"/out-{ferry,pillow,vips}
     run ferry "$FERRY" convert "$corpus" "$work/out-ferry" --size "$size" --quality 90 -j 2 -q
+    if [ -n "${FERRY_BASE:-}" ]; then
+      rm -rf "$work/out-base"
+      run base "$FERRY_BASE" convert "$corpus" "$work/out-base" --size "$size" --quality 90 -j 2 -q
+    fi
     run pillow /usr/bin/python3 "$here/pillow_convert.py" "$corpus" "$work/out-pillow" "$size" 2
     run vips bash -c "$vips_all"
   done
-  declare -A med
-  for t in ferry pillow vips; do med[$t]=$(median "${walls[$t]}"); done
+  local tools="ferry pillow vips"
+  if [ -n "${FERRY_BASE:-}" ]; then tools+=" base"; fi
+  declare -A med cpu
+  for t in $tools; do
+    med[$t]=$(median "${walls[$t]}")
+    cpu[$t]=$(median "${cpus[$t]}")
+  done
   echo "== $mix: $count PNGs, fit $size, median of $ROUNDS interleaved rounds"
   printf '%-8s %8s %10s %10s\n' tool seconds images/s "peak RSS"
-  for t in ferry pillow vips; do
+  for t in $tools; do
     printf '%-8s %8s %10s %8s MB\n' "$t" "$(echo "scale=2; ${med[$t]} / 1000" | bc)" \
       "$(echo "scale=1; $count * 1000 / ${med[$t]}" | bc)" "$(( ${rss[$t]:-0} / 1024 ))"
   done
   echo "ferry / pillow:        $(echo "scale=2; ${med[pillow]} / ${med[ferry]}" | bc)x"
   echo "ferry / vipsthumbnail: $(echo "scale=2; ${med[vips]} / ${med[ferry]}" | bc)x"
-  echo "ferry CPU per image:   $(echo "scale=2; $(median "${cpus[ferry]}") / $count" | bc) ms (user+sys, all cores)"
+  if [ -n "${FERRY_BASE:-}" ]; then
+    echo "base  / pillow:        $(echo "scale=2; ${med[pillow]} / ${med[base]}" | bc)x"
+  fi
+  echo "CPU time ferry/pillow: $(echo "scale=2; ${cpu[pillow]} / ${cpu[ferry]}" | bc)x, ferry/vips $(echo "scale=2; ${cpu[vips]} / ${cpu[ferry]}" | bc)x"
+  echo "ferry CPU per image:   $(echo "scale=2; ${cpu[ferry]} / $count" | bc) ms (user+sys, all cores)"
   if [ -x "$floor_bin" ]; then
     echo "inflate-only floor:    $("$floor_bin" "$corpus"/*.png | awk '{print $2}') ms (libdeflate, one core)"
   fi
