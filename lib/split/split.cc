@@ -511,11 +511,15 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
       }
       std::vector<int64_t> filled(ns, 0);
       for (size_t k = s; k < e; ++k) {
+        // The first split with room for the whole group; else the one with
+        // the most room left (a group never overfills early splits and
+        // starves the last one).
         size_t pick = ns;
+        const int64_t size = int64_t(roots[k].size);
         for (size_t i = 0; i < ns && pick == ns; ++i) {
-          if (filled[i] < room[i]) pick = i;
+          if (filled[i] + size <= room[i]) pick = i;
         }
-        if (pick == ns) {  // every room filled (a large group overshot)
+        if (pick == ns) {
           int64_t best = INT64_MIN;
           for (size_t i = 0; i < ns; ++i) {
             int64_t left = room[i] - filled[i];
