@@ -22,6 +22,10 @@ constexpr char kSplitJson[] = "split.json";
 constexpr char kRunDirMark[] = ".ferry-split-";
 
 void AppendEscaped(std::string_view s, std::string* out) {
+  if (s.find_first_of("\\\t\n") == std::string_view::npos) {
+    out->append(s);  // the common case
+    return;
+  }
   for (char c : s) {
     if (c == '\\') {
       out->append("\\\\");
