@@ -106,10 +106,22 @@ Result<std::vector<std::string>> ListFilesRecursive(Env* env,
   return std::move(walk.files);
 }
 
-Result<std::string> ReadFileToString(Env* env, const std::string& path) {
+Result<std::string> ReadFileToString(Env* env, const std::string& path,
+                                     uint64_t max_bytes) {
+  // A device never ends (/dev/zero): it is no list or manifest.
+  auto info = env->Stat(path);
+  if (info.ok() && (info->type == FileType::kCharDevice ||
+                    info->type == FileType::kBlockDevice ||
+                    info->type == FileType::kSocket)) {
+    return Status::InvalidArgument(path, std::string("not a regular file (") +
+                                             FileTypeName(info->type) + ")");
+  }
+  if (info.ok() && info->size > max_bytes) {
+    return Status::ResourceExhausted(
+        path, "larger than " + std::to_string(max_bytes) + " bytes");
+  }
   FERRY_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
   // Read straight into the string, sized from a stat (it may still change).
-  auto info = env->Stat(path);
   size_t want = info.ok() ? static_cast<size_t>(info->size) + 1 : 1 << 16;
   std::string out;
   size_t len = 0;
@@ -121,6 +133,10 @@ Result<std::string> ReadFileToString(Env* env, const std::string& path) {
     if (got.data() != out.data() + len)
       std::memmove(out.data() + len, got.data(), got.size());
     len += got.size();
+    if (len > max_bytes) {
+      return Status::ResourceExhausted(
+          path, "larger than " + std::to_string(max_bytes) + " bytes");
+    }
   }
   out.resize(len);
   return out;

@@ -169,11 +169,20 @@ FileType TypeOf(mode_t mode) {
   return FileType::kOther;
 }
 
-// Opens for reading without blocking on a FIFO that has no writer (open(2)
-// would wait for one forever), then restores blocking reads.
+// Opens for reading. Devices are opened without blocking (a tty or modem
+// line could wait for ever), then reads block as usual. A FIFO named for
+// reading waits for its writer, as cat or xxhsum do: opened without blocking
+// it would read as empty before the writer comes. (Walks never open FIFOs.)
 Result<int> OpenForReading(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return PosixError(path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    ::close(fd);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(path, errno);
+    return fd;
+  }
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return fd;

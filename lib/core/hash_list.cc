@@ -39,6 +39,15 @@ std::vector<Input> ExpandInputs(Env* env,
   std::vector<Input> files;
   for (const std::string& input : inputs) {
     auto info = env->Stat(input);
+    if (info.ok() && (info->type == FileType::kCharDevice ||
+                      info->type == FileType::kBlockDevice ||
+                      info->type == FileType::kSocket)) {
+      // A device never ends (/dev/zero); a FIFO is read as a pipe.
+      files.push_back({input, Status::InvalidArgument(
+                                  input, std::string("not a regular file (") +
+                                             FileTypeName(info->type) + ")")});
+      continue;
+    }
     if (!info.ok() || !info->is_dir) {
       files.push_back({input, Status::OK()});
       continue;

@@ -33,7 +33,17 @@ class Walker {
         continue;
       }
       if (e.is_dir) {
-        if (!excluded_.empty() && Excluded(child)) continue;
+        if (!excluded_.empty() && Excluded(child)) {
+          out_.excluded.push_back(std::move(child));
+          continue;
+        }
+        if (std::string marker = OutputMarker(child); !marker.empty()) {
+          out_.skipped.push_back(
+              {std::move(child),
+               Status::NotSupported("output of another ferry run (holds " +
+                                    marker + ")")});
+          continue;
+        }
         Dir(child);
         continue;
       }
@@ -41,8 +51,9 @@ class Walker {
       auto info = env_->Stat(JoinPath(root_, child));
       if (!info.ok()) {
         out_.errors.push_back(
-            {std::move(child),
-             e.is_link ? Status::NotFound("dangling link") : info.status()});
+            {std::move(child), e.is_link && info.status().IsNotFound()
+                                   ? Status::NotFound("dangling link")
+                                   : info.status()});
       } else if (info->type == FileType::kRegular) {
         out_.files.push_back(std::move(child));
       } else if (info->type == FileType::kDirectory) {
@@ -71,6 +82,15 @@ class Walker {
   }
 
  private:
+  // The marker file a folder holds if a ferry run wrote it, or "".
+  std::string OutputMarker(const std::string& rel) {
+    for (const std::string& m : o_.output_markers) {
+      auto info = env_->Stat(JoinPath(JoinPath(root_, rel), m));
+      if (info.ok() && !info->is_dir) return m;
+    }
+    return std::string();
+  }
+
   bool Excluded(const std::string& rel) {
     auto info = env_->Stat(JoinPath(root_, rel));
     return info.ok() && excluded_.count({info->dev, info->ino}) > 0;

@@ -67,12 +67,48 @@ InputVerdict ClassifyInput(std::string_view head, std::string_view name) {
   return v;
 }
 
+namespace {
+
+// Files that mark a folder as ferry's own output (convert's state, pack's
+// state, split's summary).
+const std::vector<std::string>& OutputMarkers() {
+  static const std::vector<std::string> markers = {
+      ".ferry-convert", ".ferry-pack-state", "split.json"};
+  return markers;
+}
+
+// The output folder lies inside the source: fine if ferry made it (a marker)
+// or it is still empty; otherwise it holds the user's files, which the walk
+// would silently leave out of the inputs.
+Status CheckOutputInSource(Env* env, const std::string& dir) {
+  FERRY_ASSIGN_OR_RETURN(auto children, env->GetChildren(dir));
+  bool empty = true;
+  for (const DirEntry& e : children) {
+    for (const std::string& m : OutputMarkers()) {
+      if (e.name == m) return Status::OK();
+    }
+    if (e.name.compare(0, 6, ".ferry") != 0) empty = false;
+  }
+  if (empty) return Status::OK();
+  return Status::InvalidArgument(
+      dir,
+      "the output folder is inside the source and holds files ferry did "
+      "not make (they would not be inputs): choose a new folder");
+}
+
+}  // namespace
+
 Result<InputScan> ScanInputs(Env* env, const std::string& root,
                              const InputScanOptions& o) {
   WalkOptions wo;
   wo.include_hidden = o.include_hidden;
   wo.exclude = o.exclude;
+  // Another run's outputs inside the source are not inputs (convert . out
+  // after convert . jpeg must not re-encode jpeg/).
+  wo.output_markers = {".ferry-convert", ".ferry-pack-state"};
   FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, root, wo));
+  for (const std::string& rel : walk.excluded)
+    FERRY_RETURN_IF_ERROR(CheckOutputInSource(env, JoinPath(root, rel)));
   InputScan scan;
   scan.skipped = std::move(walk.skipped);
   scan.failed = std::move(walk.errors);

@@ -538,6 +538,11 @@ Status VerifyHashList(const std::string& root, const VerifyOptions& o,
 Result<VerifyReport> Verify(const std::string& path, const VerifyOptions& o) {
   VerifyReport rep;
   FERRY_ASSIGN_OR_RETURN(FileInfo info, o.env->Stat(path));
+  if (info.type != FileType::kRegular && !info.is_dir) {
+    return Status::InvalidArgument(path,
+                                   std::string("not a file or directory (") +
+                                       FileTypeName(info.type) + ")");
+  }
   if (!o.hashes_file.empty()) {
     if (!info.is_dir)
       return Status::InvalidArgument("--hashes needs a directory to check");

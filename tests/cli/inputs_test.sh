@@ -140,7 +140,7 @@ expect_rc 0 "$FERRY" convert "$png" newdir/ --size 16
 mkdir -p stem/c; cp "$png" stem/c/0001.png; echo '{}' > stem/c/0001.json; echo t > stem/c/0002.txt
 expect_rc 0 "$FERRY" convert stem stemout --size 16
 [ -s stemout/c/0001.jpg ] || fail "0001.json blocked 0001.png: $(cat err.txt)"
-grep -q '1 converted, 0 up to date, 2 skipped (not images; -v lists them), 0 failed' err.txt || fail "stem: $(cat err.txt)"
+grep -q '1 converted, 0 up to date, 2 skipped (not inputs; -v says why), 0 failed' err.txt || fail "stem: $(cat err.txt)"
 
 # --- Issue 10.22: a tree path with a line break cannot be one line of a
 # split list: that file fails (named), the rest is split, exit 1.
@@ -149,5 +149,30 @@ c.png"
 expect_rc 1 "$FERRY" split nl --out nls --ratios 1 --names all
 [ "$(wc -l < nls/all.txt)" -eq 1 ] || fail "split list broken by a newline name"
 grep -q 'line break' err.txt || fail "newline name not reported: $(cat err.txt)"
+
+# --- Review findings: devices named on the command line are refused, FIFOs
+# read as pipes (never as an empty success), output folders that hold the
+# user's inputs are refused, other runs' outputs inside SRC are not inputs.
+expect_rc 1 $T "$FERRY" hash /dev/zero
+grep -q 'not a regular file (character device)' err.txt || fail "hash /dev/zero: $(cat err.txt)"
+expect_rc 2 $T "$FERRY" verify /dev/zero
+set +e; $T "$FERRY" hash --check /dev/zero > out.txt 2> err.txt; rc=$?; set -e
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "hash --check /dev/zero: exit $rc"
+printf 'path,label\na.png,cat\nb.png,cat\n' > good.csv
+expect_rc 0 "$FERRY" split --list good.csv --out fl --ratios 1 --names all
+mkfifo lf.csv
+( sleep 1; cat good.csv > lf.csv ) &
+expect_rc 0 $T "$FERRY" split --list lf.csv --out fl --ratios 1 --names all
+wait
+[ "$(wc -l < fl/all.txt)" -eq 2 ] || fail "a FIFO listing was read as empty"
+mkdir -p w/cat w/dog; cp "$png" w/cat/1.png; cp "$png" w/cat/2.png; cp "$png" w/dog/3.png
+expect_rc 2 "$FERRY" split w --out w/cat
+grep -q 'inside the source' err.txt || fail "split --out into an input folder: $(cat err.txt)"
+expect_rc 2 "$FERRY" convert w w/dog --size 16
+[ ! -e w/dog/3.jpg ] || fail "convert wrote into an input folder"
+mkdir -p r2/a; cp "$png" r2/a/1.png
+expect_rc 0 "$FERRY" convert r2 r2/jpeg --size 16
+(cd r2 && "$FERRY" convert . out --size 16 -q)
+[ ! -e r2/out/jpeg ] || fail "another run's outputs were converted again"
 
 echo "inputs CLI tests passed"

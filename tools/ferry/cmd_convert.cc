@@ -101,7 +101,7 @@ int RunConvert(const ConvertArgs& a) {
   } else if (!a.common.quiet) {
     std::fprintf(stderr,
                  "ferry convert: %llu converted, %llu up to date, %llu skipped "
-                 "(not images; -v lists them), "
+                 "(not inputs; -v says why), "
                  "%llu failed in %.2f s (%.1f images/s)\n",
                  (unsigned long long)sum->converted,
                  (unsigned long long)sum->up_to_date,

@@ -125,7 +125,7 @@ int RunPack(const PackArgs& a) {
                    (unsigned long long)sum->dropped_duplicates);
     }
     std::fprintf(stderr,
-                 "; %zu skipped (not images; -v lists them); %zu failed; %llu "
+                 "; %zu skipped (not inputs; -v says why); %zu failed; %llu "
                  "shards reused; %.2f s%s\n",
                  sum->skipped.size(), sum->failed.size(),
                  (unsigned long long)sum->reused_shards, secs,

@@ -144,7 +144,7 @@ int RunSplit(const SplitCmdArgs& a) {
     j.EndArray().EndObject();
   } else if (!a.common.quiet) {
     std::fprintf(stderr,
-                 "ferry split: %zu items (%zu skipped, not images; %zu "
+                 "ferry split: %zu items (%zu skipped, not inputs; %zu "
                  "failed), %zu classes ->%s",
                  items->size() - r->dropped.size(), tree.skipped.size(),
                  tree.failed.size(), r->classes.size(),

@@ -179,9 +179,12 @@ FERRY_EXPORT std::string JoinPath(std::string_view a, std::string_view b);
 // The directory part of path ("." if none).
 FERRY_EXPORT std::string DirName(std::string_view path);
 
-// Reads a whole file; for small files only (lists, manifests).
+// Reads a whole file; for small files only (lists, manifests, indexes):
+// devices are refused, and anything above max_bytes (a FIFO fed for ever).
 FERRY_EXPORT Result<std::string> ReadFileToString(Env* env,
-                                                  const std::string& path);
+                                                  const std::string& path,
+                                                  uint64_t max_bytes = 1ull
+                                                                       << 30);
 
 }  // namespace ferry
 

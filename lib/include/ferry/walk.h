@@ -24,6 +24,9 @@ struct WalkOptions {
   bool include_hidden = true;  // names starting with '.'
   // Directories not to enter, in any spelling: compared by device and inode.
   std::vector<std::string> exclude;
+  // A folder below the root holding one of these files is another ferry
+  // run's output: skipped with that reason, not entered.
+  std::vector<std::string> output_markers;
 };
 
 struct WalkProblem {
@@ -32,9 +35,10 @@ struct WalkProblem {
 };
 
 struct WalkResult {
-  std::vector<std::string> files;    // sorted bytewise
-  std::vector<WalkProblem> skipped;  // not inputs, with the reason; sorted
-  std::vector<WalkProblem> errors;   // could not be read; sorted
+  std::vector<std::string> files;     // sorted bytewise
+  std::vector<WalkProblem> skipped;   // not inputs, with the reason; sorted
+  std::vector<WalkProblem> errors;    // could not be read; sorted
+  std::vector<std::string> excluded;  // folders of `exclude` met in the walk
 };
 
 // If root is a regular file (or a link to one) the result is {""}. A root
