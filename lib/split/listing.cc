@@ -358,15 +358,40 @@ Status ReadJsonl(ByteReader* in, uint64_t line_no, const std::string& path,
   return in->status();
 }
 
+// One spelling per file: "./a.png", "a//b.png" and "a/./b.png" name what
+// "a.png", "a/b.png" name (a leading '/' is kept). False for a path with a
+// ".." part: it could leave the root.
+bool NormalisePath(std::string* path) {
+  std::string out;
+  if (!path->empty() && (*path)[0] == '/') out.push_back('/');
+  size_t pos = 0;
+  while (pos <= path->size()) {
+    size_t end = path->find('/', pos);
+    if (end == std::string::npos) end = path->size();
+    std::string_view part(path->data() + pos, end - pos);
+    if (part == "..") return false;
+    if (!part.empty() && part != ".") {
+      if (!out.empty() && out.back() != '/') out.push_back('/');
+      out.append(part);
+    }
+    pos = end + 1;
+  }
+  *path = std::move(out);
+  return true;
+}
+
 // Refuses items whose path cannot be one line of a split list, and paths
-// listed twice (each would be counted, and maybe placed, twice).
-Status CheckPaths(const std::string& path, const std::vector<SplitItem>& items,
+// listed twice (each would be counted, and maybe placed, twice), whatever
+// their spelling.
+Status CheckPaths(const std::string& path, std::vector<SplitItem>& items,
                   const std::vector<uint64_t>& lines) {
   std::vector<std::string> problems;
   for (size_t i = 0; i < items.size(); ++i) {
-    const std::string& p = items[i].path;
+    std::string& p = items[i].path;
+    const bool inside = NormalisePath(&p);
     const char* why =
-        p.empty() ? "empty path"
+        !inside     ? "a path with a '..' part"
+        : p.empty() ? "empty path"
         : p.find_first_of(std::string_view("\n\r\0", 3)) != std::string::npos
             ? "a path with a line break or NUL"
             : nullptr;

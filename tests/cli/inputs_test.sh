@@ -177,4 +177,12 @@ expect_rc 0 "$FERRY" convert r2 r2/jpeg --size 16
 (cd r2 && "$FERRY" convert . out --size 16 -q)
 [ ! -e r2/out/jpeg ] || fail "another run's outputs were converted again"
 
+# A listing naming one file under two spellings lists it twice: refused.
+printf 'path,label\n./a.png,cat\na.png,cat\n' > dup.csv
+expect_rc 2 "$FERRY" split --list dup.csv --out dups --ratios 1 --names all
+grep -q 'listed twice' err.txt || fail "./a.png and a.png accepted: $(cat err.txt)"
+printf 'path,label\nsub/../a.png,cat\n' > up.csv
+expect_rc 2 "$FERRY" split --list up.csv --out dups --ratios 1 --names all
+grep -q "'..' part" err.txt || fail "sub/../a.png accepted: $(cat err.txt)"
+
 echo "inputs CLI tests passed"
