@@ -46,6 +46,11 @@ Result<std::vector<Entry>> ListEntries(std::string_view archive);
 // first dot; extension = the rest.
 void SplitName(std::string_view name, std::string* key, std::string* ext);
 
+// A shard's URL in a wids index, relative to the index: bytes other than
+// RFC 3986's unreserved ones percent-encoded ('#', '?' and ':' would
+// otherwise end the path or read as a scheme).
+std::string WidsUrl(std::string_view shard_name);
+
 }  // namespace ferry::wds
 
 #endif  // FERRY_FORMATS_WEBDATASET_TAR_H_

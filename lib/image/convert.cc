@@ -11,6 +11,7 @@
 #include "ferry/atomic_file.h"
 #include "ferry/hash.h"
 #include "ferry/input.h"
+#include "image/transcode_fields.h"
 
 namespace ferry {
 namespace {
@@ -18,23 +19,10 @@ namespace {
 constexpr char kStateFile[] = ".ferry-convert";
 constexpr char kLockFile[] = ".ferry-convert.lock";
 
-// Every option that changes output bytes, spelled out: a change of any of
-// them makes existing outputs stale.
+// Every option, from the one field list: a change of any of them makes
+// existing outputs stale.
 std::string Fingerprint(const image::TranscodeOptions& t) {
-  const auto& d = t.decode;
-  const auto& r = t.resize;
-  const auto& e = t.encode;
-  char buf[512];
-  std::snprintf(
-      buf, sizeof(buf),
-      "v1 rot=%d p16=%d sol=%d size=%dx%d mode=%d filter=%d up=%d bg=%d,%d,%d "
-      "q=%d ss=%d opt=%d prog=%d icc=%s",
-      d.autorotate, d.pillow_16bit, t.shrink_on_load, r.width, r.height,
-      static_cast<int>(r.mode), static_cast<int>(r.filter), r.upscale,
-      r.background.r, r.background.g, r.background.b, e.quality,
-      static_cast<int>(e.subsampling), e.optimize, e.progressive,
-      HashBytes(e.icc_profile).ToHex().c_str());
-  return buf;
+  return image::TranscodeFingerprint(t);
 }
 
 struct RunState {

@@ -12,26 +12,11 @@ namespace {
 
 // JPEG dimensions from the SOF marker, without decoding.
 bool JpegSize(std::string_view data, int* w, int* h) {
-  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-  size_t pos = 2, n = data.size();
-  while (pos + 4 <= n) {
-    if (p[pos] != 0xFF) return false;
-    uint8_t m = p[pos + 1];
-    if (m == 0xFF) {
-      ++pos;
-      continue;
-    }
-    size_t len = size_t{p[pos + 2]} << 8 | p[pos + 3];
-    if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
-      if (pos + 9 > n) return false;
-      *h = p[pos + 5] << 8 | p[pos + 6];
-      *w = p[pos + 7] << 8 | p[pos + 8];
-      return *w > 0 && *h > 0;
-    }
-    if (m == 0xDA || len < 2) return false;
-    pos += 2 + len;
-  }
-  return false;
+  JpegFrame f;
+  if (!ReadJpegFrame(data, &f)) return false;
+  *w = f.width;
+  *h = f.height;
+  return true;
 }
 
 // PNG dimensions from IHDR, without decoding.

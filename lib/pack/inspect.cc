@@ -1,6 +1,7 @@
 #include "ferry/inspect.h"
 
 #include "ferry/image.h"
+#include "ferry/json.h"
 #include "formats/example/image_example.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/webdataset/tar.h"
@@ -33,6 +34,10 @@ void InspectTfRecord(pack::FileStream* in, size_t max, InspectReport* rep) {
     const std::string where =
         "record " + std::to_string(rep->records) + " at offset ";
     if (step == pack::TfStep::kEnd) return;
+    if (step == pack::TfStep::kStream) {
+      rep->error = std::string(in->status().message());
+      return;
+    }
     if (step == pack::TfStep::kTruncated) {
       rep->error = where + std::to_string(off) + ": truncated";
       return;
@@ -85,10 +90,33 @@ void InspectTar(pack::FileStream* in, size_t max, InspectReport* rep) {
     wds::Header h;
     const pack::TarStep step = pack::NextTarEntry(in, &h, &data, &error);
     if (step == pack::TarStep::kEnd) break;
-    if (step != pack::TarStep::kEntry) {
-      rep->error = "tar at offset " + std::to_string(off) + ": " +
-                   (step == pack::TarStep::kBadEnd ? "no end blocks" : error);
+    if (step == pack::TarStep::kStream) {
+      rep->error = std::string(in->status().message());
       break;
+    }
+    if (step == pack::TarStep::kBadEnd) {
+      flush();
+      rep->error = "tar at offset " + std::to_string(off) +
+                   ": the archive ends without its two zero blocks";
+      return;
+    }
+    if (step != pack::TarStep::kEntry) {
+      // The sample the damaged entry belongs to: the current one if the
+      // name still carries its key, else the next.
+      std::string key, ext;
+      wds::SplitName(h.name, &key, &ext);
+      uint64_t index = rep->records;
+      std::string name = cur.key;
+      if (key != cur.key || cur.key.empty()) {
+        flush();
+        index = rep->records;
+        name = key;
+      }
+      rep->error = "record " + std::to_string(index) +
+                   (name.empty() ? "" : " (key " + name + ")") +
+                   ", tar entry at offset " + std::to_string(off) + ": " +
+                   error;
+      return;
     }
     const uint64_t header_off = off;
     off += pack::TarEntryBytes(h.size);
@@ -176,26 +204,80 @@ std::string PrettyJson(std::string_view j) {
   return out;
 }
 
+// What the bytes are, whatever the name says; the name decides only for a
+// shard too damaged to tell.
 Result<InspectReport> Inspect(Env* env, const std::string& path,
                               size_t max_records) {
   InspectReport rep;
   std::string file = path;
   FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(path));
   if (info.is_dir) file = JoinPath(path, "dataset.json");
-  if (EndsWith(file, ".json")) {
+  std::string head;
+  {
+    FERRY_ASSIGN_OR_RETURN(auto in,
+                           pack::OpenShardStream(env, file, false, false));
+    FERRY_RETURN_IF_ERROR(in->Read(1024, &head));
+  }
+  const bool gz =
+      head.size() >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b;
+  if (gz) {  // what the gzip holds
+    FERRY_ASSIGN_OR_RETURN(auto in,
+                           pack::OpenShardStream(env, file, false, true));
+    if (!in->Read(1024, &head).ok()) head.clear();
+  }
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (!gz && first != std::string::npos && head[first] == '{') {
     FERRY_ASSIGN_OR_RETURN(std::string data, ReadFileToString(env, file));
-    rep.kind = "dataset";
-    rep.dataset_json = PrettyJson(data);
+    auto j = ParseJson(data);
+    if (j.ok() && (*j)["format"].str() == "ferry-dataset-v1") {
+      rep.kind = "dataset";
+    } else if (j.ok() && (*j)["__kind__"].str() == "wids-shard-index-v1") {
+      rep.kind = "wids";
+    }
+    if (!rep.kind.empty()) {
+      rep.dataset_json = PrettyJson(data);
+      return rep;
+    }
+  }
+  if (!gz && image::Sniff(head) != image::Format::kUnknown) {
+    FERRY_ASSIGN_OR_RETURN(std::string data, ReadFileToString(env, file));
+    auto h = image::ReadImageHeader(data);
+    rep.kind = "image";
+    if (!h.ok()) {
+      rep.error = h.status().ToString();
+    } else {
+      rep.image = *h;
+    }
+    return rep;
+  }
+  wds::Header th;
+  const bool tar = head.size() >= wds::kBlock &&
+                   (head.compare(257, 5, "ustar") == 0 ||
+                    wds::ParseHeader(head.substr(0, wds::kBlock), &th).ok());
+  uint64_t len = 0;
+  const bool tfrecord =
+      head.empty() ||
+      (head.size() >= tfrecord::kHeaderSize &&
+       tfrecord::DecodeHeader(head.substr(0, tfrecord::kHeaderSize), &len));
+  const bool named_tar = pack::IsTarName(file);
+  const bool named_tf = EndsWith(file, ".tfrecord") ||
+                        EndsWith(file, ".tfrecord.gz") ||
+                        EndsWith(file, ".tfrecords");
+  if (!tar && !tfrecord && !named_tar && !named_tf) {
+    rep.kind = "unknown";
+    rep.error = gz ? "gzip, but neither a TFRecord nor a tar inside: not a "
+                     "shard, dataset or image"
+                   : "not a shard, dataset or image";
     return rep;
   }
   // Streamed: a shard of any size is read in chunks, once.
   FERRY_ASSIGN_OR_RETURN(auto in,
-                         pack::OpenShardStream(env, file, /*md5=*/false));
-  if (EndsWith(file, ".tar")) {
-    rep.kind = "webdataset";
+                         pack::OpenShardStream(env, file, /*md5=*/false, gz));
+  if (tar || (!tfrecord && named_tar)) {
+    rep.kind = gz ? "webdataset.gz" : "webdataset";
     InspectTar(in.get(), max_records, &rep);
   } else {
-    rep.kind = EndsWith(file, ".gz") ? "tfrecord.gz" : "tfrecord";
+    rep.kind = gz ? "tfrecord.gz" : "tfrecord";
     InspectTfRecord(in.get(), max_records, &rep);
   }
   return rep;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/ordered_pipeline.h"
@@ -13,6 +15,8 @@
 #include "ferry/json.h"
 #include "ferry/version.h"
 #include "formats/example/image_example.h"
+#include "formats/webdataset/tar.h"
+#include "pack/pack_fields.h"
 #include "pack/shard_writer.h"
 
 namespace ferry {
@@ -36,7 +40,26 @@ std::string InterimName(const std::string& split, size_t k, ShardFormat f,
   return split + buf + Ext(f, gzip);
 }
 
-// Everything that changes output bytes, and the input listing.
+// A WebDataset sample key, "<split>_000000042". Entries are "<key>.<ext>";
+// ustar's 100-byte name field is all wids and DALI read of a name.
+std::string SampleKey(const std::string& split, uint64_t record) {
+  char num[24];
+  std::snprintf(num, sizeof(num), "_%09llu", (unsigned long long)record);
+  return split + num;
+}
+// 100 bytes, less "_" and 9 digits, less ".json" (the longest extension).
+constexpr size_t kMaxWdsSplitName = 100 - 10 - 5;
+
+// Names only ferry pack gives files in OUT: shards (final or interim), their
+// ".idx" sidecars and wids indexes.
+bool IsPackOutputName(const std::string& f) {
+  static const std::regex kRe(
+      R"([^./\\ \t\n]+(-[0-9]{5,}(-of-[0-9]{5,})?\.(tfrecord|tfrecord\.gz|tar)(\.idx)?|\.wids\.json))");
+  return std::regex_match(f, kRe);
+}
+
+// Every option (from the one field list in pack_fields.h) and the input
+// listing with its contents.
 std::string Fingerprint(const std::vector<SplitItem>& items,
                         const std::vector<Hash128>& hashes,
                         const std::vector<int>& assignment,
@@ -46,29 +69,8 @@ std::string Fingerprint(const std::vector<SplitItem>& items,
     h.Update(s);
     h.Update(std::string_view("\0", 1));
   };
-  const auto& t = o.transcode;
-  char buf[512];
-  std::snprintf(buf, sizeof(buf),
-                "pack-v1 fmt=%d gz=%d sb=%llu sr=%llu rot=%d p16=%d sol=%d "
-                "size=%dx%d mode=%d "
-                "filter=%d up=%d bg=%d,%d,%d q=%d ss=%d opt=%d prog=%d "
-                "seed=%llu mode=%d strat=%d "
-                "dedup=%d",
-                int(o.format), o.gzip, (unsigned long long)o.shard_bytes,
-                (unsigned long long)o.shard_records, t.decode.autorotate,
-                t.decode.pillow_16bit, t.shrink_on_load, t.resize.width,
-                t.resize.height, int(t.resize.mode), int(t.resize.filter),
-                t.resize.upscale, t.resize.background.r, t.resize.background.g,
-                t.resize.background.b, t.encode.quality,
-                int(t.encode.subsampling), t.encode.optimize,
-                t.encode.progressive, (unsigned long long)o.split.seed,
-                int(o.split.mode), o.split.stratify, int(o.split.duplicates));
-  add(buf);
-  add(o.split.group_regex);
-  for (size_t i = 0; i < o.split.names.size(); ++i) {
-    add(o.split.names[i]);
-    add(std::to_string(o.split.ratios[i]));
-  }
+  add("pack-v2");
+  add(pack::PackOptionsText(o));
   for (size_t i = 0; i < items.size(); ++i) {
     add(items[i].path);
     add(items[i].label);
@@ -85,6 +87,7 @@ struct DoneShard {
   uint64_t next_item = 0, next_record = 0;  // where the following shard starts
   uint64_t records = 0, bytes = 0;
   Hash128 xxh3;
+  Hash128 idx_xxh3;  // of the ".idx" sidecar (of "" for gzip shards)
   std::string md5;
 };
 
@@ -109,7 +112,8 @@ std::string FromHex(const std::string& h) {
 struct Failed {
   std::string split;
   uint64_t item_pos = 0;
-  std::string input, error;
+  std::string input;
+  Status error;  // as first reported: a resumed run lists the same
 };
 
 struct State {
@@ -119,16 +123,18 @@ struct State {
   std::map<std::string, size_t> split_done;  // split -> shard count
 
   std::string Serialize() const {
-    std::string s = "ferry-pack-state v1\nfingerprint " + fingerprint + "\n";
+    std::string s = "ferry-pack-state v2\nfingerprint " + fingerprint + "\n";
     for (const DoneShard& d : shards) {
       s += "shard " + d.split + " " + std::to_string(d.index) + " " +
            std::to_string(d.next_item) + " " + std::to_string(d.next_record) +
            " " + std::to_string(d.records) + " " + std::to_string(d.bytes) +
-           " " + d.xxh3.ToHex() + " " + (d.md5.empty() ? "-" : d.md5) + "\n";
+           " " + d.xxh3.ToHex() + " " + d.idx_xxh3.ToHex() + " " +
+           (d.md5.empty() ? "-" : d.md5) + "\n";
     }
     for (const Failed& f : failed) {
       s += "failed " + f.split + " " + std::to_string(f.item_pos) + " " +
-           ToHex(f.input) + " " + ToHex(f.error) + "\n";
+           ToHex(f.input) + " " + std::to_string(int(f.error.code())) + " " +
+           ToHex(f.error.message()) + "\n";
     }
     for (const auto& [split, n] : split_done)
       s += "split_done " + split + " " + std::to_string(n) + "\n";
@@ -144,28 +150,34 @@ struct State {
         in >> st.fingerprint;
       } else if (word == "shard") {
         DoneShard d;
-        std::string hex;
+        std::string hex, idx_hex;
         in >> d.split >> d.index >> d.next_item >> d.next_record >> d.records >>
-            d.bytes >> hex >> d.md5;
+            d.bytes >> hex >> idx_hex >> d.md5;
         if (d.md5 == "-") d.md5.clear();
         auto h = Hash128::FromHex(hex);
-        if (!in || !h.ok()) return State();
+        auto ih = Hash128::FromHex(idx_hex);
+        if (!in || !h.ok() || !ih.ok()) return State();
         d.xxh3 = *h;
+        d.idx_xxh3 = *ih;
         st.shards.push_back(d);
       } else if (word == "failed") {
         Failed f;
         std::string in_hex, err_hex;
-        in >> f.split >> f.item_pos >> in_hex >> err_hex;
-        if (!in) return State();
+        int code = 0;
+        in >> f.split >> f.item_pos >> in_hex >> code >> err_hex;
+        if (!in || code <= 0 || code > int(Status::Code::kCancelled))
+          return State();
         f.input = FromHex(in_hex);
-        f.error = FromHex(err_hex);
+        f.error = Status::FromCode(Status::Code(code), FromHex(err_hex));
         st.failed.push_back(std::move(f));
       } else if (word == "split_done") {
         std::string split;
         size_t n = 0;
         in >> split >> n;
         st.split_done[split] = n;
-      } else if (word == "ferry-pack-state" || word == "v1") {
+      } else if (word == "ferry-pack-state") {
+        in >> word;
+        if (word != "v2") return State();  // an older layout: start afresh
       } else {
         return State();
       }
@@ -174,12 +186,16 @@ struct State {
   }
 };
 
-// True if the file at path has exactly the recorded size and XXH3-128.
-bool Verified(Env* env, const std::string& path, uint64_t bytes,
-              const Hash128& h) {
+// True if the shard at path has exactly the recorded size and XXH3-128, and
+// its ".idx" sidecar (none for gzip) the recorded XXH3-128.
+bool Verified(Env* env, const std::string& path, const DoneShard& d,
+              bool gzip) {
   uint64_t size = 0;
   auto got = HashFile(env, path, &size);
-  return got.ok() && size == bytes && *got == h;
+  if (!got.ok() || size != d.bytes || *got != d.xxh3) return false;
+  if (gzip) return true;
+  auto idx = HashFile(env, path + ".idx", &size);
+  return idx.ok() && *idx == d.idx_xxh3;
 }
 
 struct Record {
@@ -204,6 +220,7 @@ class Packer {
                                state_.Serialize());
   }
   Status WriteDatasetJson();
+  Status RemoveStaleOutputs();
 
   std::string src_, out_;
   const PackOptions& o_;
@@ -279,9 +296,7 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
     if (d.split != name || d.index != kept.size()) continue;
     const std::string path =
         JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip));
-    if (!Verified(env_, path, d.bytes, d.xxh3)) break;
-    if (!o_.gzip && !env_->FileExists(path + ".idx"))
-      break;  // redone with its index
+    if (!Verified(env_, path, d, o_.gzip)) break;  // redone, with its index
     kept.push_back(d);
     next_item = d.next_item;
     next_record = d.next_record;
@@ -298,7 +313,7 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   for (const Failed& f : state_.failed) {
     if (f.split != name || f.item_pos < next_item) failed_kept.push_back(f);
     if (f.split == name && f.item_pos < next_item)
-      sum_.failed.push_back({f.input, Status::Corruption(f.error)});
+      sum_.failed.push_back({f.input, f.error});
   }
   state_.failed = std::move(failed_kept);
 
@@ -307,9 +322,9 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   uint64_t item_pos = next_item;
   auto close_shard = [&]() -> Status {
     FERRY_RETURN_IF_ERROR(shard->Finish());
-    DoneShard d{name,          shard_index,      item_pos,
-                next_record,   shard->records(), shard->file_bytes(),
-                shard->xxh3(), shard->md5_hex()};
+    DoneShard d{name,          shard_index,         item_pos,
+                next_record,   shard->records(),    shard->file_bytes(),
+                shard->xxh3(), shard->index_xxh3(), shard->md5_hex()};
     state_.shards.push_back(d);
     kept.push_back(d);
     shard.reset();
@@ -327,8 +342,7 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
         if (!r.error.ok()) {
           const std::string& path = items_[order[next_item + k]].path;
           sum_.failed.push_back({path, r.error});
-          state_.failed.push_back(
-              {name, next_item + k, path, r.error.ToString()});
+          state_.failed.push_back({name, next_item + k, path, r.error});
           return;
         }
         Status st;
@@ -347,10 +361,7 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
         if (o_.format == ShardFormat::kTfRecord) {
           st = shard->AddTfRecord(r.example);
         } else {
-          char key[64];
-          std::snprintf(key, sizeof(key), "%s_%09llu", name.c_str(),
-                        (unsigned long long)next_record);
-          st = shard->AddSample(key, r.parts);
+          st = shard->AddSample(SampleKey(name, next_record), r.parts);
         }
         ++next_record;
         if (st.ok() &&
@@ -384,7 +395,8 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
       FERRY_RETURN_IF_ERROR(env_->RenameFile(from + ".idx", to + ".idx"));
     result.shards.push_back({to_name, d.records, d.bytes, d.xxh3});
     result.records += d.records;
-    wids.BeginObject().Key("url").String(to_name).Key("md5sum").String(d.md5);
+    wids.BeginObject().Key("url").String(wds::WidsUrl(to_name));
+    wids.Key("md5sum").String(d.md5);
     wids.Key("nsamples")
         .Uint(d.records)
         .Key("filesize")
@@ -393,7 +405,8 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   }
   wids.EndArray().EndObject();
   FERRY_RETURN_IF_ERROR(env_->SyncDir(out_));
-  if (o_.format == ShardFormat::kWebDataset) {
+  // No wids index for an empty split: wids refuses an empty shard list.
+  if (o_.format == ShardFormat::kWebDataset && n > 0) {
     FERRY_RETURN_IF_ERROR(WriteFileAtomically(
         env_, JoinPath(out_, name + ".wids.json"), wids.str()));
   }
@@ -406,7 +419,6 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
 
 Status Packer::WriteDatasetJson() {
   JsonWriter j;
-  const auto& t = o_.transcode;
   j.BeginObject()
       .Key("format")
       .String("ferry-dataset-v1")
@@ -416,34 +428,8 @@ Status Packer::WriteDatasetJson() {
       .String(o_.format == ShardFormat::kTfRecord ? "tfrecord" : "webdataset");
   j.Key("compression").String(o_.gzip ? "gzip" : "none");
   j.Key("options").BeginObject();
-  j.Key("size")
-      .BeginArray()
-      .Int(t.resize.width)
-      .Int(t.resize.height)
-      .EndArray();
-  static const char* kModes[] = {"fit", "cover", "exact", "shorter", "pad"};
-  static const char* kFilters[] = {"lanczos3", "bicubic", "bilinear", "box"};
-  j.Key("mode")
-      .String(kModes[int(t.resize.mode)])
-      .Key("filter")
-      .String(kFilters[int(t.resize.filter)]);
-  j.Key("quality")
-      .Int(t.encode.quality)
-      .Key("subsampling")
-      .String(t.encode.subsampling == image::Subsampling::k420 ? "420" : "444");
-  j.Key("seed")
-      .Uint(o_.split.seed)
-      .Key("split_mode")
-      .String(SplitModeName(o_.split.mode))
-      .Key("duplicates")
-      .String(DuplicatePolicyName(o_.split.duplicates));
-  j.Key("ratios").BeginArray();
-  for (double r : o_.split.ratios) j.Double(r);
-  j.EndArray()
-      .Key("shard_bytes")
-      .Uint(o_.shard_bytes)
-      .Key("shard_records")
-      .Uint(o_.shard_records);
+  core::OptionsJson options(&j);
+  pack::VisitPackOptions(o_, options);
   j.EndObject();
   j.Key("labels").BeginArray();
   for (const auto& l : sum_.labels) j.String(l);
@@ -516,9 +502,46 @@ Status Packer::WriteDatasetJson() {
   return WriteFileAtomically(env_, JoinPath(out_, "dataset.json"), j.str());
 }
 
+// A run owns its output set: shards, indexes and wids files of earlier runs
+// (other shard sizes, splits or formats) that this one did not make go, so
+// that a "train-*" glob reads this run's records only. Runs before
+// dataset.json is written: a run killed before that leaves no dataset.json
+// (so the output is visibly unfinished) and its rerun sweeps again.
+Status Packer::RemoveStaleOutputs() {
+  std::set<std::string> keep;
+  for (const PackSplit& sp : sum_.splits) {
+    for (const PackShard& sh : sp.shards) {
+      keep.insert(sh.name);
+      if (!o_.gzip) keep.insert(sh.name + ".idx");
+    }
+    if (o_.format == ShardFormat::kWebDataset && !sp.shards.empty())
+      keep.insert(sp.name + ".wids.json");
+  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                         ListFilesRecursive(env_, out_));
+  bool removed = false;
+  for (const std::string& f : files) {
+    if (keep.count(f) || !IsPackOutputName(f)) continue;
+    FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(out_, f)));
+    removed = true;
+  }
+  return removed ? env_->SyncDir(out_) : Status::OK();
+}
+
 Result<PackSummary> Packer::Run() {
   if (o_.format == ShardFormat::kWebDataset && o_.gzip) {
     return Status::InvalidArgument("--compress gzip is for TFRecord shards");
+  }
+  if (o_.format == ShardFormat::kWebDataset) {
+    for (const std::string& name : o_.split.names) {
+      if (name.size() > kMaxWdsSplitName) {
+        return Status::InvalidArgument(
+            "split name '" + name + "' is " + std::to_string(name.size()) +
+            " bytes; WebDataset entry names (split, sample number, "
+            "extension) must fit tar's 100 bytes, so at most " +
+            std::to_string(kMaxWdsSplitName));
+      }
+    }
   }
   if (o_.list_path.empty()) {
     InputScanOptions scan;
@@ -599,7 +622,7 @@ Result<PackSummary> Packer::Run() {
   const std::string fp = Fingerprint(items_, hashes_, split_.assignment, o_);
   auto old = ReadFileToString(env_, JoinPath(out_, kStateFile));
   if (old.ok()) state_ = State::Parse(*old);
-  if (state_.fingerprint != fp) state_ = State{fp, {}, {}};
+  if (state_.fingerprint != fp) state_ = State{fp, {}, {}, {}};
   (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));  // rewritten last
   // A finished split's shards carry final names; give them back their
   // interim names so that one code path verifies and reuses them.
@@ -625,6 +648,7 @@ Result<PackSummary> Packer::Run() {
   for (size_t s = 0; s < orders.size(); ++s)
     FERRY_RETURN_IF_ERROR(PackOneSplit(s, orders[s]));
   if (o_.progress) o_.progress->End();
+  FERRY_RETURN_IF_ERROR(RemoveStaleOutputs());
   std::string labels;
   for (const auto& l : sum_.labels) labels += l + "\n";
   FERRY_RETURN_IF_ERROR(

@@ -122,7 +122,10 @@ Status ShardWriter::Finish() {
   if (md5_) md5_done_ = md5_->HexDigest();
   FERRY_RETURN_IF_ERROR(file_->Commit());
   // Offsets refer to the uncompressed stream: DALI cannot index gzip shards.
-  if (gzip_) return Status::OK();
+  if (gzip_) {
+    idx_.clear();
+    return Status::OK();
+  }
   return WriteFileAtomically(env_, path_ + ".idx", idx_);
 }
 

@@ -34,6 +34,8 @@ class ShardWriter {
   uint64_t file_bytes() const { return file_bytes_; }
   Hash128 xxh3() const { return hasher_.Digest(); }
   std::string md5_hex() const;
+  // XXH3-128 of the ".idx" sidecar Finish wrote (of "" for gzip shards).
+  Hash128 index_xxh3() const { return HashBytes(idx_); }
 
  private:
   ShardWriter() = default;

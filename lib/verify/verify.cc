@@ -31,14 +31,81 @@ struct SourceKey {
   int64_t record = 0;
 };
 
+// Every record's feature set (TFRecord) or component list (tar), counted:
+// the majority is the schema, and records that differ from it are flagged
+// (a damaged first record is one odd record, not everyone else's fault).
+struct SchemaTally {
+  struct Seen {
+    uint64_t count = 0;
+    uint64_t first = 0;          // order of first sight, for ties
+    std::vector<Problem> where;  // the first kMaxShown records
+  };
+  static constexpr size_t kMaxShown = 100;
+  std::map<std::string, Seen> seen;
+  uint64_t order = 0;
+
+  void Add(const std::string& schema, Problem where) {
+    auto [it, fresh] = seen.try_emplace(schema);
+    if (fresh) it->second.first = order++;
+    ++it->second.count;
+    if (it->second.where.size() < kMaxShown)
+      it->second.where.push_back(std::move(where));
+  }
+  void Merge(SchemaTally&& o) {
+    std::vector<std::pair<uint64_t, std::string>> by_order;
+    for (auto& [schema, seen_o] : o.seen)
+      by_order.push_back({seen_o.first, schema});
+    std::sort(by_order.begin(), by_order.end());
+    for (const auto& [unused, schema] : by_order) {
+      Seen& from = o.seen[schema];
+      auto [it, fresh] = seen.try_emplace(schema);
+      if (fresh) it->second.first = order++;
+      it->second.count += from.count;
+      for (Problem& p : from.where) {
+        if (it->second.where.size() < kMaxShown)
+          it->second.where.push_back(std::move(p));
+      }
+    }
+  }
+  // One problem per record (up to kMaxShown per schema) outside the
+  // majority schema (ties: the one seen first).
+  void Report(std::vector<Problem>* out) const {
+    const std::pair<const std::string, Seen>* major = nullptr;
+    uint64_t total = 0;
+    for (const auto& e : seen) {
+      total += e.second.count;
+      if (!major || e.second.count > major->second.count ||
+          (e.second.count == major->second.count &&
+           e.second.first < major->second.first)) {
+        major = &e;
+      }
+    }
+    if (!major) return;
+    for (const auto& [schema, s] : seen) {
+      if (&schema == &major->first) continue;
+      for (const Problem& p : s.where) {
+        Problem q = p;
+        q.what = "schema";
+        q.detail = "has " + schema + " where " +
+                   std::to_string(major->second.count) + " of " +
+                   std::to_string(total) + " records have " + major->first;
+        out->push_back(std::move(q));
+      }
+    }
+  }
+};
+
 struct ShardResult {
   std::vector<Problem> problems;
   uint64_t records = 0, bytes = 0;
   Hash128 xxh3;
   std::string md5;
-  std::string schema;  // of the first record
+  SchemaTally schemas;
   std::vector<SourceKey> keys;
   bool missing = false;
+  // The framing broke (truncated, length CRC, tar header, gzip): what comes
+  // after is unknown, so the index sidecar is not judged against it.
+  bool unreadable = false;
 };
 
 // Minimal protobuf wire scan of a tf.train.Example: feature keys and kinds
@@ -134,6 +201,12 @@ void VerifyTfRecord(FileStream* in, const std::string& file, bool deep,
   for (int64_t rec = 0;; ++rec) {
     const pack::TfStep step = pack::NextTfRecord(in, &payload);
     if (step == pack::TfStep::kEnd) break;
+    if (step != pack::TfStep::kRecord && step != pack::TfStep::kDataCrc)
+      r->unreadable = true;
+    if (step == pack::TfStep::kStream) {
+      return Add(r, file, -1, int64_t(in->error_offset()), "gzip",
+                 std::string(in->status().message()));
+    }
     if (step == pack::TfStep::kTruncated)
       return Add(r, file, rec, off, "truncated", "record cut short");
     if (step == pack::TfStep::kLengthCrc) {
@@ -150,11 +223,7 @@ void VerifyTfRecord(FileStream* in, const std::string& file, bool deep,
         Add(r, file, rec, int64_t(off + tfrecord::kHeaderSize), "parse",
             "not a tf.train.Example");
       } else {
-        if (r->schema.empty()) r->schema = schema;
-        if (schema != r->schema) {
-          Add(r, file, rec, int64_t(off), "schema",
-              "features " + schema + " differ from " + r->schema);
-        }
+        r->schemas.Add("features " + schema, {file, rec, int64_t(off), "", ""});
         r->keys.push_back({XXH3_64bits(filename.data(), filename.size()),
                            filename, key, rec});
         if (deep) {
@@ -179,16 +248,12 @@ void VerifyTar(FileStream* in, const std::string& file, bool deep,
   std::string data;
   uint64_t off = 0;
   int64_t sample = -1;
-  std::string key, line, parts, first_parts, json, jpeg;
+  std::string key, line, parts, json, jpeg;
   std::set<std::string> seen, exts;
   std::vector<std::string> lines;
   auto close_sample = [&] {
     if (key.empty()) return;
-    if (first_parts.empty()) first_parts = parts;
-    if (parts != first_parts) {
-      Add(r, file, sample, -1, "schema",
-          "sample " + key + " has " + parts + ", the first had " + first_parts);
-    }
+    r->schemas.Add("components " + parts, {file, sample, -1, "", ""});
     auto j = ParseJson(json);
     if (!j.ok()) {
       Add(r, file, sample, -1, "parse",
@@ -211,12 +276,28 @@ void VerifyTar(FileStream* in, const std::string& file, bool deep,
     const pack::TarStep step = pack::NextTarEntry(in, &h, &data, &error);
     if (step == pack::TarStep::kEnd) break;
     if (step != pack::TarStep::kEntry) {
-      close_sample();
+      r->unreadable = true;
+      if (step == pack::TarStep::kStream) {
+        close_sample();
+        return Add(r, file, -1, int64_t(in->error_offset()), "gzip",
+                   std::string(in->status().message()));
+      }
       if (step == pack::TarStep::kBadEnd) {
+        close_sample();
         return Add(r, file, sample, int64_t(off), "tar",
                    "archive ends without its two zero blocks");
       }
-      return Add(r, file, sample, int64_t(off),
+      // The damaged entry's sample: the current one if the name (as far as
+      // it can be read) carries its key, else the next. A sample cut here
+      // is not counted or checked as a whole one.
+      std::string k, ext;
+      wds::SplitName(h.name, &k, &ext);
+      int64_t at = sample;
+      if (k != key || key.empty()) {
+        close_sample();
+        at = sample + 1;
+      }
+      return Add(r, file, at, int64_t(off),
                  step == pack::TarStep::kTruncated ? "truncated" : "tar",
                  error + (step == pack::TarStep::kBadHeader
                               ? "; the rest is unreadable"
@@ -257,25 +338,13 @@ void VerifyTar(FileStream* in, const std::string& file, bool deep,
   for (const auto& l : lines) *idx += l + "\n";
 }
 
-enum class Kind { kTfRecord, kTfRecordGz, kTar };
-
-Kind KindOf(const std::string& name) {
-  auto ends = [&](std::string_view s) {
-    return name.size() >= s.size() &&
-           name.compare(name.size() - s.size(), s.size(), s) == 0;
-  };
-  if (ends(".tar")) return Kind::kTar;
-  if (ends(".gz")) return Kind::kTfRecordGz;
-  return Kind::kTfRecord;
-}
-
 // Streams one shard once: file hashes, structure, records, index sidecar.
 ShardResult VerifyShard(Env* env, const std::string& dir,
                         const std::string& name, bool deep) {
   ShardResult r;
   const std::string path = JoinPath(dir, name);
-  const Kind kind = KindOf(name);
-  auto opened = pack::OpenShardStream(env, path, /*md5=*/kind == Kind::kTar);
+  const bool tar = pack::IsTarName(name), gz = pack::IsGzipName(name);
+  auto opened = pack::OpenShardStream(env, path, /*md5=*/tar);
   if (!opened.ok()) {
     r.missing = true;
     Add(&r, name, -1, -1, "missing", opened.status().ToString());
@@ -283,20 +352,31 @@ ShardResult VerifyShard(Env* env, const std::string& dir,
   }
   std::unique_ptr<FileStream> in = std::move(opened).value();
   std::string idx;
-  if (kind == Kind::kTar) {
+  if (tar) {
     VerifyTar(in.get(), name, deep, &idx, &r);
   } else {
     VerifyTfRecord(in.get(), name, deep, &idx, &r);
   }
   Status drained = in->Drain();
-  if (!drained.ok()) Add(&r, name, -1, -1, "truncated", drained.ToString());
+  if (!drained.ok() && !r.unreadable)
+    Add(&r, name, -1, -1, "truncated", drained.ToString());
   r.bytes = in->raw_bytes();
   r.xxh3 = in->xxh3();
   r.md5 = in->md5();
-  if (kind != Kind::kTfRecordGz) {
+  // DALI indexes raw offsets: gzip shards have none. A shard whose framing
+  // broke is the problem, not its index.
+  if (!gz && !r.unreadable) {
     auto sidecar = ReadFileToString(env, path + ".idx");
     if (!sidecar.ok()) {
       Add(&r, name + ".idx", -1, -1, "index", "missing index sidecar");
+    } else if (!tar && sidecar->size() > idx.size() &&
+               sidecar->compare(0, idx.size(), idx) == 0) {
+      // Every record there is, and then the index lists more: the file was
+      // cut at a record boundary.
+      const size_t listed = std::count(sidecar->begin(), sidecar->end(), '\n');
+      Add(&r, name, int64_t(r.records), int64_t(r.bytes), "truncated",
+          "the file ends after " + std::to_string(r.records) +
+              " whole records; its index lists " + std::to_string(listed));
     } else if (*sidecar != idx) {
       // Name the first line that differs.
       size_t line = 1, i = 0;
@@ -349,6 +429,35 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
     }
     named.insert(split + ".wids.json");
   }
+  // labels.txt: the class names in label order, as dataset.json lists them
+  // (readers map label numbers to names with it).
+  {
+    std::vector<std::string> want;
+    for (const JsonValue& l : (*ds)["labels"].items()) want.push_back(l.str());
+    auto got = ReadFileToString(env, JoinPath(dir, "labels.txt"));
+    if (!got.ok()) {
+      rep->problems.push_back(
+          {"labels.txt", -1, -1, "missing", got.status().ToString()});
+    } else {
+      std::vector<std::string> lines;
+      size_t pos = 0;
+      while (pos < got->size()) {
+        size_t nl = got->find('\n', pos);
+        if (nl == std::string::npos) nl = got->size();
+        lines.push_back(got->substr(pos, nl - pos));
+        pos = nl + 1;
+      }
+      for (size_t i = 0; i < std::max(want.size(), lines.size()); ++i) {
+        const std::string w = i < want.size() ? want[i] : "(nothing)";
+        const std::string g = i < lines.size() ? lines[i] : "(nothing)";
+        if (w == g) continue;
+        rep->problems.push_back({"labels.txt", int64_t(i), -1, "labels",
+                                 "label " + std::to_string(i) + " is '" + g +
+                                     "', dataset.json says '" + w + "'"});
+        break;
+      }
+    }
+  }
   // Files present but not named.
   FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
                          ListFilesRecursive(env, dir));
@@ -359,7 +468,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
     }
   }
   if (o.progress) o.progress->Begin("verify", shards.size(), 0);
-  std::string schema;
+  SchemaTally schemas;
   struct WidsGot {
     std::string name, md5;
     uint64_t records, bytes;
@@ -401,12 +510,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
                                        " records, dataset.json says " +
                                        std::to_string(w.records)});
         }
-        if (schema.empty()) schema = r.schema;
-        if (!r.schema.empty() && r.schema != schema) {
-          rep->problems.push_back(
-              {w.name, 0, 0, "schema",
-               "features " + r.schema + " differ from " + schema});
-        }
+        schemas.Merge(std::move(r.schemas));
         got_split_records[w.split] += r.records;
         wids_got[w.split].push_back({w.name, r.md5, r.records, r.bytes});
         for (SourceKey& k : r.keys) {
@@ -431,6 +535,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
         }
       });
   if (o.progress) o.progress->End();
+  schemas.Report(&rep->problems);
   for (const auto& [split, want] : split_records) {
     if (got_split_records[split] != want) {
       rep->problems.push_back(
@@ -454,7 +559,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
       for (const JsonValue& e : (*wj)["shardlist"].items())
         entries[e["url"].str()] = &e;
       for (const WidsGot& g : list) {
-        auto it = entries.find(g.name);
+        auto it = entries.find(wds::WidsUrl(g.name));
         if (it == entries.end()) {
           rep->problems.push_back(
               {wname, -1, -1, "index", "no entry for " + g.name});
@@ -555,12 +660,13 @@ Result<VerifyReport> Verify(const std::string& path, const VerifyOptions& o) {
         slash == std::string::npos ? std::string() : path.substr(0, slash);
     const std::string name =
         slash == std::string::npos ? path : path.substr(slash + 1);
-    rep.kind = KindOf(name) == Kind::kTar ? "webdataset" : "tfrecord";
+    rep.kind = pack::IsTarName(name) ? "webdataset" : "tfrecord";
     ShardResult r = VerifyShard(o.env, dir, name, o.deep);
     rep.files = 1;
     rep.records = r.records;
     rep.bytes = r.bytes;
     rep.problems = std::move(r.problems);
+    r.schemas.Report(&rep.problems);
   }
   return rep;
 }

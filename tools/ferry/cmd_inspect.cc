@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli.h"
+#include "ferry/image.h"
 #include "ferry/inspect.h"
 #include "ferry/json.h"
 
@@ -16,13 +17,46 @@ struct InspectArgs {
   size_t records = 10;
 };
 
+// An image: what a convert would start from.
+int PrintImage(const InspectArgs& a, const InspectReport& rep) {
+  const image::ImageHeader& h = rep.image;
+  if (a.common.json) {
+    JsonWriter j(stdout);
+    j.BeginObject().Key("path").String(a.path).Key("kind").String("image");
+    if (rep.error.empty()) {
+      j.Key("format").String(image::FormatName(h.format));
+      j.Key("width").Int(h.width).Key("height").Int(h.height);
+      j.Key("bit_depth").Int(h.bit_depth).Key("channels").Int(h.channels);
+      j.Key("colour").String(h.colour).Key("orientation").Int(h.orientation);
+    } else {
+      j.Key("error").String(rep.error);
+    }
+    j.EndObject();
+  } else if (rep.error.empty()) {
+    std::printf(
+        "%s: %s image, %dx%d, %d-bit, %d channel%s (%s), EXIF orientation "
+        "%d\n",
+        a.path.c_str(), image::FormatName(h.format), h.width, h.height,
+        h.bit_depth, h.channels, h.channels == 1 ? "" : "s", h.colour.c_str(),
+        h.orientation);
+  } else {
+    std::printf("%s: image, error: %s\n", a.path.c_str(), rep.error.c_str());
+  }
+  return rep.error.empty() ? kExitOk : kExitIntegrity;
+}
+
 int RunInspect(const InspectArgs& a) {
   auto rep = Inspect(Env::Default(), a.path, a.records);
   if (!rep.ok()) return Fail(rep.status());
-  if (rep->kind == "dataset") {
+  if (rep->kind == "dataset" || rep->kind == "wids") {
     std::fputs(rep->dataset_json.c_str(), stdout);
     return kExitOk;
   }
+  if (rep->kind == "unknown") {
+    std::fprintf(stderr, "ferry: %s: %s\n", a.path.c_str(), rep->error.c_str());
+    return kExitUsage;
+  }
+  if (rep->kind == "image") return PrintImage(a, *rep);
   if (a.common.json) {
     JsonWriter j(stdout);
     j.BeginObject()
@@ -92,17 +126,20 @@ int RunInspect(const InspectArgs& a) {
 
 Runner RegisterInspect(CLI::App* app) {
   auto a = std::make_shared<InspectArgs>();
-  CLI::App* cmd =
-      app->add_subcommand("inspect", "Show what a shard or dataset.json holds");
+  CLI::App* cmd = app->add_subcommand(
+      "inspect", "Show what a shard, dataset.json or image holds");
   cmd->footer(
       "Examples:\n"
       "  ferry inspect shards/train-00000-of-00012.tfrecord --records 3\n"
       "  ferry inspect wds/val-00000-of-00002.tar --json\n"
       "  ferry inspect shards/                              # dataset.json "
-      "summary");
+      "summary\n"
+      "  ferry inspect photo.png                            # size, depth, "
+      "channels, EXIF orientation");
   cmd->add_option(
          "path", a->path,
-         "A .tfrecord(.gz) or .tar shard, dataset.json, or a pack output dir")
+         "A .tfrecord(.gz) or .tar shard, dataset.json, a pack output dir, or "
+         "a PNG/JPEG image (identified by its bytes)")
       ->required();
   AddUintOption(cmd, "--records", &a->records, "How many records to show", 0,
                 SIZE_MAX);

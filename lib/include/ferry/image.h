@@ -103,6 +103,23 @@ FERRY_EXPORT Result<Image> DecodeJpeg(std::string_view data,
 FERRY_EXPORT Result<Image> Decode(std::string_view data,
                                   const DecodeOptions& options);
 
+// An image file's header facts, without decoding pixels.
+struct ImageHeader {
+  Format format = Format::kUnknown;
+  int width = 0, height = 0;
+  int bit_depth = 0;    // per sample
+  int channels = 0;     // as stored (palette: 3)
+  std::string colour;   // gray, gray+alpha, rgb, rgba, palette; ycbcr, cmyk
+  int orientation = 1;  // EXIF (JPEG), 1 when absent
+};
+FERRY_EXPORT Result<ImageHeader> ReadImageHeader(std::string_view data);
+
+// A JPEG's frame header (SOF): size, sample precision and components.
+struct JpegFrame {
+  int width = 0, height = 0, precision = 0, components = 0;
+};
+FERRY_EXPORT bool ReadJpegFrame(std::string_view data, JpegFrame* frame);
+
 // EXIF orientation (1-8) of a JPEG, 1 when absent or unreadable.
 FERRY_EXPORT int JpegExifOrientation(std::string_view data);
 // Rotates/flips so that an image stored with `orientation` shows upright.

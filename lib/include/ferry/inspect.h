@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ferry/env.h"
+#include "ferry/image.h"
 
 namespace ferry {
 
@@ -28,14 +29,19 @@ struct InspectRecord {
 };
 
 struct InspectReport {
-  std::string kind;      // "tfrecord", "tfrecord.gz", "webdataset", "dataset"
-  uint64_t records = 0;  // all records in the file
+  // What the bytes are: "tfrecord", "tfrecord.gz", "webdataset",
+  // "webdataset.gz", "dataset" (dataset.json), "wids" (a wids index),
+  // "image", or "unknown" (error says so).
+  std::string kind;
+  uint64_t records = 0;              // all records in the file
   std::vector<InspectRecord> shown;  // the first max_records
-  std::string dataset_json;          // kind == "dataset": the file, pretty
-  std::string error;                 // a structural error that stopped reading
+  std::string dataset_json;  // kind "dataset" or "wids": the file, pretty
+  image::ImageHeader image;  // kind "image"
+  std::string error;         // a structural error that stopped reading
 };
 
-// Reads path (a shard, dataset.json, or a pack output directory).
+// Reads path (a shard, dataset.json, a pack output directory or an image),
+// identified by its bytes.
 FERRY_EXPORT Result<InspectReport> Inspect(Env* env, const std::string& path,
                                            size_t max_records);
 

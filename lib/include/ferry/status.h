@@ -38,6 +38,10 @@ class [[nodiscard]] FERRY_EXPORT Status {
   ~Status() = default;
 
   static Status OK() { return Status(); }
+  // A status rebuilt from its parts (as saved earlier): code and message.
+  static Status FromCode(Code code, std::string_view msg) {
+    return code == Code::kOk ? Status() : Status(code, msg, {});
+  }
   static Status NotFound(std::string_view msg, std::string_view msg2 = {}) {
     return Status(Code::kNotFound, msg, msg2);
   }

@@ -38,7 +38,7 @@ struct Problem {
   int64_t offset = -1;  // byte offset in the file, -1 when not about one
   std::string what;  // missing | extra | size | hash | length_crc | data_crc |
                      // truncated | parse | schema | decode | index | tar |
-                     // count | leakage
+                     // count | leakage | labels | gzip
   std::string detail;
 };
 
