@@ -18,7 +18,7 @@ namespace ferry::image {
 // the count here.
 static_assert(core::FieldCount<TranscodeOptions>() == 5);
 static_assert(core::FieldCount<DecodeOptions>() == 6);
-static_assert(core::FieldCount<Limits>() == 3);
+static_assert(core::FieldCount<Limits>() == 4);
 static_assert(core::FieldCount<ResizeOptions>() == 6);
 static_assert(core::FieldCount<Rgb>() == 3);
 static_assert(core::FieldCount<EncodeOptions>() == 5);
@@ -33,6 +33,7 @@ void VisitTranscodeOptions(const TranscodeOptions& t, V& v) {
   v("max_pixels", d.limits.max_pixels);
   v("max_chunk_bytes", d.limits.max_chunk_bytes);
   v("max_jpeg_scans", d.limits.max_jpeg_scans);
+  v("max_file_bytes", d.limits.max_file_bytes);
   v("autorotate", d.autorotate);
   v("pillow_16bit", d.pillow_16bit);
   v("shrink_to_width", d.shrink_to_width);

@@ -14,7 +14,7 @@ namespace ferry::pack {
 
 // A new field must be visited below (or, if it cannot change the output,
 // named in the list of skipped ones); then update the count here.
-static_assert(core::FieldCount<PackOptions>() == 11);
+static_assert(core::FieldCount<PackOptions>() == 12);
 static_assert(core::FieldCount<SplitSpec>() == 8);
 
 template <class V>
@@ -39,6 +39,7 @@ void VisitPackOptions(const PackOptions& o, V& v) {
   v("shard_bytes", o.shard_bytes);
   v("shard_records", o.shard_records);
   v("gzip", o.gzip);
+  v("include_hidden", o.include_hidden);
 }
 
 inline std::string PackOptionsText(const PackOptions& o) {

@@ -35,6 +35,8 @@ const std::map<std::string, Mutation>& Mutations() {
        [](PackOptions* o) { o->transcode.decode.limits.max_chunk_bytes = 9; }},
       {"max_jpeg_scans",
        [](PackOptions* o) { o->transcode.decode.limits.max_jpeg_scans = 3; }},
+      {"max_file_bytes",
+       [](PackOptions* o) { o->transcode.decode.limits.max_file_bytes = 5; }},
       {"autorotate",
        [](PackOptions* o) { o->transcode.decode.autorotate ^= true; }},
       {"pillow_16bit",
@@ -92,6 +94,7 @@ const std::map<std::string, Mutation>& Mutations() {
       {"shard_bytes", [](PackOptions* o) { o->shard_bytes = 1; }},
       {"shard_records", [](PackOptions* o) { o->shard_records = 1; }},
       {"gzip", [](PackOptions* o) { o->gzip ^= true; }},
+      {"include_hidden", [](PackOptions* o) { o->include_hidden ^= true; }},
   };
   return *m;
 }
