@@ -164,7 +164,7 @@ class MemEnv final : public Env {
         return;
       std::string rest = p.substr(prefix.size());
       if (rest.find('/') != std::string::npos) return;
-      out.push_back({rest, is_dir, false});
+      out.push_back({rest, is_dir, false, !is_dir});
     };
     for (const auto& [p, f] : files_) add(p, false);
     for (const auto& p : dirs_) add(p, true);

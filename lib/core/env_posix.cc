@@ -236,13 +236,15 @@ class PosixEnv final : public Env {
     while (struct dirent* e = ::readdir(d)) {
       if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0)
         continue;
-      DirEntry entry{e->d_name, e->d_type == DT_DIR, e->d_type == DT_LNK};
+      DirEntry entry{e->d_name, e->d_type == DT_DIR, e->d_type == DT_LNK,
+                     e->d_type == DT_REG};
       if (e->d_type == DT_UNKNOWN) {
         struct stat st;
         std::string p = JoinPath(dir, e->d_name);
         if (::lstat(p.c_str(), &st) == 0) {
           entry.is_dir = S_ISDIR(st.st_mode);
           entry.is_link = S_ISLNK(st.st_mode);
+          entry.is_regular = S_ISREG(st.st_mode);
         }
       }
       out.push_back(std::move(entry));

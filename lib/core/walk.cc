@@ -24,6 +24,19 @@ class Walker {
       out_.errors.push_back({rel, children.status()});
       return;
     }
+    // A folder below the root that another ferry run wrote: not entered.
+    if (!rel.empty()) {
+      for (const DirEntry& e : *children) {
+        if (e.is_dir) continue;
+        for (const std::string& m : o_.output_markers) {
+          if (e.name != m) continue;
+          out_.skipped.push_back(
+              {rel, Status::NotSupported("output of another ferry run (holds " +
+                                         m + ")")});
+          return;
+        }
+      }
+    }
     for (const DirEntry& e : *children) {
       std::string child = rel.empty() ? e.name : rel + "/" + e.name;
       if (!o_.include_hidden && IsHiddenName(e.name)) {
@@ -37,17 +50,14 @@ class Walker {
           out_.excluded.push_back(std::move(child));
           continue;
         }
-        if (std::string marker = OutputMarker(child); !marker.empty()) {
-          out_.skipped.push_back(
-              {std::move(child),
-               Status::NotSupported("output of another ferry run (holds " +
-                                    marker + ")")});
-          continue;
-        }
         Dir(child);
         continue;
       }
-      // Links and entries of unknown type: what they are, followed once.
+      if (e.is_regular) {  // the common case: no stat
+        out_.files.push_back(std::move(child));
+        continue;
+      }
+      // Links and special files: what they are, followed once.
       auto info = env_->Stat(JoinPath(root_, child));
       if (!info.ok()) {
         out_.errors.push_back(
@@ -82,15 +92,6 @@ class Walker {
   }
 
  private:
-  // The marker file a folder holds if a ferry run wrote it, or "".
-  std::string OutputMarker(const std::string& rel) {
-    for (const std::string& m : o_.output_markers) {
-      auto info = env_->Stat(JoinPath(JoinPath(root_, rel), m));
-      if (info.ok() && !info->is_dir) return m;
-    }
-    return std::string();
-  }
-
   bool Excluded(const std::string& rel) {
     auto info = env_->Stat(JoinPath(root_, rel));
     return info.ok() && excluded_.count({info->dev, info->ino}) > 0;

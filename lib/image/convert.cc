@@ -82,19 +82,22 @@ Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
       return done;
     }
   }
-  // Sniffed before anything else is read: a multi-GB non-image costs 16
-  // bytes, an image one allocation of its size.
-  auto head = ReadInputHead(env, job.in_path);
-  if (!head.ok()) {
-    item.error = head.status();
-    return done;
-  }
-  InputVerdict verdict = ClassifyInput(*head, job.in_rel);
-  if (verdict.cls != InputClass::kImage) {
-    if (verdict.cls == InputClass::kSkip)
-      item.outcome = ConvertItem::Outcome::kSkipped;
-    item.error = verdict.why;
-    return done;
+  // A file named on the command line is sniffed here, before anything else
+  // is read (a tree's files were sniffed by ScanInputs): a multi-GB
+  // non-image costs 16 bytes, an image one allocation of its size.
+  if (job.single) {
+    auto head = ReadInputHead(env, job.in_path);
+    if (!head.ok()) {
+      item.error = head.status();
+      return done;
+    }
+    InputVerdict verdict = ClassifyInput(*head, job.in_rel);
+    if (verdict.cls != InputClass::kImage) {
+      if (verdict.cls == InputClass::kSkip)
+        item.outcome = ConvertItem::Outcome::kSkipped;
+      item.error = verdict.why;
+      return done;
+    }
   }
   auto data =
       ReadInputFile(env, job.in_path, o.transcode.decode.limits.max_file_bytes);

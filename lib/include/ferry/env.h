@@ -82,6 +82,8 @@ struct DirEntry {
   std::string name;
   bool is_dir = false;   // a link to a directory is not a directory here
   bool is_link = false;  // a symbolic link (to anything)
+  // A regular file, known from the directory itself (no stat needed).
+  bool is_regular = false;
 };
 
 class FERRY_EXPORT Env {
