@@ -165,7 +165,7 @@ struct State {
         std::string in_hex, err_hex;
         int code = 0;
         in >> f.split >> f.item_pos >> in_hex >> code >> err_hex;
-        if (!in || code <= 0 || code > int(Status::Code::kCancelled))
+        if (!in || code <= 0 || code > int(Status::Code::kFailedPrecondition))
           return State();
         f.input = FromHex(in_hex);
         f.error = Status::FromCode(Status::Code(code), FromHex(err_hex));

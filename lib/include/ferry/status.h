@@ -28,6 +28,7 @@ class [[nodiscard]] FERRY_EXPORT Status {
     kUnavailable,        // transient, retryable (network, 5xx, timeouts)
     kResourceExhausted,  // a configured limit was hit (pixels, memory)
     kCancelled,
+    kFailedPrecondition,  // a condition on the state failed (object changed)
   };
 
   Status() noexcept = default;
@@ -69,6 +70,11 @@ class [[nodiscard]] FERRY_EXPORT Status {
     return Status(Code::kCancelled, msg, msg2);
   }
 
+  static Status FailedPrecondition(std::string_view msg,
+                                   std::string_view msg2 = {}) {
+    return Status(Code::kFailedPrecondition, msg, msg2);
+  }
+
   bool ok() const { return state_ == nullptr; }
   Code code() const { return state_ ? state_->code : Code::kOk; }
   bool IsNotFound() const { return code() == Code::kNotFound; }
@@ -76,6 +82,9 @@ class [[nodiscard]] FERRY_EXPORT Status {
   bool IsInvalidArgument() const { return code() == Code::kInvalidArgument; }
   bool IsIOError() const { return code() == Code::kIOError; }
   bool IsUnavailable() const { return code() == Code::kUnavailable; }
+  bool IsFailedPrecondition() const {
+    return code() == Code::kFailedPrecondition;
+  }
   // Transient failures worth retrying (rclone's Retry class).
   bool IsRetryable() const { return IsUnavailable(); }
 

@@ -1,0 +1,84 @@
+// The transfer engine: moves many objects between a Backend and local files
+// at once — parallel, ranged, resumable, retried, verified (docs/remote.md).
+//
+// Thread-safety: each call runs its own event loop and may be made from
+// several threads at once (on distinct destinations).
+#ifndef FERRY_TRANSFER_H_
+#define FERRY_TRANSFER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/export.h"
+#include "ferry/hash.h"
+#include "ferry/remote.h"
+#include "ferry/result.h"
+#include "ferry/status.h"
+
+namespace ferry {
+
+struct GetItem {
+  std::string key;   // in the backend
+  std::string dest;  // local file path (its folder is created)
+  // Known from a listing or a manifest; empty/unset: the engine stats.
+  bool have_info = false;
+  ObjectInfo info;
+  // When set, the file is hashed before it gets its final name; a mismatch
+  // removes the part file and the item fails with Corruption (exit 3).
+  bool have_expected = false;
+  Hash128 expected{};
+};
+
+struct PutItem {
+  std::string src;  // local file
+  std::string key;  // in the backend
+};
+
+struct TransferProgress {
+  uint64_t bytes_done = 0, bytes_total = 0;
+  uint64_t files_done = 0, files_total = 0;
+};
+
+struct TransferOptions {
+  int connections = 16;         // requests in flight, all objects together
+  uint64_t part_size = 8u << 20;  // objects above it go as parallel parts
+  uint64_t bwlimit = 0;         // bytes/s over all transfers; 0: none
+  int max_retries = 8;          // per request, after the first attempt
+  uint64_t low_speed_limit = 1024;
+  int low_speed_time = 30;
+  bool dry_run = false;
+  // Called from the event loop now and then (and once at the end).
+  std::function<void(const TransferProgress&)> progress;
+};
+
+struct TransferReport {
+  uint64_t files_done = 0;    // transferred (or already complete)
+  uint64_t files_failed = 0;
+  uint64_t bytes = 0;         // payload bytes moved in this run
+  uint64_t bytes_resumed = 0;  // bytes a previous run had already fetched
+  uint64_t requests = 0;
+  std::map<std::string, uint64_t> retries;  // by cause: "503", "reset", ...
+  // Each failed item: its key (get) or source (put), and why.
+  std::vector<std::pair<std::string, Status>> failures;
+};
+
+// Downloads every item. One item's failure does not stop the others; the
+// returned status is not OK only when the run itself could not proceed.
+FERRY_EXPORT Result<TransferReport> GetObjects(Backend* backend,
+                                               std::vector<GetItem> items,
+                                               const TransferOptions& options,
+                                               Env* env);
+
+// Uploads every item (multipart above part_size where the backend has it).
+FERRY_EXPORT Result<TransferReport> PutObjects(Backend* backend,
+                                               std::vector<PutItem> items,
+                                               const TransferOptions& options,
+                                               Env* env);
+
+}  // namespace ferry
+
+#endif  // FERRY_TRANSFER_H_

@@ -1,0 +1,212 @@
+#include "remote/curl_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+
+namespace ferry::remote {
+
+void EnsureCurlGlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+const std::string* FindHeader(const Headers& headers, std::string_view name) {
+  for (const auto& [k, v] : headers) {
+    if (k.size() == name.size() &&
+        std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        }))
+      return &v;
+  }
+  return nullptr;
+}
+
+Status HttpStatusError(std::string_view what, long status) {
+  std::string msg = std::string(what) + ": HTTP " + std::to_string(status);
+  if (status == 404) return Status::NotFound(msg);
+  if (status == 412) return Status::FailedPrecondition(msg, "object changed");
+  if (status == 408 || status == 429 || status >= 500)
+    return Status::Unavailable(msg);
+  return Status::IOError(msg);
+}
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' ||
+                        s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<CurlExchange*>(user);
+  std::string_view line(data, size * n);
+  if (line.substr(0, 5) == "HTTP/") {  // a new response (1xx, redirect, final)
+    ex->response.headers.clear();
+    ex->headers_done = false;
+    return size * n;
+  }
+  if (Trim(line).empty()) {
+    ex->headers_done = true;
+    return size * n;
+  }
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  std::string name(line.substr(0, colon));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
+  ex->response.headers.emplace_back(std::move(name),
+                                    std::string(Trim(line.substr(colon + 1))));
+  return size * n;
+}
+
+size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<CurlExchange*>(user);
+  if (ex->on_body && !ex->on_body(*ex, std::string_view(data, size * n)))
+    return 0;  // CURLE_WRITE_ERROR
+  return size * n;
+}
+
+size_t ReadCallback(char* buf, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<CurlExchange*>(user);
+  const HttpRequest& req = *ex->request;
+  size_t want = size * n;
+  if (req.body_source == nullptr) {
+    size_t left = req.body.size() - ex->upload_pos;
+    size_t k = std::min(want, left);
+    std::memcpy(buf, req.body.data() + ex->upload_pos, k);
+    ex->upload_pos += k;
+    return k;
+  }
+  uint64_t left = req.body_length - ex->upload_pos;
+  size_t k = static_cast<size_t>(std::min<uint64_t>(want, left));
+  if (k == 0) return 0;
+  size_t got = 0;
+  Status s = req.body_source->ReadAt(req.body_offset + ex->upload_pos, k, buf,
+                                     &got);
+  if (!s.ok() || got != k) return CURL_READFUNC_ABORT;  // source shrank
+  ex->upload_pos += got;
+  return got;
+}
+
+// Rewinding for a retried send (libcurl rewinds on redirects and auth).
+int SeekCallback(void* user, curl_off_t offset, int origin) {
+  auto* ex = static_cast<CurlExchange*>(user);
+  if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
+  ex->upload_pos = static_cast<uint64_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+}  // namespace
+
+Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings) {
+  const HttpRequest& req = *ex->request;
+  curl_easy_setopt(easy, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, long(settings.connect_timeout));
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, long(settings.low_speed_limit));
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, long(settings.low_speed_time));
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, ex->error);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, nullptr);  // bytes as stored
+  if (!settings.ca_bundle.empty())
+    curl_easy_setopt(easy, CURLOPT_CAINFO, settings.ca_bundle.c_str());
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, HeaderCallback);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, ex);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, WriteCallback);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, ex);
+
+  curl_slist* list = nullptr;
+  auto add = [&](std::string_view name, std::string_view value) {
+    std::string line(name);
+    // "Name;" sends an empty header; "Name:" would remove it.
+    if (value.empty()) {
+      line += ";";
+    } else {
+      line += ": ";
+      line += value;
+    }
+    list = curl_slist_append(list, line.c_str());
+  };
+  for (const auto& [k, v] : settings.extra_headers) add(k, v);
+  for (const auto& [k, v] : req.headers) add(k, v);
+  // libcurl would add "Expect: 100-continue" to large uploads: one more
+  // round trip per request, and some proxies mishandle it.
+  list = curl_slist_append(list, "Expect:");
+  ex->header_list.reset(list);
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+
+  ex->upload_pos = 0;
+  if (req.method == "GET") {
+    curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+  } else if (req.method == "HEAD") {
+    curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+  } else if (req.method == "PUT" || req.method == "POST") {
+    uint64_t len = req.body_source ? req.body_length : req.body.size();
+    curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(len));
+    curl_easy_setopt(easy, CURLOPT_READFUNCTION, ReadCallback);
+    curl_easy_setopt(easy, CURLOPT_READDATA, ex);
+    curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, SeekCallback);
+    curl_easy_setopt(easy, CURLOPT_SEEKDATA, ex);
+    if (req.method == "POST")
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "POST");
+  } else {
+    curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+  return Status::OK();
+}
+
+Status CurlError(std::string_view what, CURLcode code, const char* errbuf) {
+  std::string msg(what);
+  msg += ": ";
+  msg += (errbuf != nullptr && errbuf[0] != '\0') ? errbuf
+                                                  : curl_easy_strerror(code);
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_AGAIN:
+      return Status::Unavailable(msg);
+    default:
+      return Status::IOError(msg);
+  }
+}
+
+void LogRequest(const HttpSettings& settings, const HttpRequest& request,
+                long status) {
+  if (!settings.log) return;
+  // The URL carries no secret (SigV4 goes in headers; a presigned URL's
+  // signature would: cut the query of those).
+  std::string url = request.url;
+  if (url.find("X-Amz-Signature=") != std::string::npos)
+    url = url.substr(0, url.find('?')) + "?<presigned>";
+  std::string line = request.method + " " + url;
+  if (request.range) {
+    line += " [" + std::to_string(request.range->offset) + "+" +
+            (request.range->length == ByteRange::kToEnd
+                 ? std::string("end")
+                 : std::to_string(request.range->length)) +
+            "]";
+  }
+  line += " -> " + (status ? std::to_string(status) : std::string("error"));
+  settings.log(line);
+}
+
+}  // namespace ferry::remote
