@@ -1,0 +1,100 @@
+#include "remote/http_client.h"
+
+#include <chrono>
+#include <thread>
+
+namespace ferry::remote {
+
+namespace {
+constexpr size_t kPoolMax = 8;
+}
+
+HttpClient::HttpClient(HttpSettings settings, RetryPolicy policy)
+    : settings_(std::move(settings)), policy_(policy) {
+  EnsureCurlGlobalInit();
+}
+
+HttpClient::~HttpClient() = default;
+
+CurlEasy HttpClient::Take() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!pool_.empty()) {
+      CurlEasy e = std::move(pool_.back());
+      pool_.pop_back();
+      curl_easy_reset(e.get());  // keeps the connection and DNS caches
+      return e;
+    }
+  }
+  return CurlEasy(curl_easy_init());
+}
+
+void HttpClient::Give(CurlEasy easy) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pool_.size() < kPoolMax) pool_.push_back(std::move(easy));
+}
+
+Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
+                                         ByteSink* body_sink, uint64_t max_body,
+                                         bool* delivered) {
+  CurlEasy easy = Take();
+  if (!easy) return Status::IOError("curl_easy_init failed");
+  CurlExchange ex;
+  ex.request = &req;
+  Status sink_error;
+  bool too_large = false;
+  ex.on_body = [&](CurlExchange& x, std::string_view data) {
+    long code = 0;
+    curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
+    if (body_sink != nullptr && code >= 200 && code < 300) {
+      sink_error = body_sink->Append(data);
+      if (!sink_error.ok()) return false;
+      *delivered = true;
+      return true;
+    }
+    if (x.response.body.size() + data.size() > max_body) {
+      too_large = true;
+      return false;
+    }
+    x.response.body.append(data);
+    return true;
+  };
+  FERRY_RETURN_IF_ERROR(SetupEasy(easy.get(), &ex, settings_));
+  CURLcode rc = curl_easy_perform(easy.get());
+  long code = 0;
+  curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
+  LogRequest(settings_, req, rc == CURLE_OK ? code : 0);
+  Give(std::move(easy));
+  if (!sink_error.ok()) return sink_error;
+  if (too_large)
+    return Status::IOError(req.url, "answer larger than " +
+                                        std::to_string(max_body) + " bytes");
+  if (rc != CURLE_OK) return CurlError(req.method + " " + req.url, rc, ex.error);
+  ex.response.status = code;
+  return std::move(ex.response);
+}
+
+Result<HttpResponse> HttpClient::Perform(
+    const std::function<Result<HttpRequest>()>& make, ByteSink* body_sink,
+    uint64_t max_body) {
+  for (int attempt = 0;; ++attempt) {
+    Result<HttpRequest> req = make();
+    if (!req.ok()) return req.status();
+    bool delivered = false;
+    Result<HttpResponse> r = Attempt(*req, body_sink, max_body, &delivered);
+    bool retry = false;
+    int64_t retry_after = -1;
+    if (!r.ok()) {
+      retry = RetryPolicy::IsRetryable(r.status()) && !delivered;
+    } else {
+      long s = r->status;
+      retry = (s == 408 || s == 429 || s >= 500) && !delivered;
+      retry_after = RetryAfterSeconds(*r);
+    }
+    if (!retry || attempt >= policy_.max_retries) return r;
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(policy_.BackoffMs(attempt + 1, retry_after)));
+  }
+}
+
+}  // namespace ferry::remote

@@ -1,0 +1,63 @@
+// HttpClient: one HTTP request at a time, synchronously, retried (private to
+// lib/remote). Backends use it for what is not bulk data: listing pages,
+// HEAD, DELETE, small PUTs, multipart control, single reads. Bulk transfers
+// go through the transfer engine's event loop instead (transfer.cc).
+//
+// Thread-safety: Perform may be called from several threads at once; each
+// call takes an easy handle from a small pool, so connections are reused.
+#ifndef FERRY_LIB_REMOTE_HTTP_CLIENT_H_
+#define FERRY_LIB_REMOTE_HTTP_CLIENT_H_
+
+#include <mutex>
+#include <vector>
+
+#include "ferry/result.h"
+#include "remote/curl_util.h"
+#include "remote/http.h"
+#include "remote/retry.h"
+
+namespace ferry::remote {
+
+class HttpClient {
+ public:
+  HttpClient(HttpSettings settings, RetryPolicy policy);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  const HttpSettings& settings() const { return settings_; }
+  const RetryPolicy& policy() const { return policy_; }
+
+  // Sends the request built by make() (called again for each attempt, so a
+  // signature is fresh) and returns the final answer, whatever its status:
+  // the caller maps a non-2xx answer to a Status (S3 error XML needs the
+  // body). Network failures and 408/429/5xx answers are retried with
+  // backoff (Retry-After honoured); when retries run out, a network failure
+  // is returned as its Status and a 5xx as the last answer.
+  //
+  // A 2xx body goes to body_sink when one is given, else into
+  // response.body; any other body into response.body. response.body holds
+  // at most max_body bytes (more is an IOError: a listing page or an error
+  // document is never that large). Once a byte reached body_sink, a failure
+  // is not retried here (the sink cannot take the bytes twice): the caller
+  // resumes with a narrower range.
+  Result<HttpResponse> Perform(const std::function<Result<HttpRequest>()>& make,
+                               ByteSink* body_sink = nullptr,
+                               uint64_t max_body = 16u << 20);
+
+ private:
+  // One attempt; *delivered tells whether body_sink got bytes.
+  Result<HttpResponse> Attempt(const HttpRequest& req, ByteSink* body_sink,
+                               uint64_t max_body, bool* delivered);
+  CurlEasy Take();
+  void Give(CurlEasy easy);
+
+  HttpSettings settings_;
+  RetryPolicy policy_;
+  std::mutex mu_;
+  std::vector<CurlEasy> pool_;
+};
+
+}  // namespace ferry::remote
+
+#endif  // FERRY_LIB_REMOTE_HTTP_CLIENT_H_
