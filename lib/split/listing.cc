@@ -362,6 +362,15 @@ Status ReadJsonl(ByteReader* in, uint64_t line_no, const std::string& path,
 // "a.png", "a/b.png" name (a leading '/' is kept). False for a path with a
 // ".." part: it could leave the root.
 bool NormalisePath(std::string* path) {
+  // Most paths are spelled so already: keep them (no copy of every path).
+  const std::string_view p = *path;
+  for (size_t pos = !p.empty() && p[0] == '/' ? 1 : 0;;) {
+    const size_t end = std::min(p.find('/', pos), p.size());
+    const std::string_view part = p.substr(pos, end - pos);
+    if (part.empty() || part == "." || part == "..") break;
+    if (end == p.size()) return true;
+    pos = end + 1;
+  }
   std::string out;
   if (!path->empty() && (*path)[0] == '/') out.push_back('/');
   size_t pos = 0;

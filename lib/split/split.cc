@@ -3,10 +3,12 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <map>
+#include <deque>
 #include <numeric>
 #include <regex>
+#include <string_view>
 #include <unordered_map>
 
 namespace ferry {
@@ -193,6 +195,59 @@ std::vector<std::vector<uint64_t>> JointQuotas(
   return q;
 }
 
+// A group key, "g:" + a group or "p:" + a path, kept as the kind letter and
+// a view of the text (which the items hold) rather than a string of its own:
+// a 1M-item listing would otherwise keep a second copy of every path.
+struct GroupKey {
+  char kind;  // 'g' or 'p'
+  std::string_view text;
+  // The key as hashed: kind, ':', text (in *buf).
+  std::string_view Text(std::string* buf) const {
+    buf->assign(1, kind);
+    buf->push_back(':');
+    buf->append(text);
+    return *buf;
+  }
+  // The order of the keys as hashed.
+  bool operator<(const GroupKey& o) const {
+    return kind != o.kind ? static_cast<unsigned char>(kind) <
+                                static_cast<unsigned char>(o.kind)
+                          : text < o.text;
+  }
+};
+
+// Numbers distinct group keys as they are added (open addressing over
+// XXH3-64 of the key; a std::unordered_map<std::string> costs an allocation
+// per key and twice the time).
+class GroupIndex {
+ public:
+  GroupIndex(size_t n, std::vector<GroupKey>* keys)
+      : keys_(keys),
+        slots_(std::bit_ceil(std::max<size_t>(16, 2 * n)), kEmpty) {}
+  uint32_t Add(GroupKey key) {
+    const uint64_t h = XXH3_64bits_withSeed(
+        key.text.data(), key.text.size(), static_cast<unsigned char>(key.kind));
+    const size_t mask = slots_.size() - 1;
+    for (size_t s = h & mask;; s = (s + 1) & mask) {
+      uint32_t& g = slots_[s];
+      if (g == kEmpty) {
+        g = static_cast<uint32_t>(keys_->size());
+        keys_->push_back(key);
+        hashes_.push_back(h);
+        return g;
+      }
+      const GroupKey& k = (*keys_)[g];
+      if (hashes_[g] == h && k.kind == key.kind && k.text == key.text) return g;
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  std::vector<GroupKey>* keys_;
+  std::vector<uint32_t> slots_;
+  std::vector<uint64_t> hashes_;
+};
+
 struct UnionFind {
   std::vector<uint32_t> parent;
   std::vector<size_t> first_item;  // smallest-path item of the set
@@ -323,38 +378,49 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
   const size_t n = items.size();
   const size_t ns = spec.names.size();
 
-  // Classes, sorted.
-  std::map<std::string, int> class_index;
-  for (const SplitItem& it : items) class_index.emplace(it.label, 0);
-  for (auto& [name, idx] : class_index) {
-    idx = static_cast<int>(r.classes.size());
-    r.classes.push_back(name);
-  }
+  // Classes, sorted: labels numbered as first seen, then renumbered.
   std::vector<int> cls(n);
-  for (size_t i = 0; i < n; ++i) cls[i] = class_index[items[i].label];
+  {
+    std::unordered_map<std::string_view, int> seen;
+    std::vector<std::string_view> labels;
+    for (size_t i = 0; i < n; ++i) {
+      auto [it, fresh] = seen.emplace(items[i].label, int(labels.size()));
+      if (fresh) labels.push_back(items[i].label);
+      cls[i] = it->second;
+    }
+    std::vector<int> by_name(labels.size());
+    std::iota(by_name.begin(), by_name.end(), 0);
+    std::sort(by_name.begin(), by_name.end(),
+              [&](int a, int b) { return labels[a] < labels[b]; });
+    std::vector<int> rank(labels.size());
+    for (size_t k = 0; k < by_name.size(); ++k) {
+      rank[by_name[k]] = int(k);
+      r.classes.emplace_back(labels[by_name[k]]);
+    }
+    for (int& c : cls) c = rank[c];
+  }
 
   // Groups: regex capture, else the listed group, else the path itself.
   std::unique_ptr<std::regex> re;
   if (!spec.group_regex.empty())
     re = std::make_unique<std::regex>(spec.group_regex);
-  std::unordered_map<std::string, uint32_t> group_index;
-  std::vector<std::string> group_key;
+  std::deque<std::string> captures;  // what regex keys point into
+  std::vector<GroupKey> group_key;
   std::vector<uint32_t> group_of(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::string key;
-    std::smatch m;
-    if (re && std::regex_search(items[i].path, m, *re) && m.size() > 1 &&
-        m[1].matched) {
-      key = "g:" + m[1].str();
-    } else if (!re && !items[i].group.empty()) {
-      key = "g:" + items[i].group;
-    } else {
-      key = "p:" + items[i].path;  // prefixes keep group and path keys apart
+  {
+    GroupIndex index(n, &group_key);
+    for (size_t i = 0; i < n; ++i) {
+      std::smatch m;
+      if (re && std::regex_search(items[i].path, m, *re) && m.size() > 1 &&
+          m[1].matched) {
+        captures.push_back(m[1].str());
+        group_of[i] = index.Add({'g', captures.back()});
+      } else if (!re && !items[i].group.empty()) {
+        group_of[i] = index.Add({'g', items[i].group});
+      } else {
+        group_of[i] = index.Add({'p', items[i].path});
+      }
     }
-    auto [it, fresh] =
-        group_index.emplace(std::move(key), uint32_t(group_key.size()));
-    if (fresh) group_key.push_back(it->first);
-    group_of[i] = it->second;
   }
 
   // Which items share content. kDrop keeps the first member (by path) of
@@ -399,8 +465,12 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
       }
     }
   }
-  auto root_key = [&](uint32_t root) -> const std::string& {
+  auto root_key = [&](uint32_t root) -> const GroupKey& {
     return group_key[group_of[uf.first_item[root]]];
+  };
+  std::string key_text;
+  auto root_u = [&](uint32_t root) {
+    return SplitHashFraction(root_key(root).Text(&key_text), spec.seed);
   };
 
   // Auto mode: earlier items keep their split; a group with earlier
@@ -428,8 +498,7 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
     for (uint32_t g = 0; g < group_key.size(); ++g) {
       uint32_t root = uf.Find(g);
       if (split_of_root[root] < 0 && uf.first_item[root] != SIZE_MAX) {
-        split_of_root[root] =
-            IndexFor(SplitHashFraction(root_key(root), spec.seed), cum);
+        split_of_root[root] = IndexFor(root_u(root), cum);
       }
     }
   } else {
@@ -462,8 +531,7 @@ Result<SplitResult> AssignSplits(const std::vector<SplitItem>& items,
       }
       if (pos[root] < 0) {
         pos[root] = int64_t(roots.size());
-        roots.push_back(
-            {SplitHashFraction(root_key(root), spec.seed), root, 0, stratum});
+        roots.push_back({root_u(root), root, 0, stratum});
       }
       ++roots[pos[root]].size;
     }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <numeric>
 #include <random>
 #include <regex>
 #include <unordered_map>
@@ -13,6 +12,7 @@
 #include "ferry/atomic_file.h"
 #include "ferry/json.h"
 #include "ferry/split.h"
+#include "split/path_order.h"
 
 namespace ferry {
 namespace {
@@ -22,21 +22,16 @@ constexpr char kSplitJson[] = "split.json";
 constexpr char kRunDirMark[] = ".ferry-split-";
 
 void AppendEscaped(std::string_view s, std::string* out) {
-  if (s.find_first_of("\\\t\n") == std::string_view::npos) {
-    out->append(s);  // the common case
-    return;
+  const char* run = s.data();
+  const char* const end = s.data() + s.size();
+  for (const char* c = run; c != end; ++c) {
+    if (*c != '\\' && *c != '\t' && *c != '\n') continue;
+    out->append(run, c);
+    out->push_back('\\');
+    out->push_back(*c == '\\' ? '\\' : *c == '\t' ? 't' : 'n');
+    run = c + 1;
   }
-  for (char c : s) {
-    if (c == '\\') {
-      out->append("\\\\");
-    } else if (c == '\t') {
-      out->append("\\t");
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else {
-      out->push_back(c);
-    }
-  }
+  out->append(run, end);
 }
 
 bool Unescape(std::string_view s, std::string* out) {
@@ -149,32 +144,29 @@ class GroupOf {
   explicit GroupOf(const std::string& regex) {
     if (!regex.empty()) re_ = std::make_unique<std::regex>(regex);
   }
-  std::string operator()(const SplitItem& it) const {
+  std::string_view operator()(const SplitItem& it) {
     if (!re_) return it.group;
     std::smatch m;
-    if (std::regex_search(it.path, m, *re_) && m.size() > 1 && m[1].matched)
-      return m[1].str();
-    return std::string();
+    if (std::regex_search(it.path, m, *re_) && m.size() > 1 && m[1].matched) {
+      capture_ = m[1].str();
+      return capture_;
+    }
+    return std::string_view();
   }
 
  private:
   std::unique_ptr<std::regex> re_;
+  std::string capture_;
 };
 
+// order: the items to list (not dropped), by path (PathOrder).
 Status WriteAssignmentFile(Env* env, const std::string& path,
                            const std::vector<SplitItem>& items,
+                           const std::vector<uint32_t>& order,
                            const SplitSpec& spec, const SplitResult& r) {
-  std::vector<uint32_t> order;
-  order.reserve(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (r.assignment[i] >= 0) order.push_back(static_cast<uint32_t>(i));
-  }
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return items[a].path < items[b].path;
-  });
   FERRY_ASSIGN_OR_RETURN(auto w, AtomicFileWriter::Create(env, path));
   ZstdWriter z(w.get());
-  const GroupOf group_of(spec.group_regex);
+  GroupOf group_of(spec.group_regex);
   std::string buf = std::string(kAssignmentHeader) + "\n";
   for (uint32_t i : order) {
     AppendEscaped(items[i].path, &buf);
@@ -290,32 +282,32 @@ Status WriteWholeFile(Env* env, const std::string& path,
 Status WriteSplitFiles(Env* env, const std::string& dir,
                        const std::vector<SplitItem>& items,
                        const SplitSpec& spec, const SplitResult& r) {
+  // One sort serves the lists and the assignment file.
+  const std::vector<uint32_t> order = split::PathOrder(items, &r.assignment);
   const size_t ns = r.names.size();
-  std::vector<std::vector<const std::string*>> paths(ns);
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (r.assignment[i] >= 0) paths[r.assignment[i]].push_back(&items[i].path);
+  std::vector<std::unique_ptr<WritableFile>> files(ns);
+  for (size_t s = 0; s < ns; ++s) {
+    FERRY_ASSIGN_OR_RETURN(
+        files[s], env->NewWritableFile(JoinPath(dir, r.names[s] + ".txt")));
+  }
+  std::vector<std::string> bufs(ns);
+  for (uint32_t i : order) {
+    const size_t s = static_cast<size_t>(r.assignment[i]);
+    std::string& buf = bufs[s];
+    buf.append(items[i].path);
+    buf.push_back('\n');
+    if (buf.size() > (1 << 20)) {
+      FERRY_RETURN_IF_ERROR(files[s]->Append(buf));
+      buf.clear();
+    }
   }
   for (size_t s = 0; s < ns; ++s) {
-    std::sort(
-        paths[s].begin(), paths[s].end(),
-        [](const std::string* a, const std::string* b) { return *a < *b; });
-    FERRY_ASSIGN_OR_RETURN(
-        auto f, env->NewWritableFile(JoinPath(dir, r.names[s] + ".txt")));
-    std::string buf;
-    for (const std::string* p : paths[s]) {
-      buf.append(*p);
-      buf.push_back('\n');
-      if (buf.size() > (1 << 20)) {
-        FERRY_RETURN_IF_ERROR(f->Append(buf));
-        buf.clear();
-      }
-    }
-    FERRY_RETURN_IF_ERROR(f->Append(buf));
-    FERRY_RETURN_IF_ERROR(f->Sync());
-    FERRY_RETURN_IF_ERROR(f->Close());
+    FERRY_RETURN_IF_ERROR(files[s]->Append(bufs[s]));
+    FERRY_RETURN_IF_ERROR(files[s]->Sync());
+    FERRY_RETURN_IF_ERROR(files[s]->Close());
   }
-  FERRY_RETURN_IF_ERROR(
-      WriteAssignmentFile(env, JoinPath(dir, kAssignmentFile), items, spec, r));
+  FERRY_RETURN_IF_ERROR(WriteAssignmentFile(env, JoinPath(dir, kAssignmentFile),
+                                            items, order, spec, r));
   FERRY_RETURN_IF_ERROR(WriteWholeFile(env, JoinPath(dir, kSplitJson),
                                        SplitJson(items, spec, r)));
   return env->SyncDir(dir);
@@ -368,7 +360,9 @@ const char* DuplicatePolicyName(DuplicatePolicy p) {
 Status WriteAssignment(Env* env, const std::string& path,
                        const std::vector<SplitItem>& items,
                        const SplitSpec& spec, const SplitResult& result) {
-  return WriteAssignmentFile(env, path, items, spec, result);
+  return WriteAssignmentFile(env, path, items,
+                             split::PathOrder(items, &result.assignment), spec,
+                             result);
 }
 
 Result<PreviousAssignment> ReadPreviousAssignment(
@@ -391,19 +385,28 @@ Result<PreviousAssignment> ReadPreviousAssignment(
   }
   PreviousAssignment prev;
   prev.split.assign(items.size(), -1);
-  std::vector<uint32_t> index(items.size());
-  std::iota(index.begin(), index.end(), 0);
-  std::sort(index.begin(), index.end(), [&](uint32_t a, uint32_t b) {
-    return items[a].path < items[b].path;
-  });
+  const std::vector<uint32_t> index = split::PathOrder(items);
   std::unordered_map<std::string, int> split_index;
   for (size_t s = 0; s < names.size(); ++s)
     split_index[names[s]] = static_cast<int>(s);
+  // The file lists paths in order, so each is found by walking on from the
+  // last one (a binary search when a path comes out of order: a list of a
+  // split made before the assignment file, or a file edited by hand).
+  auto cursor = index.begin();
+  std::string last;
   auto place = [&](const std::string& path, std::string_view split) {
     ++prev.listed;
-    auto it = std::lower_bound(
-        index.begin(), index.end(), path,
-        [&](uint32_t i, const std::string& p) { return items[i].path < p; });
+    if (path < last) cursor = index.begin();
+    last = path;
+    auto less = [&](uint32_t i, const std::string& p) {
+      return items[i].path < p;
+    };
+    // A few steps on, else a binary search in the rest.
+    auto it = cursor;
+    for (int k = 0; k < 8 && it != index.end() && less(*it, path); ++k) ++it;
+    if (it != index.end() && less(*it, path))
+      it = std::lower_bound(it, index.end(), path, less);
+    cursor = it;
     if (it == index.end() || items[*it].path != path) return;
     ++prev.found;
     auto s = split_index.find(std::string(split));

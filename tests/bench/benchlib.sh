@@ -3,12 +3,13 @@
 #                   best wall time in best[NAME] (ms), every wall time in
 #                   walls[NAME] and CPU time (user+sys, ms) in cpus[NAME]
 #                   (space separated), and the largest peak RSS in rss[NAME]
-#                   (KiB). Benchmarks call it in rounds.
+#                   (KiB; every run's in rsss[NAME]). Benchmarks call it in
+#                   rounds.
 # median LIST       the median of space-separated numbers.
 # ensure_corpus N [MIX]   the convert corpus of N PNGs (make_corpus.py, mix
 #                   `photos` unless given) in $work/corpus-N[-MIX], read once
 #                   into the page cache; sets corpus.
-declare -A best rss walls cpus
+declare -A best rss rsss walls cpus
 run() {
   local name=$1 t0 t1 ms peak user sys; shift
   t0=$(date +%s%N)
@@ -18,6 +19,7 @@ run() {
   read -r peak user sys < <(tail -1 "$work/$name.rss")
   if [ -z "${best[$name]:-}" ] || [ "$ms" -lt "${best[$name]}" ]; then best[$name]=$ms; fi
   if [ "$peak" -gt "${rss[$name]:-0}" ] 2>/dev/null; then rss[$name]=$peak; fi
+  rsss[$name]="${rsss[$name]:-} $peak"
   walls[$name]="${walls[$name]:-} $ms"
   cpus[$name]="${cpus[$name]:-} $(echo "($user + $sys) * 1000 / 1" | bc)"
 }

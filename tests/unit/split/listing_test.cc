@@ -121,6 +121,25 @@ TEST(ListingTest, DuplicateAndMultiLinePathsRefuseTheListing) {
   EXPECT_TRUE(empty.status().IsInvalidArgument());
 }
 
+TEST(ListingTest, EachPathIsReadInItsOneSpelling) {
+  // Already in it (kept as they are), or not: empty and '.' parts go, a
+  // leading '/' stays; names that merely start with dots are names.
+  auto env = NewMemEnv();
+  auto r = Read(env.get(), "s.csv",
+                "path\n./a.png\nb//c.png\nd/./e.png\n/abs/f.png\ng/\n"
+                ".hidden/h.png\ni/..j.png\nk/.l\n..m\n/\nn/o.png\n//p\n");
+  ASSERT_OK(r.status());
+  EXPECT_EQ(Paths(*r), (std::vector<std::string>{
+                           "a.png", "b/c.png", "d/e.png", "/abs/f.png", "g",
+                           ".hidden/h.png", "i/..j.png", "k/.l", "..m", "/",
+                           "n/o.png", "/p"}));
+  for (const char* bad : {"x/../y", "..", "../z", "w/.."}) {
+    auto up = Read(env.get(), "u.csv", std::string("path\n") + bad + "\n");
+    EXPECT_NE(up.status().ToString().find("'..' part"), std::string::npos)
+        << bad << ": " << up.status().ToString();
+  }
+}
+
 // Opens fine, fails on the first read (a directory, /proc/self/mem).
 class UnreadableEnv : public EnvWrapper {
  public:

@@ -1,6 +1,7 @@
 #include "ferry/split.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -646,6 +647,112 @@ TEST(SplitIoTest, AssignmentFileRoundTripsOddPathsAndRefusesDamage) {
   EXPECT_EQ(old->listed, 3u);
   EXPECT_EQ(old->found, 2u);
   EXPECT_EQ(old->split, (std::vector<int>{-1, 1, -1, 0}));
+}
+
+// The whole stream of a zstd file ("" when damaged).
+std::string Unzstd(const std::string& bytes) {
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> d(ZSTD_createDCtx(),
+                                                       ZSTD_freeDCtx);
+  std::string out, buf(ZSTD_DStreamOutSize(), '\0');
+  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+  for (;;) {
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    const size_t left = ZSTD_decompressStream(d.get(), &o, &in);
+    if (ZSTD_isError(left)) return "";
+    out.append(buf.data(), o.pos);
+    if (left == 0 && in.pos == in.size) return out;
+    if (o.pos == 0 && in.pos == in.size) return "";
+  }
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0, nl;
+  while ((nl = text.find('\n', pos)) != std::string::npos) {
+    out.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  EXPECT_EQ(pos, text.size()) << "last line without a newline";
+  return out;
+}
+
+TEST(SplitIoTest, ListsAndAssignmentAreInPathOrderWhateverTheInputOrder) {
+  // Bytes that sort differently as signed chars, paths that start others,
+  // long shared prefixes; more than one sort pass needs; input shuffled.
+  const char kBytes[] = {'/', '0', '9', 'A', '_', 'a', '\x7f', '\x80', '\xe9'};
+  std::mt19937_64 rng(11);
+  std::vector<SplitItem> items;
+  std::map<std::string, bool> seen;
+  while (items.size() < 400) {
+    std::string p = rng() % 2 ? "images/class_0001/scene_" : "a";
+    for (size_t k = rng() % 12; k > 0; --k) p.push_back(kBytes[rng() % 9]);
+    if (p.back() == '/' || p.find("//") != std::string::npos ||
+        !seen.emplace(p, true).second)
+      continue;
+    items.push_back({p, rng() % 2 ? "x" : "y",
+                     rng() % 4 ? "" : "g" + std::to_string(rng() % 20)});
+  }
+  std::shuffle(items.begin(), items.end(), rng);
+  auto env = NewMemEnv();
+  SplitSpec spec;
+  auto r = AssignSplits(items, spec, {});
+  ASSERT_OK(r.status());
+  ASSERT_OK(WriteSplit(env.get(), "out", items, spec, *r));
+  std::vector<std::vector<std::string>> want(spec.names.size());
+  std::vector<std::string> want_lines;
+  auto by_path = items;
+  std::sort(
+      by_path.begin(), by_path.end(),
+      [](const SplitItem& a, const SplitItem& b) { return a.path < b.path; });
+  for (const SplitItem& it : by_path) {
+    const size_t i =
+        std::find_if(items.begin(), items.end(),
+                     [&](const SplitItem& x) { return x.path == it.path; }) -
+        items.begin();
+    want[r->assignment[i]].push_back(it.path);
+    want_lines.push_back(it.path + "\t" + spec.names[r->assignment[i]] + "\t" +
+                         it.group);
+  }
+  for (size_t s = 0; s < spec.names.size(); ++s) {
+    EXPECT_EQ(Lines(test::ReadFile(env.get(), "out/" + spec.names[s] + ".txt")),
+              want[s])
+        << spec.names[s];
+  }
+  auto lines = Lines(
+      Unzstd(test::ReadFile(env.get(), "out/" + std::string(kAssignmentFile))));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "# ferry-assignment-v1");
+  lines.erase(lines.begin());
+  EXPECT_EQ(lines, want_lines);
+}
+
+TEST(SplitIoTest, AssignmentLinesOutOfOrderOrFarApartAreAllFound) {
+  // A hand-edited file: lines out of order, gaps of many items between
+  // neighbours, a path that no longer exists.
+  std::vector<SplitItem> items;
+  for (int i = 0; i < 100; ++i)
+    items.push_back({"p/" + std::to_string(100 + i), "c", ""});
+  std::mt19937_64 rng(5);
+  std::shuffle(items.begin(), items.end(), rng);
+  const std::string text =
+      "# ferry-assignment-v1\n"
+      "p/150\tl\t\np/110\tr\t\np/100\tl\t\np/101\tr\t\np/199\tr\t\n"
+      "p/gone\tl\t\np/120\tl\t\np/121\tr\t\np/190\tl\t\n";
+  std::string z(ZSTD_compressBound(text.size()), '\0');
+  z.resize(ZSTD_compress(z.data(), z.size(), text.data(), text.size(), 3));
+  auto env = NewMemEnv();
+  test::WriteFile(env.get(), "as.tsv.zst", z);
+  auto p = ReadPreviousAssignment(env.get(), "as.tsv.zst", items, {"l", "r"});
+  ASSERT_OK(p.status());
+  EXPECT_EQ(p->listed, 9u);
+  EXPECT_EQ(p->found, 8u);
+  const std::map<std::string, int> want = {
+      {"p/150", 0}, {"p/110", 1}, {"p/100", 0}, {"p/101", 1},
+      {"p/199", 1}, {"p/120", 0}, {"p/121", 1}, {"p/190", 0}};
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto w = want.find(items[i].path);
+    EXPECT_EQ(p->split[i], w == want.end() ? -1 : w->second) << items[i].path;
+  }
 }
 
 TEST(SplitIoTest, OutputsSwitchAsOneUnit) {
