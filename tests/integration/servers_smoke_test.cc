@@ -1,11 +1,14 @@
 // Smoke tests of the test servers through libcurl, so later issues can rely
-// on them: nginx answers Range requests with 206 and an ETag; s3rver stores
-// an object with a SigV4-signed PUT and returns it on GET.
+// on them: nginx answers Range requests with 206 and an ETag; s3rver (behind
+// the signature proxy) stores an object with a SigV4-signed PUT and returns
+// it on GET; the fault proxy's C++ driver works.
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
+#include "testutil/fault_proxy.h"
 #include "testutil/test_servers.h"
 #include "testutil/test_util.h"
 
@@ -110,6 +113,97 @@ TEST_F(ServersTest, S3RejectsAnUnknownAccessKey) {
       servers_.s3_url + "/" + servers_.s3_bucket + "/smoke/denied";
   Response put = Fetch(url, "PUT", "x", "", "NOBODY:secret");
   EXPECT_EQ(put.status, 403) << put.body;
+}
+
+// The C++ driver of the fault proxy (testutil/fault_proxy.h) against the
+// instance in front of nginx.
+class FaultProxyTest : public ServersTest {
+ protected:
+  void SetUp() override {
+    ServersTest::SetUp();
+    auto p = test::FaultProxy::FromEnv(test::FaultProxy::kHttp);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    proxy_.emplace(*p);
+    ASSERT_OK(proxy_->Reset());
+    data_.assign(200000, '\0');
+    for (size_t i = 0; i < data_.size(); ++i)
+      data_[i] = static_cast<char>(i * 7 + 3);
+    test::WriteFile(Env::Default(), servers_.http_root + "/fp/obj.bin", data_);
+    url_ = proxy_->url() + "/fp/obj.bin";
+  }
+  void TearDown() override {
+    if (proxy_) EXPECT_OK(proxy_->Reset());
+  }
+  std::optional<test::FaultProxy> proxy_;
+  std::string data_;
+  std::string url_;
+};
+
+TEST_F(FaultProxyTest, ForwardsAndCountsBytesPerPath) {
+  Response r = Fetch(url_, "GET", "", "0-99", "");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(r.body, data_.substr(0, 100));
+  auto stats = proxy_->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->requests, 1);
+  EXPECT_EQ(stats->faults, 0);
+  EXPECT_EQ(stats->paths["/fp/obj.bin"].requests, 1);
+  EXPECT_EQ(stats->paths["/fp/obj.bin"].bytes_sent, 100);
+}
+
+TEST_F(FaultProxyTest, IgnoreRangeAnswers200WithTheWholeObject) {
+  ASSERT_TRUE(proxy_->Add(test::FaultRule::IgnoreRange().RangeOnly()).ok());
+  Response r = Fetch(url_, "GET", "", "0-99", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, data_);
+  EXPECT_EQ(proxy_->Stats()->faults, 1);
+}
+
+TEST_F(FaultProxyTest, RespondOnTheSecondRequestOnly) {
+  ASSERT_TRUE(
+      proxy_->Add(test::FaultRule::Respond(503, 7).Path("obj").Nth(2)).ok());
+  EXPECT_EQ(Fetch(url_, "GET", "", "", "").status, 200);
+  Response r = Fetch(url_, "GET", "", "", "");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.headers.find("Retry-After: 7"), std::string::npos) << r.headers;
+  EXPECT_NE(r.body.find("<Code>SlowDown</Code>"), std::string::npos);
+  EXPECT_EQ(Fetch(url_, "GET", "", "", "").status, 200);
+}
+
+TEST_F(FaultProxyTest, ResetAndShortBodyCutTheTransfer) {
+  for (const test::FaultRule& rule :
+       {test::FaultRule::Reset(1000), test::FaultRule::ShortBody(1000)}) {
+    ASSERT_TRUE(proxy_->Add(rule).ok());
+    std::string body;
+    CURL* c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    EXPECT_TRUE(rc == CURLE_RECV_ERROR || rc == CURLE_PARTIAL_FILE)
+        << rule.action << ": " << curl_easy_strerror(rc);
+    EXPECT_LE(body.size(), 1000u) << rule.action;
+  }
+}
+
+TEST_F(FaultProxyTest, MutateFileChangesTheETagForTheNextRequest) {
+  ASSERT_TRUE(
+      proxy_
+          ->Add(test::FaultRule::MutateFile(servers_.http_root + "/fp/obj.bin"))
+          .ok());
+  Response first = Fetch(url_, "GET", "", "", "");
+  Response second = Fetch(url_, "GET", "", "", "");
+  EXPECT_EQ(first.body, data_);
+  EXPECT_EQ(second.body.size(), data_.size());
+  EXPECT_NE(second.body, data_);
+  auto etag = [](const std::string& h) {
+    size_t at = h.find("ETag: ");
+    return at == std::string::npos ? "" : h.substr(at, h.find('\r', at) - at);
+  };
+  EXPECT_NE(etag(first.headers), "");
+  EXPECT_NE(etag(first.headers), etag(second.headers));
 }
 
 }  // namespace

@@ -10,12 +10,37 @@
 namespace ferry::test {
 
 struct TestServers {
-  std::string http_url;   // nginx: http://127.0.0.1:PORT
-  std::string http_root;  // the directory nginx serves
-  std::string s3_url;     // s3rver: http://127.0.0.1:PORT (path-style)
+  // nginx, plain HTTP and HTTPS (same root). The access logs have one line
+  // per request, tab-separated: request line, Range, status, body bytes
+  // sent, If-Range, If-Match, connection serial ("-" when absent).
+  std::string http_url;          // http://127.0.0.1:PORT
+  std::string http_root;         // the directory nginx serves
+  std::string http_access_log;   // the HTTP server's access log
+  std::string https_url;         // https://127.0.0.1:PORT (cert also for
+                                 // localhost), signed by ca_bundle
+  std::string https_access_log;  // the HTTPS server's access log
+  std::string ca_bundle;         // the test CA's certificate (PEM)
+  // Under <root>/private/ nginx wants "Authorization: Bearer <token>".
+  std::string http_token;
+  std::string http_private_path;  // "/private/"
+
+  // S3: s3_url is the signature-checking proxy in front of s3rver (a wrong
+  // signature or key gets 403); s3_public_url also forwards unsigned
+  // requests; s3rver_url is s3rver itself (accepts any signature).
+  std::string s3_url;
+  std::string s3_public_url;
+  std::string s3rver_url;
+  std::string s3_root;  // s3rver's data directory
   std::string s3_bucket;
   std::string s3_access_key;
   std::string s3_secret_key;
+
+  // Fault proxies (tests/integration/fault_proxy.py; drive them with
+  // testutil/fault_proxy.h): in front of nginx (HTTP) and of s3_url.
+  std::string fault_http_url;
+  std::string fault_http_control;
+  std::string fault_s3_url;
+  std::string fault_s3_control;
 
   static Result<TestServers> FromEnv();
 };
