@@ -1,0 +1,37 @@
+// The file backend: a local directory seen as a bucket (file:///abs/path or a
+// plain path). Keys are '/'-separated paths below the root; a key that would
+// leave the root ('..', '.', an absolute path, an empty segment as in "a//b")
+// is refused. Objects are written atomically (temporary file, fsync, rename,
+// directory fsync: AtomicFileWriter); the temporaries and the lock files of
+// conditional writes never show in listings.
+//
+// The ETag of a file is made of its size, mtime and inode: it stays the same
+// while the file is unchanged and changes when it is replaced (a rename gives
+// a new inode) or written in place (a new mtime).
+//
+// Thread-safety: safe from several threads and processes at once; conditional
+// writes are serialised by a lock file per directory (".ferry-lock").
+#ifndef FERRY_LIB_REMOTE_FILE_BACKEND_H_
+#define FERRY_LIB_REMOTE_FILE_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/env.h"
+#include "ferry/remote.h"
+
+namespace ferry::remote {
+
+// root: the directory (or, for a URL naming one file, that file; its key is
+// ""). It need not exist yet: the first write creates it. `describe` is what
+// messages call it (the URL or path as the user wrote it).
+std::unique_ptr<Backend> NewFileBackend(std::string root, std::string describe,
+                                        Env* env);
+
+// The ETag of a file as FileBackend reports it.
+std::string FileEtag(const FileInfo& info);
+
+}  // namespace ferry::remote
+
+#endif  // FERRY_LIB_REMOTE_FILE_BACKEND_H_

@@ -1,0 +1,35 @@
+// OpenBackend: the one place that turns a URL into a Backend (ferry/remote.h).
+#include <string>
+
+#include "ferry/remote.h"
+#include "remote/file_backend.h"
+#include "remote/remote_url.h"
+
+namespace ferry {
+
+// The interfaces of ferry/remote.h are defined here, with the factory.
+ByteSink::~ByteSink() = default;
+ByteSource::~ByteSource() = default;
+Backend::~Backend() = default;
+
+bool IsRemoteUrl(std::string_view url) {
+  return remote::UrlScheme(url).has_value();
+}
+
+Result<std::unique_ptr<Backend>> OpenBackend(std::string_view url,
+                                             const RemoteOptions& options,
+                                             Env* env) {
+  (void)options;
+  FERRY_ASSIGN_OR_RETURN(remote::RemoteUrl u, remote::ParseRemoteUrl(url));
+  switch (u.kind) {
+    case remote::RemoteUrl::kFile:
+      return remote::NewFileBackend(u.path, std::string(url), env);
+    case remote::RemoteUrl::kHttp:
+    case remote::RemoteUrl::kS3:
+      break;
+  }
+  return Status::NotSupported(std::string(url),
+                              "this scheme is not built in yet");
+}
+
+}  // namespace ferry

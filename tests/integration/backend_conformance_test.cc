@@ -1,0 +1,402 @@
+// One conformance suite for every Backend (docs/remote.md): the same tests
+// run against the file backend (a scratch directory), S3 (s3rver behind the
+// signature-checking proxy) and plain HTTP (nginx, read-only: objects are
+// placed in its root, the write tests skip by caps).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ferry/remote.h"
+#include "testutil/test_servers.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+class StringSink : public ByteSink {
+ public:
+  Status Append(std::string_view data) override {
+    out.append(data);
+    return Status::OK();
+  }
+  std::string out;
+};
+
+class StringSource : public ByteSource {
+ public:
+  explicit StringSource(std::string data) : data_(std::move(data)) {}
+  uint64_t size() const override { return data_.size(); }
+  Status ReadAt(uint64_t offset, size_t n, char* scratch,
+                size_t* got) override {
+    *got =
+        offset >= data_.size() ? 0 : std::min<size_t>(n, data_.size() - offset);
+    std::copy_n(data_.data() + offset, *got, scratch);
+    return Status::OK();
+  }
+
+ private:
+  std::string data_;
+};
+
+std::string Pattern(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// What differs between the backends under test.
+struct Kind {
+  std::string name;
+  // "a//b" is a key of its own (not on a file system, where it is "a/b").
+  bool empty_segments = false;
+};
+
+std::string PrintKind(const testing::TestParamInfo<Kind>& info) {
+  return info.param.name;
+}
+
+class BackendConformanceTest : public testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    const Kind& kind = GetParam();
+    static std::atomic<int> counter{0};
+    const auto* test = testing::UnitTest::GetInstance()->current_test_info();
+    // A fresh prefix per test, so tests never see each other's objects.
+    prefix_ = "conf-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter++) + "-" + test->name();
+    std::replace(prefix_.begin(), prefix_.end(), '/', '_');
+    if (kind.name == "file") {
+      url_ = "file://" + scratch_.path() + "/" + prefix_;
+    } else {
+      auto servers = test::TestServers::FromEnv();
+      if (!servers.ok()) GTEST_SKIP() << servers.status().ToString();
+      servers_ = *servers;
+      if (kind.name == "s3") {
+        url_ = "s3://" + servers_.s3_bucket + "/" + prefix_ + "/";
+        options_.endpoint_url = servers_.s3_url;
+        SetS3Credentials(servers_.s3_access_key, servers_.s3_secret_key);
+      } else {
+        url_ = servers_.http_url + "/" + prefix_ + "/";
+      }
+    }
+    auto b = OpenBackend(url_, options_, Env::Default());
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    backend_ = std::move(*b);
+  }
+
+  static void SetS3Credentials(const std::string& key,
+                               const std::string& secret) {
+    // Only what the test says: never the user's ~/.aws.
+    setenv("AWS_ACCESS_KEY_ID", key.c_str(), 1);
+    setenv("AWS_SECRET_ACCESS_KEY", secret.c_str(), 1);
+    unsetenv("AWS_SESSION_TOKEN");
+    unsetenv("AWS_PROFILE");
+    setenv("AWS_CONFIG_FILE", "/nonexistent/ferry-test", 1);
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/ferry-test", 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+  }
+
+  bool writable() const { return backend_->caps().writes; }
+
+  // Places an object: through the backend, or into nginx's root for the
+  // read-only HTTP backend.
+  void Put(const std::string& key, const std::string& data) {
+    if (writable()) {
+      StringSource src(data);
+      auto r = backend_->Write(key, &src, {});
+      ASSERT_TRUE(r.ok()) << key << ": " << r.status().ToString();
+      EXPECT_EQ(r->size, data.size());
+      return;
+    }
+    test::WriteFile(Env::Default(),
+                    servers_.http_root + "/" + prefix_ + "/" + key, data);
+  }
+
+  Result<std::string> Get(const std::string& key, ByteRange range = {},
+                          const std::string& if_match = "") {
+    StringSink sink;
+    ReadOptions o;
+    o.if_match = if_match;
+    FERRY_RETURN_IF_ERROR(backend_->Read(key, range, o, &sink));
+    return sink.out;
+  }
+
+  // The listing as "key size" lines ("key/" for a folder).
+  std::vector<std::string> Listing(const std::string& prefix,
+                                   bool recursive = true) {
+    std::vector<std::string> out;
+    ListOptions o;
+    o.recursive = recursive;
+    Status s = backend_->List(prefix, o, [&](const ObjectInfo& info) {
+      if (info.is_prefix) {
+        out.push_back(info.key);
+      } else {
+        EXPECT_FALSE(info.etag.empty()) << info.key;
+        out.push_back(info.key + " " + std::to_string(info.size));
+      }
+      return Status::OK();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out;
+  }
+
+  void SkipUnlessListing() {
+    if (!backend_->caps().listing) GTEST_SKIP() << "no listing";
+  }
+  void SkipUnlessWrites() {
+    if (!writable()) GTEST_SKIP() << "read-only backend";
+  }
+
+  test::ScratchDir scratch_;
+  test::TestServers servers_;
+  RemoteOptions options_;
+  std::string prefix_, url_;
+  std::unique_ptr<Backend> backend_;
+};
+
+TEST_P(BackendConformanceTest, EmptyPrefixListsNothing) {
+  SkipUnlessListing();
+  EXPECT_TRUE(Listing("").empty());
+  EXPECT_TRUE(Listing("", false).empty());
+}
+
+TEST_P(BackendConformanceTest, ListingIsSortedByKeyWithSizes) {
+  SkipUnlessListing();
+  for (const char* k : {"b/c", "a", "b-x", "b/a/z", "c"}) Put(k, k);
+  EXPECT_EQ(Listing(""), (std::vector<std::string>{"a 1", "b-x 3", "b/a/z 5",
+                                                   "b/c 3", "c 1"}));
+}
+
+TEST_P(BackendConformanceTest, PrefixIsAStringPrefix) {
+  SkipUnlessListing();
+  for (const char* k : {"dir/a", "dir/b", "dir2/c", "di", "other"}) Put(k, "x");
+  EXPECT_EQ(Listing("dir/"), (std::vector<std::string>{"dir/a 1", "dir/b 1"}));
+  EXPECT_EQ(Listing("di"), (std::vector<std::string>{"di 1", "dir/a 1",
+                                                     "dir/b 1", "dir2/c 1"}));
+  EXPECT_TRUE(Listing("nothing/").empty());
+}
+
+TEST_P(BackendConformanceTest, OneLevelListsFoldersAsPrefixes) {
+  SkipUnlessListing();
+  for (const char* k : {"a", "b/c", "b/d/e", "b-x", "f/g"}) Put(k, "xy");
+  EXPECT_EQ(Listing("", false),
+            (std::vector<std::string>{"a 2", "b-x 2", "b/", "f/"}));
+  EXPECT_EQ(Listing("b/", false), (std::vector<std::string>{"b/c 2", "b/d/"}));
+}
+
+// More keys than one S3 listing page (1000) holds.
+TEST_P(BackendConformanceTest, ListingSpansPages) {
+  SkipUnlessListing();
+  constexpr int kKeys = 1100;
+  std::vector<std::string> want;
+  for (int i = 0; i < kKeys; ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "k/%05d", i);
+    want.push_back(std::string(buf) + " 1");
+  }
+  std::atomic<int> next{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 8; ++t) {
+    workers.emplace_back([&] {
+      for (int i; (i = next++) < kKeys;)
+        Put(want[i].substr(0, want[i].size() - 2), "z");
+    });
+  }
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(Listing(""), want);
+  EXPECT_EQ(
+      Listing("k/0109"),
+      (std::vector<std::string>{
+          "k/01090 1", "k/01091 1", "k/01092 1", "k/01093 1", "k/01094 1",
+          "k/01095 1", "k/01096 1", "k/01097 1", "k/01098 1", "k/01099 1"}));
+  // A visitor's error stops the listing and comes back.
+  int seen = 0;
+  Status s = backend_->List("", {}, [&](const ObjectInfo&) {
+    return ++seen == 1005 ? Status::Cancelled("enough") : Status::OK();
+  });
+  EXPECT_EQ(s.code(), Status::Code::kCancelled);
+  EXPECT_EQ(seen, 1005);
+}
+
+TEST_P(BackendConformanceTest, OddKeysRoundTrip) {
+  std::vector<std::string> keys = {
+      "sp ace",         "plus+sign",  "per%cent", "per%20cent", "tilde~",
+      "eq=ual",         "q?mark",     "hash#tag", "amp&er",     "colon:x",
+      "star*",          "semi;colon", "comma,",   "quote'",     "paren(1)",
+      "ütf8-ключ-日本", "dots..x",    ".hidden",  "br[a]ce{s}", "at@",
+      "dollar$"};
+  if (GetParam().empty_segments) keys.push_back("double//slash");
+  // Long: S3 allows 1024 bytes; a file name 255, so in several folders.
+  keys.push_back(std::string(200, 'L') + "/" + std::string(200, 'M') + "/" +
+                 std::string(200, 'N') + "/" + std::string(200, 'O'));
+  for (size_t i = 0; i < keys.size(); ++i) Put(keys[i], keys[i] + "!");
+  for (const std::string& k : keys) {
+    auto info = backend_->Stat(k);
+    ASSERT_TRUE(info.ok()) << k << ": " << info.status().ToString();
+    EXPECT_EQ(info->size, k.size() + 1) << k;
+    auto data = Get(k);
+    ASSERT_TRUE(data.ok()) << k << ": " << data.status().ToString();
+    EXPECT_EQ(*data, k + "!");
+  }
+  if (!backend_->caps().listing) return;
+  std::vector<std::string> want;
+  for (const std::string& k : keys)
+    want.push_back(k + " " + std::to_string(k.size() + 1));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(Listing(""), want);
+}
+
+TEST_P(BackendConformanceTest, MissingObjectIsNotFound) {
+  Put("present", "x");
+  auto info = backend_->Stat("absent");
+  ASSERT_FALSE(info.ok());
+  EXPECT_TRUE(info.status().IsNotFound()) << info.status().ToString();
+  auto data = Get("absent");
+  ASSERT_FALSE(data.ok());
+  EXPECT_TRUE(data.status().IsNotFound()) << data.status().ToString();
+  EXPECT_NE(data.status().ToString().find("absent"), std::string::npos)
+      << data.status().ToString();
+}
+
+TEST_P(BackendConformanceTest, StatReportsSizeAndStableEtag) {
+  Put("obj", "hello");
+  auto a = backend_->Stat("obj");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->size, 5u);
+  EXPECT_FALSE(a->etag.empty());
+  auto b = backend_->Stat("obj");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a->etag, b->etag);
+}
+
+TEST_P(BackendConformanceTest, RangesReadExactlyTheirBytes) {
+  const std::string data = Pattern(1000, 1);
+  Put("r", data);
+  Put("empty", "");
+  EXPECT_EQ(*Get("r", {0, 1}), data.substr(0, 1));
+  EXPECT_EQ(*Get("r", {500, 1}), data.substr(500, 1));
+  EXPECT_EQ(*Get("r", {999, 1}), data.substr(999, 1));
+  EXPECT_EQ(*Get("r", {100, 250}), data.substr(100, 250));
+  EXPECT_EQ(*Get("r", {900, ByteRange::kToEnd}), data.substr(900));
+  EXPECT_EQ(*Get("r", {0, 1000}), data);
+  EXPECT_EQ(*Get("r"), data);
+  auto empty = Get("empty");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(*empty, "");
+  auto info = backend_->Stat("empty");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->size, 0u);
+  // An explicit range past the end is an error, never fewer bytes.
+  EXPECT_FALSE(Get("r", {990, 20}).ok());
+  EXPECT_FALSE(Get("r", {2000, 1}).ok());
+}
+
+TEST_P(BackendConformanceTest, IfMatchRefusesAChangedObject) {
+  if (!backend_->caps().conditional_reads) GTEST_SKIP() << "no If-Match";
+  Put("v", "version one");
+  auto v1 = backend_->Stat("v");
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_EQ(*Get("v", {0, 7}, v1->etag), "version");
+  Put("v", "version two, longer");
+  auto v2 = backend_->Stat("v");
+  ASSERT_TRUE(v2.ok());
+  ASSERT_NE(v1->etag, v2->etag);
+  for (ByteRange r : {ByteRange{0, 7}, ByteRange{}, ByteRange{3, 2}}) {
+    auto stale = Get("v", r, v1->etag);
+    ASSERT_FALSE(stale.ok());
+    EXPECT_TRUE(stale.status().IsFailedPrecondition())
+        << stale.status().ToString();
+  }
+  EXPECT_EQ(*Get("v", {8, 3}, v2->etag), "two");
+}
+
+TEST_P(BackendConformanceTest, WriteReplacesWholeObjects) {
+  SkipUnlessWrites();
+  const std::string big = Pattern(3 << 20, 2);  // several write chunks
+  StringSource src(big);
+  auto w = backend_->Write("w/obj", &src, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->size, big.size());
+  auto st = backend_->Stat("w/obj");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->etag, w->etag);
+  EXPECT_EQ(*Get("w/obj"), big);
+  StringSource small("small");
+  ASSERT_TRUE(backend_->Write("w/obj", &small, {}).ok());
+  EXPECT_EQ(*Get("w/obj"), "small");
+  // Nothing but the object shows (no temporary files).
+  if (backend_->caps().listing)
+    EXPECT_EQ(Listing(""), std::vector<std::string>{"w/obj 5"});
+}
+
+TEST_P(BackendConformanceTest, ConditionalWrites) {
+  SkipUnlessWrites();
+  if (!backend_->caps().conditional_writes) GTEST_SKIP() << "unconditional";
+  WriteOptions create;
+  create.if_none_match = true;
+  StringSource a("a");
+  auto first = backend_->Write("c", &a, create);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  StringSource b("b");
+  auto again = backend_->Write("c", &b, create);
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(again.status().IsFailedPrecondition());
+  EXPECT_EQ(*Get("c"), "a");
+
+  WriteOptions replace;
+  replace.if_match = "\"not-the-etag\"";
+  auto wrong = backend_->Write("c", &b, replace);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(wrong.status().IsFailedPrecondition());
+  EXPECT_EQ(*Get("c"), "a");
+  replace.if_match = first->etag;
+  ASSERT_TRUE(backend_->Write("c", &b, replace).ok());
+  EXPECT_EQ(*Get("c"), "b");
+  auto gone = backend_->Write("never-was", &b, replace);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(gone.status().IsFailedPrecondition());
+
+  // Many creators at once: exactly one wins.
+  std::atomic<int> won{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      StringSource s(std::to_string(t));
+      if (backend_->Write("race", &s, create).ok()) ++won;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(won.load(), 1);
+}
+
+TEST_P(BackendConformanceTest, DeleteRemovesAndIsIdempotent) {
+  SkipUnlessWrites();
+  Put("d/x", "1");
+  Put("d/y", "2");
+  ASSERT_TRUE(backend_->Delete("d/x").ok());
+  auto st = backend_->Stat("d/x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(st.status().IsNotFound());
+  EXPECT_TRUE(backend_->Delete("d/x").ok());  // already gone
+  EXPECT_TRUE(backend_->Delete("never/was").ok());
+  if (backend_->caps().listing) {
+    EXPECT_EQ(Listing(""), std::vector<std::string>{"d/y 1"});
+    ASSERT_TRUE(backend_->Delete("d/y").ok());
+    EXPECT_TRUE(Listing("", false).empty());  // no empty folder left
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest,
+                         testing::Values(Kind{"file", false}), PrintKind);
+
+}  // namespace
+}  // namespace ferry

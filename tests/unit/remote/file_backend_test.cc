@@ -1,0 +1,160 @@
+// What the file backend adds to the conformance suite: keys never leave the
+// root, its own temporary and lock files never show, ETags follow the file.
+#include "remote/file_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <vector>
+
+#include "ferry/atomic_file.h"
+#include "testutil/test_util.h"
+
+namespace ferry::remote {
+namespace {
+
+class Source : public ByteSource {
+ public:
+  explicit Source(std::string d) : d_(std::move(d)) {}
+  uint64_t size() const override { return d_.size(); }
+  Status ReadAt(uint64_t off, size_t n, char* out, size_t* got) override {
+    *got = off >= d_.size() ? 0 : std::min<size_t>(n, d_.size() - off);
+    std::copy_n(d_.data() + off, *got, out);
+    return Status::OK();
+  }
+
+ private:
+  std::string d_;
+};
+
+class Sink : public ByteSink {
+ public:
+  Status Append(std::string_view d) override {
+    out.append(d);
+    return Status::OK();
+  }
+  std::string out;
+};
+
+std::vector<std::string> Keys(Backend* b, bool recursive = true) {
+  std::vector<std::string> keys;
+  ListOptions o;
+  o.recursive = recursive;
+  Status s = b->List("", o, [&](const ObjectInfo& i) {
+    keys.push_back(i.key);
+    return Status::OK();
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return keys;
+}
+
+TEST(FileBackendTest, KeysCannotLeaveTheRoot) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  test::WriteFile(env, dir.Join("secret"), "s");
+  auto b = NewFileBackend(dir.Join("root"), "root", env);
+  Source src("x");
+  for (const char* key : {"../secret", "a/../../secret", "/etc/passwd", "a//b",
+                          "./x", "x/", "a/./b", "..", "a/.."}) {
+    auto st = b->Stat(key);
+    ASSERT_FALSE(st.ok()) << key;
+    EXPECT_TRUE(st.status().IsInvalidArgument()) << key;
+    Sink sink;
+    EXPECT_TRUE(b->Read(key, {}, {}, &sink).IsInvalidArgument()) << key;
+    EXPECT_TRUE(b->Write(key, &src, {}).status().IsInvalidArgument()) << key;
+    EXPECT_TRUE(b->Delete(key).IsInvalidArgument()) << key;
+  }
+  EXPECT_TRUE(b->List("../", {}, [](const ObjectInfo&) {
+                 return Status::OK();
+               }).IsInvalidArgument());
+  EXPECT_EQ(test::ReadFile(env, dir.Join("secret")), "s");
+  EXPECT_FALSE(env->FileExists(dir.Join("x")));
+}
+
+TEST(FileBackendTest, OwnFilesAreNeitherListedNorWritable) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  auto b = NewFileBackend(dir.path(), dir.path(), env);
+  Source src("x");
+  ASSERT_TRUE(b->Write("a/obj", &src, {}).ok());
+  WriteOptions create;
+  create.if_none_match = true;
+  ASSERT_TRUE(b->Write("a/new", &src, create).ok());  // takes a/.ferry-lock
+  EXPECT_TRUE(env->FileExists(dir.Join("a/.ferry-lock")));
+  // What a killed writer leaves behind.
+  test::WriteFile(env, dir.Join("a/.ferry-tmp-999999-0123456789ab-obj"), "t");
+  EXPECT_EQ(Keys(b.get()), (std::vector<std::string>{"a/new", "a/obj"}));
+  EXPECT_EQ(Keys(b.get(), false), (std::vector<std::string>{"a/"}));
+  EXPECT_TRUE(b->Write("a/.ferry-lock", &src, {}).status().IsInvalidArgument());
+  EXPECT_TRUE(b->Write(".ferry-tmp-1-0123456789ab-x", &src, {})
+                  .status()
+                  .IsInvalidArgument());
+}
+
+TEST(FileBackendTest, EtagFollowsTheFile) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  auto b = NewFileBackend(dir.path(), dir.path(), env);
+  Source one("same size 1"), two("same size 2");
+  auto w1 = b->Write("f", &one, {});
+  ASSERT_TRUE(w1.ok());
+  EXPECT_EQ(b->Stat("f")->etag, w1->etag);
+  EXPECT_EQ(b->Stat("f")->etag, w1->etag);
+  // Replaced with the same size (maybe within the same mtime tick): a new
+  // inode, so a new ETag.
+  auto w2 = b->Write("f", &two, {});
+  ASSERT_TRUE(w2.ok());
+  EXPECT_NE(w1->etag, w2->etag);
+  // Written in place with a new mtime: a new ETag too.
+  {
+    std::ofstream f(dir.Join("f"), std::ios::in | std::ios::out);
+    f << "SAME";
+  }
+  auto after = b->Stat("f");
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(after->etag, w2->etag);
+  Sink sink;
+  ReadOptions stale;
+  stale.if_match = w2->etag;
+  EXPECT_TRUE(b->Read("f", {}, stale, &sink).IsFailedPrecondition());
+  EXPECT_EQ(sink.out, "");
+}
+
+TEST(FileBackendTest, UrlNamingOneFileIsItsObject) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  test::WriteFile(env, dir.Join("one.bin"), "12345");
+  auto b = NewFileBackend(dir.Join("one.bin"), "one.bin", env);
+  auto st = b->Stat("");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->size, 5u);
+  EXPECT_EQ(Keys(b.get()), std::vector<std::string>{""});
+  Sink sink;
+  ASSERT_TRUE(b->Read("", {1, 3}, {}, &sink).ok());
+  EXPECT_EQ(sink.out, "234");
+}
+
+TEST(FileBackendTest, MissingRootIsAnEmptyBucketUntilWritten) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  auto b = NewFileBackend(dir.Join("not/yet"), "not/yet", env);
+  EXPECT_TRUE(Keys(b.get()).empty());
+  EXPECT_TRUE(b->Stat("k").status().IsNotFound());
+  Source src("v");
+  ASSERT_TRUE(b->Write("deep/er/k", &src, {}).ok());
+  EXPECT_EQ(test::ReadFile(env, dir.Join("not/yet/deep/er/k")), "v");
+}
+
+TEST(FileBackendTest, WorksOnAnyEnv) {
+  auto env = NewMemEnv();
+  auto b = NewFileBackend("/bucket", "mem", env.get());
+  Source src("payload");
+  ASSERT_TRUE(b->Write("x/y", &src, {}).ok());
+  EXPECT_EQ(Keys(b.get()), std::vector<std::string>{"x/y"});
+  Sink sink;
+  ASSERT_TRUE(b->Read("x/y", {3, ByteRange::kToEnd}, {}, &sink).ok());
+  EXPECT_EQ(sink.out, "load");
+}
+
+}  // namespace
+}  // namespace ferry::remote
