@@ -94,13 +94,6 @@ std::string TrimAll(std::string_view v) {
   return out;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 bool IsSignerOwned(std::string_view lower_name) {
   return lower_name == "host" || lower_name == "authorization" ||
          lower_name == "x-amz-date" || lower_name == "x-amz-content-sha256" ||
@@ -147,6 +140,13 @@ std::string AwsUriEncode(std::string_view s, bool keep_slash) {
   return out;
 }
 
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 std::string Sha256Hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -163,7 +163,7 @@ SigV4Result SignV4(const SigV4Request& req, const AwsCredentials& creds,
 
   // The headers to send, in order; the signer's own last.
   for (const auto& [name, value] : req.headers)
-    if (!IsSignerOwned(Lower(name)))
+    if (!IsSignerOwned(AsciiLower(name)))
       result.headers.emplace_back(name, TrimAll(value));
   result.headers.emplace_back("x-amz-content-sha256", req.payload_sha256);
   result.headers.emplace_back("x-amz-date", amz_date);
@@ -175,7 +175,7 @@ SigV4Result SignV4(const SigV4Request& req, const AwsCredentials& creds,
   std::map<std::string, std::string> canon;
   canon["host"] = TrimAll(req.host);
   for (const auto& [name, value] : result.headers) {
-    auto [it, inserted] = canon.try_emplace(Lower(name), TrimAll(value));
+    auto [it, inserted] = canon.try_emplace(AsciiLower(name), TrimAll(value));
     if (!inserted) it->second += "," + TrimAll(value);
   }
   std::string canonical_headers, signed_headers;

@@ -63,6 +63,9 @@ SigV4Result SignV4(const SigV4Request& req, const AwsCredentials& creds,
                    std::string_view region, std::string_view service,
                    std::int64_t unix_time);
 
+// s with A-Z lower-cased (header names, INI keys); other bytes as they are.
+std::string AsciiLower(std::string_view s);
+
 // Lower-case hex SHA-256 of data (OpenSSL EVP).
 std::string Sha256Hex(std::string_view data);
 
