@@ -60,6 +60,7 @@ class Upstream:
     def request(self, method, target, headers, body_len=0, body=None):
         """Sends the request; body is an iterable of bytes (body_len in
         total) or None. Returns the http.client.HTTPResponse (unread)."""
+        sent_body = False
         for attempt in (0, 1):
             if not self._usable():
                 self.close()
@@ -73,7 +74,6 @@ class Upstream:
                 if body_len or method in ('PUT', 'POST'):
                     self.conn.putheader('Content-Length', str(body_len))
                 self.conn.endheaders()
-                sent_body = False
                 if body is not None:
                     sent_body = True
                     for piece in body:

@@ -7,7 +7,9 @@
 #   s3rver       the S3 API, bucket "ferry-test" created    (npm: s3rver)
 #   sig_proxy.py in front of s3rver, checks every SigV4 signature with
 #                botocore (s3rver accepts any): FERRY_TEST_S3_URL; a second
-#                one in public mode also forwards unsigned requests
+#                one in public mode also forwards unsigned requests. Both
+#                pass Host on: virtual-hosted style works with Host
+#                "<bucket>.s3.amazonaws.com:PORT" (connect to 127.0.0.1)
 #   fault_proxy.py  two instances, in front of nginx (HTTP) and of the
 #                signature proxy; misbehave when told to over a control port
 # Usage: servers.sh start STATE_DIR | servers.sh stop STATE_DIR
@@ -125,6 +127,7 @@ http {
   scgi_temp_path $dir/tmp/scgi;
   default_type application/octet-stream;
   sendfile on;
+  send_timeout 600s;  # a fault proxy may stall a transfer for minutes
   server {
     listen 127.0.0.1:$http_port;
     access_log $dir/http-access.log ferry;

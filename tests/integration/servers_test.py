@@ -98,7 +98,9 @@ def data(n, seed=1):
 def signed_request(url, method='GET', body=b'', when=None, payload=None,
                    secret=None, tamper_path=None):
     """Sends a request signed by botocore (at `when`, default now); returns
-    (status, body). tamper_path is sent instead of the signed path."""
+    (status, body). tamper_path is sent instead of the signed path. The
+    connection goes to 127.0.0.1 whatever the URL's host (the Host header
+    keeps it: virtual-hosted style)."""
     when = when or datetime.datetime.utcnow()
     req = AWSRequest(method=method, url=url, data=body)
     req.context['timestamp'] = when.strftime('%Y%m%dT%H%M%SZ')
@@ -112,9 +114,10 @@ def signed_request(url, method='GET', body=b'', when=None, payload=None,
     signer._inject_signature_to_request(
         req, signer.signature(signer.string_to_sign(req, canonical), req))
     u = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=20)
+    conn = http.client.HTTPConnection('127.0.0.1', u.port, timeout=20)
     target = tamper_path or (u.path + ('?' + u.query if u.query else ''))
-    conn.request(method, target, body=body or None, headers=dict(req.headers))
+    conn.request(method, target, body=body or None,
+                 headers=dict(req.headers, Host=u.netloc))
     resp = conn.getresponse()
     out = resp.status, resp.read()
     conn.close()
@@ -283,6 +286,19 @@ class SigProxyTest(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertIn(b'XAmzContentSHA256Mismatch', body)
         self.assertEqual(signed_request(url), (200, b'hello'))
+
+    def test_virtual_hosted_style_through_the_proxy(self):
+        # s3rver takes the bucket from Host "<bucket>.s3[.<region>].
+        # amazonaws.com"; the proxy checks the Host as signed and passes it.
+        port = urllib.parse.urlsplit(self.S3).port
+        for i, host in enumerate((f'{BUCKET}.s3.amazonaws.com:{port}',
+                                  f'{BUCKET}.s3.us-east-1.amazonaws.com:'
+                                  f'{port}')):
+            url = f'http://{host}/vhost/{i}.txt'
+            self.assertEqual(signed_request(url, 'PUT', b'vh')[0], 200)
+            self.assertEqual(signed_request(url), (200, b'vh'))
+            path = f'{self.S3}/{BUCKET}/vhost/{i}.txt'
+            self.assertEqual(signed_request(path), (200, b'vh'))
 
     def test_unsigned_requests_need_the_public_proxy(self):
         url = f'/{BUCKET}/sig/public.txt'
