@@ -140,6 +140,25 @@ TEST(ListingTest, EachPathIsReadInItsOneSpelling) {
   }
 }
 
+TEST(ListingTest, LongListingsWithGrowingRecordsAreReadWhole) {
+  // Room for the items is made from the bytes the first records took: here
+  // later records are much longer, so the estimate falls short and grows.
+  auto env = NewMemEnv();
+  std::string csv = "path,label\n", jsonl;
+  std::vector<std::string> want;
+  for (int i = 0; i < 20000; ++i) {
+    want.push_back(std::string(i < 5000 ? 1 : 200, 'p') + std::to_string(i));
+    csv += want.back() + ",c\n";
+    jsonl += "{\"path\":\"" + want.back() + "\"}\n";
+  }
+  for (const auto& [name, text] :
+       {std::pair{"l.csv", csv}, {"l.jsonl", jsonl}}) {
+    auto r = Read(env.get(), name, text);
+    ASSERT_OK(r.status());
+    EXPECT_EQ(Paths(*r), want) << name;
+  }
+}
+
 // Opens fine, fails on the first read (a directory, /proc/self/mem).
 class UnreadableEnv : public EnvWrapper {
  public:
