@@ -8,7 +8,8 @@
 #   sig_proxy.py in front of s3rver, checks every SigV4 signature with
 #                botocore (s3rver accepts any): FERRY_TEST_S3_URL; a second
 #                one in public mode also forwards unsigned requests. Both
-#                pass Host on: virtual-hosted style works with Host
+#                accept the session token FERRY_TEST_S3_SESSION_TOKEN (or
+#                none), and pass Host on: virtual-hosted style works with Host
 #                "<bucket>.s3.amazonaws.com:PORT" (connect to 127.0.0.1)
 #   fault_proxy.py  two instances, in front of nginx (HTTP) and of the
 #                signature proxy; misbehave when told to over a control port
@@ -169,6 +170,7 @@ CONF
   started fault_s3 "$fs_ctl" 10
 
   cat > "$dir"/servers.env <<ENV
+FERRY_TEST_SERVERS_DIR=$dir
 FERRY_TEST_HTTP_URL=http://127.0.0.1:$http_port
 FERRY_TEST_HTTP_ROOT=$dir/www
 FERRY_TEST_HTTP_ACCESS_LOG=$dir/http-access.log
@@ -184,6 +186,7 @@ FERRY_TEST_S3_ROOT=$dir/s3
 FERRY_TEST_S3_BUCKET=ferry-test
 FERRY_TEST_S3_ACCESS_KEY=S3RVER
 FERRY_TEST_S3_SECRET_KEY=S3RVER
+FERRY_TEST_S3_SESSION_TOKEN=ferry-test-session-token
 FERRY_TEST_FAULT_HTTP_URL=http://127.0.0.1:$fh_port
 FERRY_TEST_FAULT_HTTP_CONTROL=http://127.0.0.1:$fh_ctl
 FERRY_TEST_FAULT_S3_URL=http://127.0.0.1:$fs_port

@@ -72,12 +72,13 @@ def aws_wait(proc):
     return proc
 
 
-def s3_client(endpoint, secret=None):
+def s3_client(endpoint, secret=None, token=None):
     """A botocore S3 client (what awscli runs on), path-style, in-process."""
     return botocore.session.get_session().create_client(
         's3', endpoint_url=endpoint, region_name='us-east-1',
         aws_access_key_id=E['FERRY_TEST_S3_ACCESS_KEY'],
         aws_secret_access_key=secret or E['FERRY_TEST_S3_SECRET_KEY'],
+        aws_session_token=token,
         config=Config(s3={'addressing_style': 'path'},
                       retries={'max_attempts': 3, 'mode': 'standard'},
                       proxies={}))
@@ -299,6 +300,13 @@ class SigProxyTest(unittest.TestCase):
             self.assertEqual(signed_request(url), (200, b'vh'))
             path = f'{self.S3}/{BUCKET}/vhost/{i}.txt'
             self.assertEqual(signed_request(path), (200, b'vh'))
+
+    def test_session_token_must_be_the_known_one(self):
+        ok = s3_client(self.S3, token=E['FERRY_TEST_S3_SESSION_TOKEN'])
+        ok.list_objects_v2(Bucket=BUCKET, MaxKeys=1)
+        with self.assertRaises(ClientError) as e:
+            s3_client(self.S3, token='stolen').list_objects_v2(Bucket=BUCKET)
+        self.assertEqual(e.exception.response['Error']['Code'], 'InvalidToken')
 
     def test_unsigned_requests_need_the_public_proxy(self):
         url = f'/{BUCKET}/sig/public.txt'

@@ -14,13 +14,15 @@ received, and compares it with the one in the Authorization header:
   - the key scope (date, region, service) from the Credential field.
 
 Refusals are S3 error documents: no Authorization -> 403 AccessDenied (unless
---public), unknown key -> 403 InvalidAccessKeyId, wrong signature -> 403
+--public), unknown key -> 403 InvalidAccessKeyId, a session token other than
+--session-token -> 403 InvalidToken, wrong signature -> 403
 SignatureDoesNotMatch (with CanonicalRequest and StringToSign, as S3 does),
 x-amz-date more than 15 min off -> 403 RequestTimeTooSkewed. Accepted
 requests go to s3rver unchanged and its answer streams back.
 
 Usage: sig_proxy.py --port P --upstream http://127.0.0.1:S3RVER_PORT
        [--access-key S3RVER] [--secret-key S3RVER] [--region R] [--public]
+       [--session-token T]  (requests without a token pass too)
 Run with /usr/bin/python3 (Debian's botocore).
 """
 import argparse
@@ -181,6 +183,11 @@ class SigCheckHandler(proxy_base.ProxyHandler):
             raise Refused(400, 'InvalidArgument',
                           f'x-amz-content-sha256 {payload!r} is not '
                           'supported by the test proxy')
+        token = self.headers.get('x-amz-security-token')
+        if token is not None and token != self.server.session_token:
+            raise Refused(403, 'InvalidToken',
+                          'The provided token is malformed or otherwise '
+                          'invalid.')
         present = {k.lower() for k in self.headers.keys()}
         if 'host' not in a['signed']:
             raise Refused(403, 'AccessDenied', 'host must be signed')
@@ -256,6 +263,8 @@ def main():
     p.add_argument('--secret-key', default='S3RVER')
     p.add_argument('--region', default='',
                    help='refuse other regions (default: accept any)')
+    p.add_argument('--session-token', default='ferry-test-session-token',
+                   help='the one x-amz-security-token accepted')
     p.add_argument('--public', action='store_true',
                    help='forward unsigned requests (--no-sign-request)')
     p.add_argument('--verbose', action='store_true')
@@ -263,7 +272,8 @@ def main():
     server = proxy_base.serve(
         SigCheckHandler, args.port, upstream_url=args.upstream,
         access_key=args.access_key, secret_key=args.secret_key,
-        region=args.region, public=args.public, verbose=args.verbose)
+        region=args.region, public=args.public,
+        session_token=args.session_token, verbose=args.verbose)
     server.serve_forever()
 
 

@@ -2,10 +2,29 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "ferry/env.h"
 
 namespace ferry::test {
+
+namespace {
+
+// The parts of text between separators: n separators, n + 1 parts.
+std::vector<std::string> Split(const std::string& text, char sep) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == sep) {
+      parts.emplace_back();
+    } else {
+      parts.back() += c;
+    }
+  }
+  return parts;
+}
+
+}  // namespace
 
 Result<TestServers> TestServers::FromEnv() {
   const char* path = std::getenv("FERRY_TEST_SERVERS_ENV");
@@ -16,12 +35,7 @@ Result<TestServers> TestServers::FromEnv() {
   FERRY_ASSIGN_OR_RETURN(std::string text,
                          ReadFileToString(Env::Default(), path));
   std::map<std::string, std::string> kv;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& line : Split(text, '\n')) {
     size_t eq = line.find('=');
     if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
   }
@@ -31,6 +45,7 @@ Result<TestServers> TestServers::FromEnv() {
     std::string TestServers::*member;
   };
   static constexpr Field kFields[] = {
+      {"SERVERS_DIR", &TestServers::dir},
       {"HTTP_URL", &TestServers::http_url},
       {"HTTP_ROOT", &TestServers::http_root},
       {"HTTP_ACCESS_LOG", &TestServers::http_access_log},
@@ -46,6 +61,7 @@ Result<TestServers> TestServers::FromEnv() {
       {"S3_BUCKET", &TestServers::s3_bucket},
       {"S3_ACCESS_KEY", &TestServers::s3_access_key},
       {"S3_SECRET_KEY", &TestServers::s3_secret_key},
+      {"S3_SESSION_TOKEN", &TestServers::s3_session_token},
       {"FAULT_HTTP_URL", &TestServers::fault_http_url},
       {"FAULT_HTTP_CONTROL", &TestServers::fault_http_control},
       {"FAULT_S3_URL", &TestServers::fault_s3_url},
@@ -58,6 +74,36 @@ Result<TestServers> TestServers::FromEnv() {
     return Status::Corruption(path, "incomplete servers env file");
   }
   return s;
+}
+
+Result<std::vector<AccessLogEntry>> ReadAccessLog(const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(std::string text,
+                         ReadFileToString(Env::Default(), path));
+  std::vector<AccessLogEntry> entries;
+  for (const std::string& line : Split(text, '\n')) {
+    if (line.empty()) continue;
+    std::vector<std::string> f = Split(line, '\t');
+    if (f.size() != 7) return Status::Corruption(path, line);
+    for (std::string& field : f) {
+      if (field == "-") field.clear();
+    }
+    AccessLogEntry e;
+    // "GET /target HTTP/1.1"
+    size_t sp1 = f[0].find(' ');
+    size_t sp2 = f[0].rfind(' ');
+    e.method = f[0].substr(0, sp1);
+    if (sp1 != std::string::npos && sp2 > sp1) {
+      e.target = f[0].substr(sp1 + 1, sp2 - sp1 - 1);
+    }
+    e.range = f[1];
+    e.status = std::atoi(f[2].c_str());
+    e.body_bytes_sent = std::atoll(f[3].c_str());
+    e.if_range = f[4];
+    e.if_match = f[5];
+    e.connection = std::atoll(f[6].c_str());
+    entries.push_back(std::move(e));
+  }
+  return entries;
 }
 
 }  // namespace ferry::test

@@ -3,16 +3,21 @@
 #ifndef FERRY_TESTS_TESTUTIL_TEST_SERVERS_H_
 #define FERRY_TESTS_TESTUTIL_TEST_SERVERS_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ferry/result.h"
 
 namespace ferry::test {
 
 struct TestServers {
+  std::string dir;  // servers.sh's state directory (logs, configs)
+
   // nginx, plain HTTP and HTTPS (same root). The access logs have one line
   // per request, tab-separated: request line, Range, status, body bytes
-  // sent, If-Range, If-Match, connection serial ("-" when absent).
+  // sent, If-Range, If-Match, connection serial ("-" when absent); read
+  // them with ReadAccessLog().
   std::string http_url;          // http://127.0.0.1:PORT
   std::string http_root;         // the directory nginx serves
   std::string http_access_log;   // the HTTP server's access log
@@ -34,6 +39,7 @@ struct TestServers {
   std::string s3_bucket;
   std::string s3_access_key;
   std::string s3_secret_key;
+  std::string s3_session_token;  // the one token the proxy accepts
 
   // Fault proxies (tests/integration/fault_proxy.py; drive them with
   // testutil/fault_proxy.h): in front of nginx (HTTP) and of s3_url.
@@ -44,6 +50,21 @@ struct TestServers {
 
   static Result<TestServers> FromEnv();
 };
+
+// One request in an nginx access log written by servers.sh.
+struct AccessLogEntry {
+  std::string method;  // "GET"
+  std::string target;  // "/dir/obj.bin?x=1"
+  std::string range;   // the Range header, "" when absent
+  int status = 0;
+  int64_t body_bytes_sent = 0;
+  std::string if_range;  // "" when absent (quotes are logged as \x22)
+  std::string if_match;
+  int64_t connection = 0;  // nginx's connection serial number
+};
+
+// The entries of the access log at path, oldest first.
+Result<std::vector<AccessLogEntry>> ReadAccessLog(const std::string& path);
 
 }  // namespace ferry::test
 
