@@ -108,6 +108,9 @@ int SeekCallback(void* user, curl_off_t offset, int origin) {
 Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings) {
   const HttpRequest& req = *ex->request;
   curl_easy_setopt(easy, CURLOPT_URL, req.url.c_str());
+  // Send the path exactly as built: libcurl would squash "/./" and "/../",
+  // which are parts of S3 keys (and of the SigV4 canonical URI).
+  curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);

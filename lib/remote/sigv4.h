@@ -50,7 +50,9 @@ struct SigV4Request {
 
 struct SigV4Result {
   // Canonical encoded path and query to put in the URL, e.g.
-  // "/bucket/a%20b%2Bc/%25.png?list-type=2&prefix=x".
+  // "/bucket/a%20b%2Bc/%25.png?list-type=2&prefix=x". Send it as is:
+  // libcurl needs CURLOPT_PATH_AS_IS, or it squashes "/./" and "/../"
+  // (curl_util.cc sets it; sigv4_proxy_test has such a key).
   std::string url_path_and_query;
   // ALL headers to send: the request's (values trimmed and inner whitespace
   // collapsed, as signed) + x-amz-date, x-amz-content-sha256,
