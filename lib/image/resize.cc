@@ -66,6 +66,7 @@ struct Coeffs {
   int ksize = 0;
   std::vector<int> bounds;  // per output: first source index, count
   std::vector<int32_t> k;   // per output: ksize weights
+  bool split16 = true;      // every weight's k >> 8 fits in an int16
 };
 
 // The box edges are float32, as Pillow's C API parses them ("(ffff)"), and
@@ -101,6 +102,7 @@ Coeffs Precompute(int in_size, float in0, float in1, int out_size,
     c.bounds[2 * xx] = xmin;
     c.bounds[2 * xx + 1] = std::max(xmax, 0);
   }
+  for (int32_t v : c.k) c.split16 &= (v >> 8) == int16_t(v >> 8);
   return c;
 }
 
@@ -178,23 +180,25 @@ void Horizontal(const ImageView& in, int y0, int y1, int out_w, const Coeffs& c,
 }
 
 #if defined(__x86_64__)
-// The same sums with AVX2: two source pixels (RGB widened to 4 lanes) or
-// eight gray samples per multiply, in 32-bit lanes, so the result is
-// bit-identical to the scalar loop. Sources are copied into a padded row so
-// that the last, partly used vector never reads past the image.
+// The same sums with AVX2, bit-identical to the scalar loops. Sources are
+// copied into padded rows so that a last, partly used vector never reads
+// past the image. The RGB horizontal pass multiplies in 16 bits (vpmaddwd:
+// 16 products, added in pairs): a weight k is split as k = 256 * hi + lo (lo
+// in 0..255, hi a signed 16-bit number: Coeffs::split16), and
+// 256 * sum(p * hi) + sum(p * lo) is the very integer sum. The gray and
+// vertical passes keep 32-bit multiplies (the split measured no faster
+// there).
 bool HaveAvx2() {
   static const bool have = __builtin_cpu_supports("avx2");
   return have;
 }
 
-__attribute__((target("avx2"))) inline uint8_t* StoreClamped(__m128i acc,
-                                                             uint8_t* p,
-                                                             int n) {
-  acc = _mm_srai_epi32(acc, kPrecisionBits);
-  acc = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
-  uint32_t v = static_cast<uint32_t>(_mm_cvtsi128_si32(acc));
-  for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-  return p + n;
+inline int16_t High(int32_t k) { return static_cast<int16_t>(k >> 8); }
+inline int16_t Low(int32_t k) { return static_cast<int16_t>(k & 255); }
+
+// The full sums from the sums of hi and lo parts.
+__attribute__((target("avx2"))) inline __m256i Join(__m256i hi, __m256i lo) {
+  return _mm256_add_epi32(_mm256_slli_epi32(hi, 8), lo);
 }
 
 // VerticalRow with the sums for 32 bytes held in registers over all taps
@@ -263,45 +267,91 @@ __attribute__((target("avx2"))) void RgbToRgbx(const uint8_t* s, int w,
   }
 }
 
+// 8 int16 in both 128-bit halves.
+__attribute__((target("avx2"))) inline __m256i Weights(const int16_t* w) {
+  return _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+}
+
+// Two rows at once, one in each 128-bit half, four taps a step: RGBX
+// pixels 0 and 1 as 16-bit pairs {p0.c, p1.c} against weights {k0, k1} x 4,
+// and pixels 2 and 3 against {k2, k3} x 4 (per step and output pixel 32
+// int16: {k0, k1} and {k2, k3} hi parts, then lo parts). Each half ends with
+// its row's R, G, B sums: no reduction across lanes.
 __attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in,
                                                        int y0, int y1,
                                                        int out_w,
                                                        const Coeffs& c,
                                                        Image* out) {
-  // Per output pixel, per pair of taps: {k0 x4, k1 x4}.
-  const int pairs = (c.ksize + 1) / 2;
-  std::vector<int32_t> kv(size_t(out_w) * pairs * 8);
+  const int quads = (c.ksize + 3) / 4;
+  std::vector<int16_t> kv(size_t(out_w) * quads * 32);
   for (int xx = 0; xx < out_w; ++xx) {
     const int32_t* k = &c.k[size_t(xx) * c.ksize];
-    int32_t* dst = &kv[size_t(xx) * pairs * 8];
-    for (int p = 0; p < pairs; ++p) {
-      const int32_t k0 = k[2 * p], k1 = 2 * p + 1 < c.ksize ? k[2 * p + 1] : 0;
+    int16_t* dst = &kv[size_t(xx) * quads * 32];
+    for (int t = 0; t < quads * 4; ++t) {
+      const int32_t kt = t < c.ksize ? k[t] : 0;
+      const int half = (t % 4) / 2, odd = t % 2;
       for (int i = 0; i < 4; ++i) {
-        dst[8 * p + i] = k0;
-        dst[8 * p + 4 + i] = k1;
+        dst[(t / 4) * 32 + half * 8 + 2 * i + odd] = High(kt);
+        dst[(t / 4) * 32 + 16 + half * 8 + 2 * i + odd] = Low(kt);
       }
     }
   }
-  std::vector<uint8_t> rgbx(size_t(in.width) * 4 + 16, 0);
-  const __m128i round = _mm_set1_epi32(1 << (kPrecisionBits - 1));
-  for (int y = y0; y < y1; ++y) {
-    RgbToRgbx(in.row(y), in.width, rgbx.data());
-    uint8_t* d = out->row(y - y0);
+  const __m256i pairs01 = _mm256_setr_epi8(
+      0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,  //
+      0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+  const __m256i pairs23 = _mm256_setr_epi8(
+      8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1,  //
+      8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1);
+  const __m256i round = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  // Padded: the last step may read 3 pixels past the row.
+  const size_t padded = size_t(in.width) * 4 + 16;
+  std::vector<uint8_t> rgbx(2 * padded, 0);
+  uint8_t* const buf0 = rgbx.data();
+  uint8_t* const buf1 = rgbx.data() + padded;
+  for (int y = y0; y < y1; y += 2) {
+    // An odd last row goes alone: the other half's sums are not stored.
+    const bool two = y + 1 < y1;
+    RgbToRgbx(in.row(y), in.width, buf0);
+    if (two) RgbToRgbx(in.row(y + 1), in.width, buf1);
+    uint8_t* d0 = out->row(y - y0);
+    uint8_t* d1 = two ? out->row(y + 1 - y0) : nullptr;
     for (int xx = 0; xx < out_w; ++xx) {
       const int xmin = c.bounds[2 * xx], n = c.bounds[2 * xx + 1];
-      const uint8_t* px = rgbx.data() + size_t(xmin) * 4;
-      const int32_t* k = &kv[size_t(xx) * pairs * 8];
-      __m256i acc = _mm256_setzero_si256();
-      for (int p = 0; p < (n + 1) / 2; ++p) {
-        __m256i v = _mm256_cvtepu8_epi32(
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + 8 * p)));
-        __m256i kp =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + 8 * p));
-        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, kp));
+      const uint8_t* p0 = buf0 + size_t(xmin) * 4;
+      const uint8_t* p1 = buf1 + size_t(xmin) * 4;
+      const int16_t* w = &kv[size_t(xx) * quads * 32];
+      __m256i hi = _mm256_setzero_si256(), lo = hi;
+      for (int q = 0; q < (n + 3) / 4; ++q, p0 += 16, p1 += 16, w += 32) {
+        const __m256i v = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p0))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)), 1);
+        const __m256i a = _mm256_shuffle_epi8(v, pairs01);
+        const __m256i b = _mm256_shuffle_epi8(v, pairs23);
+        hi = _mm256_add_epi32(
+            hi, _mm256_add_epi32(_mm256_madd_epi16(a, Weights(w)),
+                                 _mm256_madd_epi16(b, Weights(w + 8))));
+        lo = _mm256_add_epi32(
+            lo, _mm256_add_epi32(_mm256_madd_epi16(a, Weights(w + 16)),
+                                 _mm256_madd_epi16(b, Weights(w + 24))));
       }
-      __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(acc),
-                                  _mm256_extracti128_si256(acc, 1));
-      d = StoreClamped(_mm_add_epi32(sum, round), d, 3);
+      __m256i acc = _mm256_srai_epi32(_mm256_add_epi32(Join(hi, lo), round),
+                                      kPrecisionBits);
+      acc = _mm256_packus_epi16(_mm256_packs_epi32(acc, acc), acc);
+      const uint32_t v0 =
+          static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(acc)));
+      const uint32_t v1 = static_cast<uint32_t>(
+          _mm_cvtsi128_si32(_mm256_extracti128_si256(acc, 1)));
+      // Four bytes (the fourth is overwritten by the next pixel), but
+      // three at the end of a row.
+      if (xx + 1 < out_w) {
+        std::memcpy(d0 + 3 * size_t(xx), &v0, 4);
+        if (two) std::memcpy(d1 + 3 * size_t(xx), &v1, 4);
+      } else {
+        std::memcpy(d0 + 3 * size_t(xx), &v0, 3);
+        if (two) std::memcpy(d1 + 3 * size_t(xx), &v1, 3);
+      }
     }
   }
 }
@@ -384,7 +434,7 @@ Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
     const int y_last = cv.bounds[2 * out_h - 2] + cv.bounds[2 * out_h - 1];
     tmp = Image::Make(out_w, y_last - y_first, in.channels);
 #if defined(__x86_64__)
-    if (HaveAvx2() && in.channels == 3) {
+    if (HaveAvx2() && ch.split16 && in.channels == 3) {
       HorizontalRgbAvx2(in, y_first, y_last, out_w, ch, &tmp);
     } else if (HaveAvx2() && in.channels == 1) {
       HorizontalGrayAvx2(in, y_first, y_last, out_w, ch, &tmp);
