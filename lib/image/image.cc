@@ -3,9 +3,54 @@
 #include <cstdio>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "image/image_view.h"
 
 namespace ferry::image {
+namespace {
+
+#if defined(__x86_64__)
+// CompositeOverView's blend, four RGBA pixels a step in 16-bit lanes:
+// c * a + bg * (255 - a) + 127 stays below 2^16, and for every such x,
+// x / 255 = (x * 0x8081) >> 23. Returns how many pixels it did (the rest,
+// fewer than 6, are left to the scalar loop: the 16-byte store of 12 RGB
+// bytes stays inside the row).
+__attribute__((target("avx2"))) int CompositeRgbaRowAvx2(const uint8_t* s,
+                                                         int n, Rgb bg,
+                                                         uint8_t* d) {
+  const __m256i alpha = _mm256_setr_epi8(
+      6, 7, 6, 7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15,  //
+      6, 7, 6, 7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15);
+  const __m256i back =
+      _mm256_setr_epi16(bg.r, bg.g, bg.b, 0, bg.r, bg.g, bg.b, 0, bg.r, bg.g,
+                        bg.b, 0, bg.r, bg.g, bg.b, 0);
+  const __m256i k255 = _mm256_set1_epi16(255), k127 = _mm256_set1_epi16(127);
+  const __m256i magic = _mm256_set1_epi16(static_cast<int16_t>(0x8081));
+  const __m128i rgb =
+      _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  int x = 0;
+  for (; x + 6 <= n; x += 4) {
+    const __m256i p = _mm256_cvtepu8_epi16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 4 * x)));
+    const __m256i a = _mm256_shuffle_epi8(p, alpha);
+    __m256i v = _mm256_add_epi16(
+        _mm256_add_epi16(_mm256_mullo_epi16(p, a),
+                         _mm256_mullo_epi16(back, _mm256_sub_epi16(k255, a))),
+        k127);
+    v = _mm256_srli_epi16(_mm256_mulhi_epu16(v, magic), 7);
+    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(v),
+                                           _mm256_extracti128_si256(v, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 3 * x),
+                     _mm_shuffle_epi8(bytes, rgb));
+  }
+  return x;
+}
+#endif
+
+}  // namespace
 
 Image Image::Make(int width, int height, int channels) {
   Image img;
@@ -83,7 +128,15 @@ Image CompositeOverView(const ImageView& in, Rgb bg) {
     uint8_t* d = out.row(y);
     const int n = in.width;
     if (in.channels == 4) {
-      for (int i = 0; i < n; ++i, s += 4, d += 3) {
+      int i = 0;
+#if defined(__x86_64__)
+      if (HaveAvx2()) {
+        i = CompositeRgbaRowAvx2(s, n, bg, d);
+        s += 4 * i;
+        d += 3 * i;
+      }
+#endif
+      for (; i < n; ++i, s += 4, d += 3) {
         d[0] = mix(s[0], s[3], bg.r);
         d[1] = mix(s[1], s[3], bg.g);
         d[2] = mix(s[2], s[3], bg.b);

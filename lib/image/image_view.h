@@ -42,6 +42,14 @@ Status DecodePngBorrowed(std::string_view data, const DecodeOptions& options,
 // Frees the thread's decoder scratch if a very large image grew it.
 void ReleasePngScratch();
 
+#if defined(__x86_64__)
+// Whether this CPU runs the AVX2 kernels (asked once).
+inline bool HaveAvx2() {
+  static const bool have = __builtin_cpu_supports("avx2");
+  return have;
+}
+#endif
+
 Image ResampleView(const ImageView& in, int out_w, int out_h, Filter filter,
                    const Box* box);
 Image ApplyGeometryView(const ImageView& in, const Geometry& g, Filter filter,

@@ -310,11 +310,6 @@ void PaethRowsN(uint8_t* const* rows, const uint8_t* prev, size_t n, int k) {
 // holds row k's pixel t - k (4 channels in 16-bit lanes). Row k's "above"
 // pixel is row k-1's result of the previous step, so it comes from a lane
 // shift instead of memory, and one set of instructions serves four rows.
-bool HaveAvx2() {
-  static const bool have = __builtin_cpu_supports("avx2");
-  return have;
-}
-
 // A pixel's bytes, with zeros past BPP.
 template <int BPP>
 inline uint32_t PixelBytes(const uint8_t* p) {
@@ -529,7 +524,13 @@ class RowConverter {
       : c_(c),
         h_(c.hdr),
         pillow16_(pillow16),
-        out_ch_(png::OutputChannels(c.hdr, c.has_trns)) {}
+        out_ch_(png::OutputChannels(c.hdr, c.has_trns)) {
+    for (int i = 0; i < 256; ++i) {
+      const uint8_t px[4] = {c.palette[3 * i], c.palette[3 * i + 1],
+                             c.palette[3 * i + 2], c.palette_alpha[i]};
+      std::memcpy(&palette4_[i], px, 4);
+    }
+  }
   int out_channels() const { return out_ch_; }
 
   void Convert(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
@@ -570,6 +571,15 @@ class RowConverter {
                   k2 = c_.trns_key[2] & 0xff;
     switch (h_.color_type) {
       case png::kPalette:
+        if (step == size_t(out_ch_) && w > 0) {
+          // Whole entries (RGB + alpha) as one 4-byte store; with RGB out
+          // its fourth byte is overwritten by the next pixel, and the last
+          // pixel is put byte by byte.
+          for (uint32_t x = 0; x + 1 < w; ++x, d += step)
+            std::memcpy(d, &palette4_[s[x]], 4);
+          PutPalette(s[w - 1], d);
+          return;
+        }
         for (uint32_t x = 0; x < w; ++x, d += step) PutPalette(s[x], d);
         return;
       case png::kGray:
@@ -604,15 +614,24 @@ class RowConverter {
     }
   }
 
-  uint8_t To8(const uint8_t* p) const {
-    if (pillow16_) return p[0];
-    // (v * 255 + 32895) >> 16, as libpng's png_do_scale_16_to_8.
-    uint32_t v = uint32_t{p[0]} << 8 | p[1];
+  // (v * 255 + 32895) >> 16, as libpng's png_do_scale_16_to_8.
+  static uint8_t Scale16(const uint8_t* p) {
+    const uint32_t v = uint32_t{p[0]} << 8 | p[1];
     return static_cast<uint8_t>((v * 255 + 32895) >> 16);
   }
+  uint8_t To8(const uint8_t* p) const { return pillow16_ ? p[0] : Scale16(p); }
 
   void Convert16(const uint8_t* s, uint32_t w, uint8_t* d, size_t step) const {
     const int ch = h_.samples();
+    if (!c_.has_trns && step == size_t(ch)) {  // plain loops, vectorised
+      const size_t n = size_t{w} * ch;
+      if (pillow16_) {
+        for (size_t i = 0; i < n; ++i) d[i] = s[2 * i];
+      } else {
+        for (size_t i = 0; i < n; ++i) d[i] = Scale16(s + 2 * i);
+      }
+      return;
+    }
     for (uint32_t x = 0; x < w; ++x, d += step, s += 2 * ch) {
       for (int k = 0; k < ch; ++k) d[k] = To8(s + 2 * k);
       if (c_.has_trns) {
@@ -628,6 +647,7 @@ class RowConverter {
   const Header& h_;
   bool pillow16_;
   int out_ch_;
+  uint32_t palette4_[256];  // RGB + alpha of each entry, in memory order
 };
 
 // iCCP: profile name, NUL, method 0, zlib data. A damaged profile is

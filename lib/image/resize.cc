@@ -188,10 +188,6 @@ void Horizontal(const ImageView& in, int y0, int y1, int out_w, const Coeffs& c,
 // 256 * sum(p * hi) + sum(p * lo) is the very integer sum. The gray and
 // vertical passes keep 32-bit multiplies (the split measured no faster
 // there).
-bool HaveAvx2() {
-  static const bool have = __builtin_cpu_supports("avx2");
-  return have;
-}
 
 inline int16_t High(int32_t k) { return static_cast<int16_t>(k >> 8); }
 inline int16_t Low(int32_t k) { return static_cast<int16_t>(k & 255); }

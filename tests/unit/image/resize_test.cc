@@ -383,6 +383,38 @@ TEST(CompositeTest, BlendRoundsToNearest) {
   EXPECT_EQ(CompositeOver(rgba, Rgb{0, 0, 0}).pixels, (PixelVector{1, 1, 2}));
 }
 
+// Every value under every alpha, over several backgrounds, in rows long and
+// short enough for both the vectorised and the scalar part of a row.
+TEST(CompositeTest, EveryValueAndAlphaBlendsByTheFormula) {
+  for (int w : {256, 13}) {
+    Image rgba = Image::Make(w, 256, 4);
+    for (int y = 0; y < 256; ++y) {
+      for (int x = 0; x < w; ++x) {
+        uint8_t* p = rgba.row(y) + 4 * x;
+        p[0] = static_cast<uint8_t>(x * 19 + y);
+        p[1] = static_cast<uint8_t>(255 - x);
+        p[2] = static_cast<uint8_t>(x * 37 + y * 3);
+        p[3] = static_cast<uint8_t>(y);
+      }
+    }
+    for (Rgb bg : {Rgb{255, 255, 255}, Rgb{0, 0, 0}, Rgb{17, 200, 93}}) {
+      const Image out = CompositeOver(rgba, bg);
+      ASSERT_EQ(out.channels, 3);
+      const uint8_t back[3] = {bg.r, bg.g, bg.b};
+      for (int y = 0; y < 256; ++y) {
+        for (int x = 0; x < w; ++x) {
+          const uint8_t* p = rgba.row(y) + 4 * x;
+          for (int c = 0; c < 3; ++c) {
+            const int want = (p[c] * p[3] + back[c] * (255 - p[3]) + 127) / 255;
+            ASSERT_EQ(out.row(y)[3 * x + c], want)
+                << "x=" << x << " y=" << y << " c=" << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ParseTest, ColorsFiltersAndModes) {
   EXPECT_EQ(ParseColor("#ff8000")->g, 0x80);
   EXPECT_EQ(ParseColor("10,20,30")->b, 30);
