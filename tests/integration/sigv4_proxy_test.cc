@@ -113,7 +113,8 @@ TEST_F(SigV4ProxyTest, ListObjectsV2PagesWithContinuationTokens) {
 
 TEST_F(SigV4ProxyTest, SessionTokenIsSignedAndAccepted) {
   AwsCredentials with_token = creds_;
-  with_token.session_token = "FQoGZXIvYXdzE/token+with=chars";
+  with_token.session_token = servers_.s3_session_token;
+  ASSERT_FALSE(with_token.session_token.empty());
   HttpResponse r =
       Send({.method = "PUT", .path = Object("sigv4/token")}, "t", &with_token);
   EXPECT_EQ(r.status, 200) << r.body;
