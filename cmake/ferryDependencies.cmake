@@ -8,6 +8,7 @@ find_package(JPEG REQUIRED)                      # JPEG::JPEG (libjpeg-turbo)
 find_package(Protobuf REQUIRED)                  # protobuf::libprotobuf, protobuf::protoc
 find_package(Librsync REQUIRED)                  # Librsync::Librsync (cmake/FindLibrsync.cmake)
 find_package(CURL REQUIRED)                      # CURL::libcurl
+find_package(EXPAT REQUIRED)                     # EXPAT::EXPAT: S3's XML answers
 find_package(ZLIB REQUIRED)                      # ZLIB::ZLIB: TFRecord GZIP shards
 find_package(OpenSSL REQUIRED)                   # OpenSSL::Crypto: MD5 for wids indexes
 find_package(Threads REQUIRED)
