@@ -77,6 +77,7 @@ Runner RegisterSplit(CLI::App* app);
 Runner RegisterPack(CLI::App* app);
 Runner RegisterInspect(CLI::App* app);
 Runner RegisterVerify(CLI::App* app);
+Runner RegisterLs(CLI::App* app);
 
 }  // namespace ferry::cli
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner pack = ferry::cli::RegisterPack(&app);
   ferry::cli::Runner inspect = ferry::cli::RegisterInspect(&app);
   ferry::cli::Runner verify = ferry::cli::RegisterVerify(&app);
+  ferry::cli::Runner ls = ferry::cli::RegisterLs(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,5 +46,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("pack")) rc = pack();
   if (app.got_subcommand("inspect")) rc = inspect();
   if (app.got_subcommand("verify")) rc = verify();
+  if (app.got_subcommand("ls")) rc = ls();
   return ferry::cli::FinishStdout(rc);
 }

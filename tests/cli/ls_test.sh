@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ferry ls on the file backend: one level and recursive, -l, --json, keys
+# with odd bytes, a URL naming one file, 10,000+ keys streamed, exit codes
+# (2 for a bad URL, 4 naming the path when the remote fails). S3 and HTTP:
+# tests/integration/ls_s3_test.sh.
+set -euo pipefail
+FERRY=$1
+source "$(dirname "$0")/testlib.sh"
+
+mkdir -p b/dir/sub b/dir2
+printf 'abc' > b/a.txt
+printf '12345' > b/dir/x.bin
+printf '' > b/dir/sub/empty
+printf 'z' > b/dir2/y
+printf 'q' > "b/sp ace+plus"
+printf 'n' > "$(printf 'b/line\nbreak')"
+touch b/.ferry-tmp-999999-0123456789ab-junk   # a dead writer's temp: hidden
+
+expect_rc 0 "$FERRY" ls b
+printf 'a.txt\ndir/\ndir2/\nline\\x0abreak\nsp ace+plus\n' > want.txt
+diff want.txt out.txt || fail "one-level listing"
+
+expect_rc 0 "$FERRY" ls -R "file://$work/b/"
+printf 'a.txt\ndir/sub/empty\ndir/x.bin\ndir2/y\nline\\x0abreak\nsp ace+plus\n' > want.txt
+diff want.txt out.txt || fail "recursive listing"
+
+expect_rc 0 "$FERRY" ls -R b/dir/
+printf 'sub/empty\nx.bin\n' > want.txt
+diff want.txt out.txt || fail "listing below a folder"
+
+expect_rc 0 "$FERRY" ls -l -R b
+grep -Eq '^ +5  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z  "[0-9a-f-]+" +dir/x\.bin$' out.txt \
+  || { cat out.txt; fail "-l line"; }
+
+expect_rc 0 "$FERRY" ls --json -R b
+/usr/bin/python3 - out.txt <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = [e["key"] for e in d["entries"]]
+assert keys == ["a.txt", "dir/sub/empty", "dir/x.bin", "dir2/y", "line\nbreak",
+                "sp ace+plus"], keys
+assert d["objects"] == 6 and d["bytes"] == 3 + 0 + 5 + 1 + 1 + 1, d
+assert all(e["etag"] for e in d["entries"]), d
+PY
+
+# A URL naming one file lists that file.
+expect_rc 0 "$FERRY" ls -l b/dir/x.bin
+grep -q '  x\.bin$' out.txt || { cat out.txt; fail "one file"; }
+
+# Bad URLs: usage errors naming the URL.
+expect_rc 2 "$FERRY" ls "ftp://host/x"
+grep -q "ftp://host/x" err.txt || fail "bad scheme not named"
+expect_rc 2 "$FERRY" ls "file://otherhost/x"
+expect_rc 2 "$FERRY" ls "s3://"
+expect_rc 2 "$FERRY" ls b --part-size 12Q
+
+# A remote that fails: IO error (4) naming the path.
+expect_rc 4 "$FERRY" ls "b/a.txt/below/"
+grep -q "a.txt/below" err.txt || { cat err.txt; fail "failure does not name the path"; }
+
+# 10,000+ keys stream out in key order (in memory when /dev/shm is there:
+# creating 10,500 files on a busy disk takes long).
+many=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
+trap 'rm -rf "$work" "$many"' EXIT
+/usr/bin/python3 -c '
+import sys
+for i in range(10500): open(sys.argv[1] + "/k%05d" % i, "w").close()' "$many"
+expect_rc 0 "$FERRY" ls -R "$many"
+[ "$(wc -l < out.txt)" -eq 10500 ] || fail "10500 keys"
+seq -f 'k%05g' 0 10499 | diff - out.txt > /dev/null || fail "order of 10500 keys"
+echo "ls OK"
