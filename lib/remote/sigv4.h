@@ -36,8 +36,8 @@ struct SigV4Request {
   // headers: the URL the caller connects to must have exactly this authority
   // (libcurl sends it as Host).
   std::string host;
-  std::string
-      path;  // DECODED, e.g. "/bucket/a b+c/%.png"; "/" put in front if missing
+  // DECODED, e.g. "/bucket/a b+c/%.png"; a leading "/" is added if missing.
+  std::string path;
   // DECODED (key, value) pairs in any order; a key without a value has "".
   std::vector<std::pair<std::string, std::string>> query;
   // Extra headers to send AND sign (range, if-match, content-type, x-amz-*).
