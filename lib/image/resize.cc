@@ -242,38 +242,20 @@ __attribute__((target("avx2"))) void VerticalRowAvx2(const uint8_t* const* rows,
   }
 }
 
-// Widens a row of RGB pixels to RGBX (X = 0), four pixels a step; the
-// 16-byte load never runs past the row (it stops 4 bytes short).
-__attribute__((target("avx2"))) void RgbToRgbx(const uint8_t* s, int w,
-                                               uint8_t* d) {
-  const __m128i spread =
-      _mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
-  int x = 0;
-  for (; x + 6 <= w; x += 4) {
-    const __m128i v =
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * x));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 4 * x),
-                     _mm_shuffle_epi8(v, spread));
-  }
-  for (; x < w; ++x) {
-    d[4 * x] = s[3 * x];
-    d[4 * x + 1] = s[3 * x + 1];
-    d[4 * x + 2] = s[3 * x + 2];
-    d[4 * x + 3] = 0;
-  }
-}
-
 // 8 int16 in both 128-bit halves.
 __attribute__((target("avx2"))) inline __m256i Weights(const int16_t* w) {
   return _mm256_broadcastsi128_si256(
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
 }
 
-// Two rows at once, one in each 128-bit half, four taps a step: RGBX
-// pixels 0 and 1 as 16-bit pairs {p0.c, p1.c} against weights {k0, k1} x 4,
-// and pixels 2 and 3 against {k2, k3} x 4 (per step and output pixel 32
-// int16: {k0, k1} and {k2, k3} hi parts, then lo parts). Each half ends with
-// its row's R, G, B sums: no reduction across lanes.
+// Two rows at once, one in each 128-bit half, four taps (12 bytes) a step:
+// pixels 0 and 1 as 16-bit pairs {p0.c, p1.c} (and a zero pair) against
+// weights {k0, k1} x 4, and pixels 2 and 3 against {k2, k3} x 4 (per step and
+// output pixel 32 int16: {k0, k1} and {k2, k3} hi parts, then lo parts).
+// Each half ends with its row's R, G, B sums: no reduction across lanes.
+// A step loads 16 bytes and the last step of a window may run 3 pixels past
+// it: up to 13 bytes past a row, read in place where the view has them, else
+// from a padded copy of the row.
 __attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in,
                                                        int y0, int y1,
                                                        int out_w,
@@ -294,31 +276,39 @@ __attribute__((target("avx2"))) void HorizontalRgbAvx2(const ImageView& in,
     }
   }
   const __m256i pairs01 = _mm256_setr_epi8(
-      0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,  //
-      0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+      0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,  //
+      0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
   const __m256i pairs23 = _mm256_setr_epi8(
-      8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1,  //
-      8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1);
+      6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1,  //
+      6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
   const __m256i round = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
-  // Padded: the last step may read 3 pixels past the row.
-  const size_t padded = size_t(in.width) * 4 + 16;
-  std::vector<uint8_t> rgbx(2 * padded, 0);
-  uint8_t* const buf0 = rgbx.data();
-  uint8_t* const buf1 = rgbx.data() + padded;
+  constexpr size_t kOverRead = 13;
+  const size_t row_bytes = size_t(in.width) * 3;
+  std::vector<uint8_t> padded(2 * (row_bytes + kOverRead), 0);
+  // Row y in place if the view holds kOverRead bytes after it (the rows
+  // below), else copied.
+  auto source = [&](int y, int slot) -> const uint8_t* {
+    if (size_t(in.height - 1 - y) * in.stride >= kOverRead) {
+      return in.row(y);
+    }
+    uint8_t* copy = padded.data() + slot * (row_bytes + kOverRead);
+    std::memcpy(copy, in.row(y), row_bytes);
+    return copy;
+  };
   for (int y = y0; y < y1; y += 2) {
     // An odd last row goes alone: the other half's sums are not stored.
     const bool two = y + 1 < y1;
-    RgbToRgbx(in.row(y), in.width, buf0);
-    if (two) RgbToRgbx(in.row(y + 1), in.width, buf1);
+    const uint8_t* const buf0 = source(y, 0);
+    const uint8_t* const buf1 = two ? source(y + 1, 1) : buf0;
     uint8_t* d0 = out->row(y - y0);
     uint8_t* d1 = two ? out->row(y + 1 - y0) : nullptr;
     for (int xx = 0; xx < out_w; ++xx) {
       const int xmin = c.bounds[2 * xx], n = c.bounds[2 * xx + 1];
-      const uint8_t* p0 = buf0 + size_t(xmin) * 4;
-      const uint8_t* p1 = buf1 + size_t(xmin) * 4;
+      const uint8_t* p0 = buf0 + size_t(xmin) * 3;
+      const uint8_t* p1 = buf1 + size_t(xmin) * 3;
       const int16_t* w = &kv[size_t(xx) * quads * 32];
       __m256i hi = _mm256_setzero_si256(), lo = hi;
-      for (int q = 0; q < (n + 3) / 4; ++q, p0 += 16, p1 += 16, w += 32) {
+      for (int q = 0; q < (n + 3) / 4; ++q, p0 += 12, p1 += 12, w += 32) {
         const __m256i v = _mm256_inserti128_si256(
             _mm256_castsi128_si256(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(p0))),

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "ferry/image.h"
+#include "image/image_view.h"
 #include "testutil/image_util.h"
 #include "testutil/test_util.h"
 
@@ -185,6 +188,30 @@ TEST(ResizeTest, EqualsPillowsArithmeticExactly) {
         const Box crop{s.iw * 0.125, s.ih * 0.25, s.iw * 0.9, s.ih * 0.75};
         EXPECT_TRUE(Resample(in, s.ow, s.oh, c.filter, &crop).pixels ==
                     RefResample(in, s.ow, s.oh, c.filter, crop).pixels);
+      }
+    }
+  }
+}
+
+// A view into a PNG decoder's rows (a filter byte before each row, the last
+// row ending the buffer), as convert resamples them in place: the same pixels
+// as from a packed copy, and (under FERRY_SANITIZE=address) no byte read past
+// the buffer.
+TEST(ResizeTest, PngStyleViewGivesThePackedImagesPixels) {
+  for (int w : {1, 2, 5, 13, 97}) {
+    for (int h : {1, 2, 3, 9}) {
+      const Image packed = Noise(w, h, 3, w * 7 + h);
+      const size_t stride = packed.stride() + 1;
+      std::vector<uint8_t> buf(stride * h, 0xee);
+      for (int y = 0; y < h; ++y)
+        std::memcpy(&buf[y * stride + 1], packed.row(y), packed.stride());
+      const ImageView view{buf.data() + 1, stride, w, h, 3};
+      for (int ow : {1, 3, 31}) {
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + "->" +
+                     std::to_string(ow));
+        EXPECT_TRUE(
+            ResampleView(view, ow, h, Filter::kLanczos3, nullptr).pixels ==
+            Resample(packed, ow, h, Filter::kLanczos3).pixels);
       }
     }
   }
