@@ -30,6 +30,8 @@ source "$here/benchlib.sh"
 bench_corpus() {  # MIX COUNT SIZE
   local mix=$1 count=$2 size=$3 t
   ensure_corpus "$count" "$mix"
+  local load0
+  load0=$(cut -d' ' -f1 /proc/loadavg)
   unset best rss walls cpus
   declare -gA best rss walls cpus
   local vips_all="ls '$corpus'/*.png | xargs -P 2 -n 25 vipsthumbnail -s ${size}x${size} \
@@ -52,7 +54,7 @@ bench_corpus() {  # MIX COUNT SIZE
     med[$t]=$(median "${walls[$t]}")
     cpu[$t]=$(median "${cpus[$t]}")
   done
-  echo "== $mix: $count PNGs, fit $size, median of $ROUNDS interleaved rounds"
+  echo "== $mix: $count PNGs, fit $size, median of $ROUNDS interleaved rounds (load before: $load0, after: $(cut -d' ' -f1 /proc/loadavg))"
   printf '%-8s %8s %10s %10s\n' tool seconds images/s "peak RSS"
   for t in $tools; do
     printf '%-8s %8s %10s %8s MB\n' "$t" "$(echo "scale=2; ${med[$t]} / 1000" | bc)" \
@@ -64,7 +66,13 @@ bench_corpus() {  # MIX COUNT SIZE
     echo "base  / pillow:        $(echo "scale=2; ${med[pillow]} / ${med[base]}" | bc)x"
   fi
   echo "CPU time ferry/pillow: $(echo "scale=2; ${cpu[pillow]} / ${cpu[ferry]}" | bc)x, ferry/vips $(echo "scale=2; ${cpu[vips]} / ${cpu[ferry]}" | bc)x"
+  if [ -n "${FERRY_BASE:-}" ]; then
+    echo "CPU time base/pillow:  $(echo "scale=2; ${cpu[pillow]} / ${cpu[base]}" | bc)x"
+  fi
   echo "ferry CPU per image:   $(echo "scale=2; ${cpu[ferry]} / $count" | bc) ms (user+sys, all cores)"
+  if [ -n "${FERRY_BASE:-}" ]; then
+    echo "base  CPU per image:   $(echo "scale=2; ${cpu[base]} / $count" | bc) ms"
+  fi
   if [ -x "$floor_bin" ]; then
     echo "inflate-only floor:    $("$floor_bin" "$corpus"/*.png | awk '{print $2}') ms (libdeflate, one core)"
   fi
