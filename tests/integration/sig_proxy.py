@@ -263,7 +263,8 @@ def main():
     p.add_argument('--secret-key', default='S3RVER')
     p.add_argument('--region', default='',
                    help='refuse other regions (default: accept any)')
-    p.add_argument('--session-token', default='ferry-test-session-token',
+    p.add_argument('--session-token',
+                   default='FQoGZXIvYXdzE/token+with=chars',
                    help='the one x-amz-security-token accepted')
     p.add_argument('--public', action='store_true',
                    help='forward unsigned requests (--no-sign-request)')

@@ -63,7 +63,10 @@ struct AccessLogEntry {
   int64_t connection = 0;  // nginx's connection serial number
 };
 
-// The entries of the access log at path, oldest first.
+// The entries of the access log at path, oldest first. nginx writes an
+// entry when it finalizes the request, which can be a moment after the
+// client has the whole answer (or, for a client that died, when nginx
+// notices): poll for the entries you expect.
 Result<std::vector<AccessLogEntry>> ReadAccessLog(const std::string& path);
 
 }  // namespace ferry::test
