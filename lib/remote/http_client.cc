@@ -36,17 +36,24 @@ void HttpClient::Give(CurlEasy easy) {
 
 Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
                                          ByteSink* body_sink, uint64_t max_body,
+                                         const HeaderCheck& check,
                                          bool* delivered) {
   CurlEasy easy = Take();
   if (!easy) return Status::IOError("curl_easy_init failed");
   CurlExchange ex;
   ex.request = &req;
   Status sink_error;
-  bool too_large = false;
+  bool too_large = false, checked = false;
   ex.on_body = [&](CurlExchange& x, std::string_view data) {
     long code = 0;
     curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
     if (body_sink != nullptr && code >= 200 && code < 300) {
+      if (check && !checked) {
+        x.response.status = code;
+        sink_error = check(x.response);
+        if (!sink_error.ok()) return false;
+        checked = true;
+      }
       sink_error = body_sink->Append(data);
       if (!sink_error.ok()) return false;
       *delivered = true;
@@ -67,28 +74,31 @@ Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
   Give(std::move(easy));
   if (!sink_error.ok()) return sink_error;
   if (too_large)
-    return Status::IOError(req.url, "answer larger than " +
-                                        std::to_string(max_body) + " bytes");
-  if (rc != CURLE_OK) return CurlError(req.method + " " + req.url, rc, ex.error);
+    return Status::IOError(
+        req.url, "answer larger than " + std::to_string(max_body) + " bytes");
+  if (rc != CURLE_OK)
+    return CurlError(req.method + " " + req.url, rc, ex.error);
   ex.response.status = code;
   return std::move(ex.response);
 }
 
 Result<HttpResponse> HttpClient::Perform(
     const std::function<Result<HttpRequest>()>& make, ByteSink* body_sink,
-    uint64_t max_body) {
+    uint64_t max_body, const HeaderCheck& check) {
   for (int attempt = 0;; ++attempt) {
     Result<HttpRequest> req = make();
     if (!req.ok()) return req.status();
     bool delivered = false;
-    Result<HttpResponse> r = Attempt(*req, body_sink, max_body, &delivered);
+    Result<HttpResponse> r =
+        Attempt(*req, body_sink, max_body, check, &delivered);
     bool retry = false;
     int64_t retry_after = -1;
     if (!r.ok()) {
       retry = RetryPolicy::IsRetryable(r.status()) && !delivered;
     } else {
       long s = r->status;
-      retry = (s == 408 || s == 429 || s >= 500) && !delivered;
+      // 501 Not Implemented is an answer, not a hiccup.
+      retry = (s == 408 || s == 429 || (s >= 500 && s != 501)) && !delivered;
       retry_after = RetryAfterSeconds(*r);
     }
     if (!retry || attempt >= policy_.max_retries) return r;

@@ -41,14 +41,23 @@ class HttpClient {
   // document is never that large). Once a byte reached body_sink, a failure
   // is not retried here (the sink cannot take the bytes twice): the caller
   // resumes with a narrower range.
+  //
+  // check, when given, judges a 2xx answer's status and headers before the
+  // first byte of its body reaches body_sink (a 200 to a Range request, a
+  // wrong Content-Range): a non-OK status aborts the attempt and is
+  // returned, retried only when it is Unavailable. An answer without a body
+  // never reaches it: the caller judges that one.
+  using HeaderCheck = std::function<Status(const HttpResponse&)>;
   Result<HttpResponse> Perform(const std::function<Result<HttpRequest>()>& make,
                                ByteSink* body_sink = nullptr,
-                               uint64_t max_body = 16u << 20);
+                               uint64_t max_body = 16u << 20,
+                               const HeaderCheck& check = nullptr);
 
  private:
   // One attempt; *delivered tells whether body_sink got bytes.
   Result<HttpResponse> Attempt(const HttpRequest& req, ByteSink* body_sink,
-                               uint64_t max_body, bool* delivered);
+                               uint64_t max_body, const HeaderCheck& check,
+                               bool* delivered);
   CurlEasy Take();
   void Give(CurlEasy easy);
 

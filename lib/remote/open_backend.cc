@@ -4,6 +4,7 @@
 #include "ferry/remote.h"
 #include "remote/file_backend.h"
 #include "remote/remote_url.h"
+#include "remote/s3_backend.h"
 
 namespace ferry {
 
@@ -19,13 +20,16 @@ bool IsRemoteUrl(std::string_view url) {
 Result<std::unique_ptr<Backend>> OpenBackend(std::string_view url,
                                              const RemoteOptions& options,
                                              Env* env) {
-  (void)options;
   FERRY_ASSIGN_OR_RETURN(remote::RemoteUrl u, remote::ParseRemoteUrl(url));
   switch (u.kind) {
     case remote::RemoteUrl::kFile:
       return remote::NewFileBackend(u.path, std::string(url), env);
+    case remote::RemoteUrl::kS3: {
+      FERRY_ASSIGN_OR_RETURN(auto b,
+                             remote::NewS3Backend(u.bucket, u.prefix, options));
+      return std::unique_ptr<Backend>(std::move(b));
+    }
     case remote::RemoteUrl::kHttp:
-    case remote::RemoteUrl::kS3:
       break;
   }
   return Status::NotSupported(std::string(url),
