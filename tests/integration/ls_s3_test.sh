@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# ferry ls against S3 (s3rver behind the signature-checking proxy): listing,
+# -v without secrets, and the failures a user meets: wrong secret (exit 4,
+# "credentials", the secret never printed), an unknown bucket (exit 4 naming
+# it), unsigned requests to a private bucket (exit 4).
+set -euo pipefail
+FERRY=$1
+source "$(dirname "$0")/../cli/testlib.sh"
+set -a; source "$FERRY_TEST_SERVERS_ENV"; set +a
+export AWS_ACCESS_KEY_ID=$FERRY_TEST_S3_ACCESS_KEY
+export AWS_SECRET_ACCESS_KEY=$FERRY_TEST_S3_SECRET_KEY
+export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
+unset AWS_SESSION_TOKEN AWS_PROFILE
+export AWS_ENDPOINT_URL=$FERRY_TEST_S3_URL
+p="ls-cli-$$"
+# Objects go straight to s3rver (no signature needed there).
+for k in a.txt "dir/b c.bin" dir/sub/d; do
+  printf '%s' "$k" | curl -sf -X PUT --data-binary @- \
+    "$FERRY_TEST_S3RVER_URL/$FERRY_TEST_S3_BUCKET/$p/${k// /%20}" > /dev/null
+done
+b="s3://$FERRY_TEST_S3_BUCKET/$p"
+
+expect_rc 0 "$FERRY" ls "$b/"
+printf 'a.txt\ndir/\n' | diff - out.txt || fail "one level"
+expect_rc 0 "$FERRY" ls -R "$b"
+printf 'a.txt\ndir/b c.bin\ndir/sub/d\n' | diff - out.txt || fail "recursive"
+expect_rc 0 "$FERRY" ls -l "$b/dir/b c.bin"
+grep -Eq '^ +11  .*Z  "[0-9a-f]{32}" +b c\.bin$' out.txt || { cat out.txt; fail "one object, -l"; }
+
+# -v: one line per request, no credentials in it.
+expect_rc 0 "$FERRY" ls -R -v "$b"
+grep -q "GET $FERRY_TEST_S3_URL/$FERRY_TEST_S3_BUCKET?.*list-type=2" err.txt || { cat err.txt; fail "-v request line"; }
+grep -q -e "$AWS_SECRET_ACCESS_KEY\b" -e Authorization -e Signature= err.txt && fail "-v shows a secret"
+
+# Wrong secret: exit 4, says credentials, never shows the secret.
+AWS_SECRET_ACCESS_KEY=wrong-secret-Qx7Yz9 expect_rc 4 "$FERRY" ls "$b/"
+grep -q "credentials" err.txt || { cat err.txt; fail "no credentials hint"; }
+grep -q "wrong-secret-Qx7Yz9" err.txt out.txt && fail "the secret was printed"
+
+# Unknown bucket: exit 4 naming it.
+expect_rc 4 "$FERRY" ls "s3://no-such-bucket-ferry-cli/x/"
+grep -q "no-such-bucket-ferry-cli" err.txt || { cat err.txt; fail "bucket not named"; }
+
+# Unsigned to a private bucket: exit 4 with the hint.
+expect_rc 4 "$FERRY" ls --no-sign-request "$b/"
+grep -q -- "--no-sign-request" err.txt || { cat err.txt; fail "unsigned hint"; }
+echo "ls s3 OK"
