@@ -1,0 +1,221 @@
+// The S3 backend's multipart bookkeeping against a scripted stub server
+// (s3rver has no ListMultipartUploads): a new multipart upload of a key first
+// aborts the incomplete uploads a killed run left for exactly that key, and
+// a failed upload is aborted.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "remote/s3_backend.h"
+
+namespace ferry::remote {
+namespace {
+
+// One HTTP/1.1 server thread: reads each request (headers, Content-Length
+// body) and answers what `reply` says; records "METHOD target" lines.
+class StubServer {
+ public:
+  struct Reply {
+    int status = 200;
+    std::string body;
+    std::string headers;  // extra "Name: value\r\n" lines
+  };
+  explicit StubServer(std::function<Reply(const std::string&)> reply)
+      : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 8);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~StubServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(port_);
+  }
+  std::vector<std::string> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string buf;
+      char tmp[65536];
+      for (;;) {
+        size_t end = buf.find("\r\n\r\n");
+        if (end == std::string::npos) {
+          ssize_t n = ::read(c, tmp, sizeof tmp);
+          if (n <= 0) break;
+          buf.append(tmp, size_t(n));
+          continue;
+        }
+        std::string head = buf.substr(0, end);
+        size_t body_len = 0;
+        for (const char* name : {"Content-Length: ", "content-length: "}) {
+          size_t p = head.find(name);
+          if (p != std::string::npos)
+            body_len = std::stoul(head.substr(p + strlen(name)));
+        }
+        while (buf.size() < end + 4 + body_len) {
+          ssize_t n = ::read(c, tmp, sizeof tmp);
+          if (n <= 0) break;
+          buf.append(tmp, size_t(n));
+        }
+        std::string line = head.substr(0, head.find(' ', head.find(' ') + 1));
+        buf.erase(0, std::min(buf.size(), end + 4 + body_len));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          requests_.push_back(line);
+        }
+        Reply r = reply_(line);
+        std::string out =
+            "HTTP/1.1 " + std::to_string(r.status) +
+            " X\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n" +
+            r.headers + "\r\n";
+        if (line.rfind("HEAD ", 0) != 0) out += r.body;
+        if (::write(c, out.data(), out.size()) < 0) break;
+      }
+      ::close(c);
+    }
+  }
+
+  std::function<Reply(const std::string&)> reply_;
+  int fd_ = -1, port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> requests_;
+};
+
+class Source : public ByteSource {
+ public:
+  explicit Source(size_t n) : d_(n, 'x') {}
+  uint64_t size() const override { return d_.size(); }
+  Status ReadAt(uint64_t off, size_t n, char* out, size_t* got) override {
+    *got = off >= d_.size() ? 0 : std::min<size_t>(n, d_.size() - off);
+    std::copy_n(d_.data() + off, *got, out);
+    return Status::OK();
+  }
+
+ private:
+  std::string d_;
+};
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::unique_ptr<HttpBackend> Open(const StubServer& server, int retries = 0) {
+  AwsConfig config;
+  config.sign = false;
+  config.region = "us-east-1";
+  config.endpoint_url = server.url();
+  config.addressing = "path";
+  RemoteOptions options;
+  options.part_size = 1024;
+  options.max_retries = retries;
+  auto b = NewS3Backend("bkt", "pre/", config, options);
+  EXPECT_TRUE(b.ok()) << b.status().ToString();
+  return b.ok() ? std::move(*b) : nullptr;
+}
+
+StubServer::Reply S3Script(const std::string& req, int fail_part) {
+  StubServer::Reply r;
+  if (req == "GET /bkt?prefix=pre%2Fk&uploads=") {
+    // What killed runs left: two uploads of pre/k, one of pre/k2.
+    r.body =
+        "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+        "<Upload><Key>pre/k</Key><UploadId>old1</UploadId></Upload>"
+        "<Upload><Key>pre/k</Key><UploadId>old2</UploadId></Upload>"
+        "<Upload><Key>pre/k2</Key><UploadId>other</UploadId></Upload>"
+        "</ListMultipartUploadsResult>";
+  } else if (req.rfind("DELETE ", 0) == 0) {
+    r.status = 204;
+  } else if (req == "POST /bkt/pre/k?uploads=") {
+    r.body =
+        "<InitiateMultipartUploadResult><UploadId>new</UploadId>"
+        "</InitiateMultipartUploadResult>";
+  } else if (req.find("partNumber=") != std::string::npos) {
+    if (req.find("partNumber=" + std::to_string(fail_part) + "&") !=
+        std::string::npos) {
+      r.status = 403;
+      r.body = "<Error><Code>AccessDenied</Code></Error>";
+    } else {
+      r.headers = "ETag: \"p\"\r\n";
+    }
+  } else if (req == "POST /bkt/pre/k?uploadId=new") {
+    r.body =
+        "<CompleteMultipartUploadResult><ETag>\"e-3\"</ETag>"
+        "</CompleteMultipartUploadResult>";
+  } else if (req == "HEAD /bkt/pre/k") {
+    r.headers = "ETag: \"e-3\"\r\n";
+    r.body = std::string(3000, 'x');  // its Content-Length
+  } else {
+    r.status = 400;
+    r.body = "<Error><Code>Unexpected</Code></Error>";
+  }
+  return r;
+}
+
+TEST(S3MultipartTest, StaleUploadsOfTheKeyAreAbortedFirst) {
+  StubServer server([](const std::string& req) { return S3Script(req, 0); });
+  auto b = Open(server);
+  ASSERT_TRUE(b);
+  Source src(3000);  // three parts of 1024
+  auto w = b->Write("k", &src, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->size, 3000u);
+  std::vector<std::string> reqs = server.requests();
+  EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=old1"));
+  EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=old2"));
+  EXPECT_FALSE(Has(reqs, "DELETE /bkt/pre/k2?uploadId=other"));  // not ours
+  EXPECT_FALSE(Has(reqs, "DELETE /bkt/pre/k?uploadId=new"));
+  // The cleanup comes before the new upload starts.
+  auto pos = [&](const std::string& s) {
+    return std::find(reqs.begin(), reqs.end(), s) - reqs.begin();
+  };
+  EXPECT_LT(pos("DELETE /bkt/pre/k?uploadId=old2"),
+            pos("POST /bkt/pre/k?uploads="));
+  EXPECT_TRUE(Has(reqs, "PUT /bkt/pre/k?partNumber=3&uploadId=new"));
+}
+
+TEST(S3MultipartTest, AFailedUploadIsAborted) {
+  StubServer server([](const std::string& req) { return S3Script(req, 2); });
+  auto b = Open(server);
+  ASSERT_TRUE(b);
+  Source src(3000);
+  auto w = b->Write("k", &src, {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(w.status().IsIOError()) << w.status().ToString();
+  std::vector<std::string> reqs = server.requests();
+  EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=new"));
+  EXPECT_FALSE(Has(reqs, "PUT /bkt/pre/k?partNumber=3&uploadId=new"));
+  EXPECT_FALSE(Has(reqs, "POST /bkt/pre/k?uploadId=new"));
+}
+
+}  // namespace
+}  // namespace ferry::remote
