@@ -15,36 +15,15 @@
 #include <vector>
 
 #include "ferry/remote.h"
+#include "testutil/byte_io.h"
 #include "testutil/test_servers.h"
 #include "testutil/test_util.h"
 
 namespace ferry {
 namespace {
 
-class StringSink : public ByteSink {
- public:
-  Status Append(std::string_view data) override {
-    out.append(data);
-    return Status::OK();
-  }
-  std::string out;
-};
-
-class StringSource : public ByteSource {
- public:
-  explicit StringSource(std::string data) : data_(std::move(data)) {}
-  uint64_t size() const override { return data_.size(); }
-  Status ReadAt(uint64_t offset, size_t n, char* scratch,
-                size_t* got) override {
-    *got =
-        offset >= data_.size() ? 0 : std::min<size_t>(n, data_.size() - offset);
-    std::copy_n(data_.data() + offset, *got, scratch);
-    return Status::OK();
-  }
-
- private:
-  std::string data_;
-};
+using test::StringSink;
+using test::StringSource;
 
 std::string Pattern(size_t n, uint32_t seed) {
   std::string s(n, '\0');

@@ -8,33 +8,14 @@
 #include <vector>
 
 #include "ferry/atomic_file.h"
+#include "testutil/byte_io.h"
 #include "testutil/test_util.h"
 
 namespace ferry::remote {
 namespace {
 
-class Source : public ByteSource {
- public:
-  explicit Source(std::string d) : d_(std::move(d)) {}
-  uint64_t size() const override { return d_.size(); }
-  Status ReadAt(uint64_t off, size_t n, char* out, size_t* got) override {
-    *got = off >= d_.size() ? 0 : std::min<size_t>(n, d_.size() - off);
-    std::copy_n(d_.data() + off, *got, out);
-    return Status::OK();
-  }
-
- private:
-  std::string d_;
-};
-
-class Sink : public ByteSink {
- public:
-  Status Append(std::string_view d) override {
-    out.append(d);
-    return Status::OK();
-  }
-  std::string out;
-};
+using Source = test::StringSource;
+using Sink = test::StringSink;
 
 std::vector<std::string> Keys(Backend* b, bool recursive = true) {
   std::vector<std::string> keys;

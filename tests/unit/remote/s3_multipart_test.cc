@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "remote/s3_backend.h"
+#include "testutil/byte_io.h"
 
 namespace ferry::remote {
 namespace {
@@ -111,20 +112,6 @@ class StubServer {
   std::vector<std::string> requests_;
 };
 
-class Source : public ByteSource {
- public:
-  explicit Source(size_t n) : d_(n, 'x') {}
-  uint64_t size() const override { return d_.size(); }
-  Status ReadAt(uint64_t off, size_t n, char* out, size_t* got) override {
-    *got = off >= d_.size() ? 0 : std::min<size_t>(n, d_.size() - off);
-    std::copy_n(d_.data() + off, *got, out);
-    return Status::OK();
-  }
-
- private:
-  std::string d_;
-};
-
 bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -185,7 +172,7 @@ TEST(S3MultipartTest, StaleUploadsOfTheKeyAreAbortedFirst) {
   StubServer server([](const std::string& req) { return S3Script(req, 0); });
   auto b = Open(server);
   ASSERT_TRUE(b);
-  Source src(3000);  // three parts of 1024
+  test::StringSource src(std::string(3000, 'x'));  // three parts of 1024
   auto w = b->Write("k", &src, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_EQ(w->size, 3000u);
@@ -207,7 +194,7 @@ TEST(S3MultipartTest, AFailedUploadIsAborted) {
   StubServer server([](const std::string& req) { return S3Script(req, 2); });
   auto b = Open(server);
   ASSERT_TRUE(b);
-  Source src(3000);
+  test::StringSource src(std::string(3000, 'x'));
   auto w = b->Write("k", &src, {});
   ASSERT_FALSE(w.ok());
   EXPECT_TRUE(w.status().IsIOError()) << w.status().ToString();
