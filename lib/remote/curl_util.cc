@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -49,6 +50,13 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
   if (line.substr(0, 5) == "HTTP/") {  // a new response (1xx, redirect, final)
     ex->response.headers.clear();
     ex->headers_done = false;
+    // "HTTP/1.1 206 Partial Content": the status, so that on_body can judge
+    // the answer before the first byte is kept.
+    size_t sp = line.find(' ');
+    ex->response.status =
+        sp == std::string_view::npos
+            ? 0
+            : std::atol(std::string(line.substr(sp + 1, 3)).c_str());
     return size * n;
   }
   if (Trim(line).empty()) {
@@ -68,6 +76,8 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
 
 size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
   auto* ex = static_cast<CurlExchange*>(user);
+  if (ex->should_pause && ex->headers_done && ex->should_pause(size * n))
+    return CURL_WRITEFUNC_PAUSE;
   if (ex->on_body && !ex->on_body(*ex, std::string_view(data, size * n)))
     return 0;  // CURLE_WRITE_ERROR
   return size * n;

@@ -32,8 +32,8 @@ using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
 // One request/response exchange on an easy handle. Owns what libcurl points
 // at while the transfer runs (header list, error buffer, upload cursor) and
 // collects the response status line and headers. The body goes to
-// `on_body`; it is called only after all headers of the final response are
-// in `response` (1xx answers and redirects are discarded).
+// `on_body`; it is called only after the status and all headers of the
+// final response are in `response` (1xx answers and redirects are discarded).
 struct CurlExchange {
   const HttpRequest* request = nullptr;
   HttpResponse response;
@@ -42,6 +42,10 @@ struct CurlExchange {
   uint64_t upload_pos = 0;
   // Returns false to abort the transfer (CURLE_WRITE_ERROR).
   std::function<bool(CurlExchange&, std::string_view)> on_body;
+  // Asked before on_body with the size of the data: true pauses the
+  // transfer (CURL_WRITEFUNC_PAUSE; the same data comes again once the
+  // caller unpauses). The engine's shared bandwidth limit.
+  std::function<bool(size_t)> should_pause;
   bool headers_done = false;
 };
 

@@ -44,8 +44,8 @@ struct HttpResponse {
 
 // Settings every request of one backend shares (from RemoteOptions).
 struct HttpSettings {
-  std::string ca_bundle;          // "" = the system CA store
-  Headers extra_headers;          // --header, never logged
+  std::string ca_bundle;  // "" = the system CA store
+  Headers extra_headers;  // --header, never logged
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   int connect_timeout = 20;
@@ -71,12 +71,9 @@ class HttpBackend : public Backend {
                           const HttpResponse& response) = 0;
   // Multipart upload (S3). NotSupported elsewhere.
   virtual Result<std::string> StartMultipart(std::string_view key) = 0;
-  virtual Result<HttpRequest> MakeUploadPart(std::string_view key,
-                                             std::string_view upload_id,
-                                             int part_number,
-                                             ByteSource* source,
-                                             uint64_t offset,
-                                             uint64_t length) = 0;
+  virtual Result<HttpRequest> MakeUploadPart(
+      std::string_view key, std::string_view upload_id, int part_number,
+      ByteSource* source, uint64_t offset, uint64_t length) = 0;
   virtual Result<ObjectInfo> CompleteMultipart(
       std::string_view key, std::string_view upload_id,
       const std::vector<std::string>& part_etags) = 0;

@@ -3,6 +3,7 @@
 
 #include "ferry/remote.h"
 #include "remote/file_backend.h"
+#include "remote/http_backend.h"
 #include "remote/remote_url.h"
 #include "remote/s3_backend.h"
 
@@ -29,8 +30,10 @@ Result<std::unique_ptr<Backend>> OpenBackend(std::string_view url,
                              remote::NewS3Backend(u.bucket, u.prefix, options));
       return std::unique_ptr<Backend>(std::move(b));
     }
-    case remote::RemoteUrl::kHttp:
-      break;
+    case remote::RemoteUrl::kHttp: {
+      FERRY_ASSIGN_OR_RETURN(auto b, remote::NewHttpBackend(url, options));
+      return std::unique_ptr<Backend>(std::move(b));
+    }
   }
   return Status::NotSupported(std::string(url),
                               "this scheme is not built in yet");

@@ -78,6 +78,7 @@ Runner RegisterPack(CLI::App* app);
 Runner RegisterInspect(CLI::App* app);
 Runner RegisterVerify(CLI::App* app);
 Runner RegisterLs(CLI::App* app);
+Runner RegisterGet(CLI::App* app);
 
 }  // namespace ferry::cli
 

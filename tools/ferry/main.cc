@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner inspect = ferry::cli::RegisterInspect(&app);
   ferry::cli::Runner verify = ferry::cli::RegisterVerify(&app);
   ferry::cli::Runner ls = ferry::cli::RegisterLs(&app);
+  ferry::cli::Runner get = ferry::cli::RegisterGet(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -47,5 +48,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("inspect")) rc = inspect();
   if (app.got_subcommand("verify")) rc = verify();
   if (app.got_subcommand("ls")) rc = ls();
+  if (app.got_subcommand("get")) rc = get();
   return ferry::cli::FinishStdout(rc);
 }

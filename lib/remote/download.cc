@@ -1,0 +1,195 @@
+#include "remote/download.h"
+
+#include <algorithm>
+
+#include "remote/journal.h"
+
+namespace ferry::remote {
+namespace {
+
+Status IgnoreNotFound(Status s) { return s.IsNotFound() ? Status::OK() : s; }
+
+}  // namespace
+
+Download::Download(GetItem item, uint64_t part_size, std::string url, Env* env)
+    : item_(std::move(item)),
+      part_size_(std::max<uint64_t>(part_size, 1)),
+      url_(std::move(url)),
+      env_(env),
+      part_path_(item_.dest + ".ferry-part"),
+      journal_path_(item_.dest + ".ferry-part.journal") {}
+
+Download::~Download() {
+  if (file_) Abandon();
+}
+
+Status Download::Open() {
+  FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(item_.dest)));
+  FERRY_ASSIGN_OR_RETURN(file_, PartFile::Open(part_path_, /*wait=*/false));
+  bool resumed = false;
+  if (env_->FileExists(journal_path_)) {
+    auto bytes = ReadFileToString(env_, journal_path_, 64u << 20);
+    auto st = bytes.ok() ? ParseJournal(*bytes)
+                         : Result<JournalState>(bytes.status());
+    auto file_size = file_->Size();
+    if (st.ok() && file_size.ok()) {
+      const JournalHeader& h = st->header;
+      bool same = h.part_size == part_size_ && !h.etag.empty() &&
+                  h.size > part_size_ && *file_size == h.size &&
+                  h.have_expected == item_.have_expected &&
+                  (!h.have_expected || h.expected == item_.expected) &&
+                  (!item_.have_info ||
+                   (item_.info.size == h.size && item_.info.etag == h.etag));
+      if (same) {
+        FERRY_ASSIGN_OR_RETURN(journal_,
+                               JournalFile::OpenForAppend(journal_path_));
+        journal_header_ = EncodeJournalHeader(h);
+        known_ = true;
+        size_ = h.size;
+        etag_ = h.etag;
+        state_.assign(h.parts(), kTodo);
+        for (size_t i = 0; i < st->done.size(); ++i) {
+          if (st->done[i]) {
+            state_[i] = kDone;
+            ++done_;
+          }
+        }
+        resumed_bytes_ = st->done_bytes;
+        resumed = true;
+      }
+    }
+  }
+  if (!resumed) {
+    FERRY_RETURN_IF_ERROR(Discard());
+    if (item_.have_info)
+      FERRY_RETURN_IF_ERROR(SetKnown(item_.info.size, item_.info.etag, false));
+  }
+  return Status::OK();
+}
+
+Status Download::SetKnown(uint64_t size, std::string etag,
+                          bool part0_in_flight) {
+  known_ = true;
+  size_ = size;
+  etag_ = std::move(etag);
+  uint64_t n = (size + part_size_ - 1) / part_size_;
+  state_.assign(n, kTodo);
+  next_todo_ = 0;
+  done_ = 0;
+  if (part0_in_flight && n > 0) state_[0] = kInFlight;
+  if (n > 1) {
+    FERRY_RETURN_IF_ERROR(file_->Truncate(size));
+    // Without an ETag nothing proves a later run sees the same object: such
+    // a download is not journalled (and so not resumed).
+    if (!etag_.empty()) {
+      JournalHeader h;
+      h.size = size;
+      h.part_size = part_size_;
+      h.have_expected = item_.have_expected;
+      h.expected = item_.expected;
+      h.etag = etag_;
+      h.url = url_;
+      journal_header_ = EncodeJournalHeader(h);
+      FERRY_ASSIGN_OR_RETURN(
+          journal_, JournalFile::Create(journal_path_, journal_header_));
+    }
+  }
+  return Status::OK();
+}
+
+ByteRange Download::PartRange(uint64_t part) const {
+  uint64_t off = part * part_size_;
+  return ByteRange{off, std::min(part_size_, size_ - off)};
+}
+
+std::optional<uint64_t> Download::TakePart() {
+  while (next_todo_ < state_.size() && state_[next_todo_] != kTodo)
+    ++next_todo_;
+  if (next_todo_ >= state_.size()) return std::nullopt;
+  state_[next_todo_] = kInFlight;
+  return next_todo_++;
+}
+
+void Download::ReturnPart(uint64_t part) {
+  if (part < state_.size() && state_[part] == kInFlight) {
+    state_[part] = kTodo;
+    next_todo_ = std::min(next_todo_, part);
+  }
+}
+
+Status Download::Write(uint64_t offset, std::string_view data) {
+  return file_->WriteAt(offset, data);
+}
+
+Status Download::PartDone(uint64_t part) {
+  if (journal_) {
+    // The bytes first, then the record that says they are there.
+    FERRY_RETURN_IF_ERROR(file_->Sync());
+    FERRY_RETURN_IF_ERROR(journal_->Append(
+        EncodeJournalRecord(journal_header_, part, PartRange(part).length)));
+  }
+  if (state_[part] != kDone) {
+    state_[part] = kDone;
+    ++done_;
+  }
+  return Status::OK();
+}
+
+Status Download::Verify(bool sync) {
+  const std::string& key = item_.key;
+  FERRY_ASSIGN_OR_RETURN(uint64_t have, file_->Size());
+  if (have != size_) {
+    return Status::IOError(key, "part file holds " + std::to_string(have) +
+                                    " bytes, the object " +
+                                    std::to_string(size_));
+  }
+  if (sync) FERRY_RETURN_IF_ERROR(file_->Sync());
+  if (item_.have_expected) {
+    FERRY_ASSIGN_OR_RETURN(Hash128 got, HashFile(env_, part_path_));
+    if (!(got == item_.expected)) {
+      journal_.reset();
+      (void)IgnoreNotFound(env_->RemoveFile(journal_path_));
+      (void)env_->RemoveFile(part_path_);
+      file_.reset();
+      return Status::Corruption(
+          key, "XXH3-128 is " + got.ToHex() + ", expected " +
+                   item_.expected.ToHex() + " (download removed)");
+    }
+  }
+  return Status::OK();
+}
+
+Status Download::Publish(bool sync_dir) {
+  FERRY_RETURN_IF_ERROR(env_->RenameFile(part_path_, item_.dest));
+  journal_.reset();
+  FERRY_RETURN_IF_ERROR(IgnoreNotFound(env_->RemoveFile(journal_path_)));
+  Status s = sync_dir ? env_->SyncDir(DirName(item_.dest)) : Status::OK();
+  file_.reset();  // the lock goes last
+  return s;
+}
+
+Status Download::Discard() {
+  journal_.reset();
+  FERRY_RETURN_IF_ERROR(IgnoreNotFound(env_->RemoveFile(journal_path_)));
+  return file_->Truncate(0);
+}
+
+Status Download::Restart() {
+  item_.have_info = false;  // what the listing said is stale
+  known_ = false;
+  size_ = 0;
+  etag_.clear();
+  state_.clear();
+  next_todo_ = done_ = resumed_bytes_ = 0;
+  return Discard();
+}
+
+void Download::Abandon() {
+  if (!file_) return;
+  // Without a journal nothing in the part file can be trusted later.
+  if (!journal_) (void)env_->RemoveFile(part_path_);
+  journal_.reset();
+  file_.reset();
+}
+
+}  // namespace ferry::remote

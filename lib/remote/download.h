@@ -1,0 +1,98 @@
+// One object being downloaded into `DEST.ferry-part` (private to the
+// transfer engine; docs/remote.md "What is on disk"). Knows the object's
+// parts, which are done, in flight or to do; writes bytes at their final
+// offsets; journals each part after syncing it; and at the end verifies and
+// renames into place. The engine decides which part to fetch when and how;
+// this class keeps the on-disk rules in one place for every backend.
+//
+// Thread-safety: one thread at a time.
+#ifndef FERRY_LIB_REMOTE_DOWNLOAD_H_
+#define FERRY_LIB_REMOTE_DOWNLOAD_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/transfer.h"
+#include "remote/part_file.h"
+
+namespace ferry::remote {
+
+class Download {
+ public:
+  Download(GetItem item, uint64_t part_size, std::string url, Env* env);
+  ~Download();
+
+  const GetItem& item() const { return item_; }
+  // Locks the part file and reads its journal: a valid journal for the same
+  // object (size, ETag, part size, expected hash; and the info the item
+  // brings, if any) resumes; anything else starts over. Fails when another
+  // run holds the destination, or on a local IO error.
+  Status Open();
+
+  bool known() const { return known_; }
+  uint64_t size() const { return size_; }
+  const std::string& etag() const { return etag_; }
+  // The object's size and ETag, learned from a stat or the first answer.
+  // Objects above the part size get a journal and a full-size part file.
+  // part0_in_flight: the answer that told is fetching part 0 already.
+  Status SetKnown(uint64_t size, std::string etag, bool part0_in_flight);
+
+  uint64_t parts() const { return state_.size(); }
+  ByteRange PartRange(uint64_t part) const;
+  // The next part to fetch (marked in flight), or nullopt.
+  std::optional<uint64_t> TakePart();
+  void ReturnPart(uint64_t part);  // in flight -> to do (a retry later)
+  Status Write(uint64_t offset, std::string_view data);
+  // The part's bytes are all written: synced and journalled.
+  Status PartDone(uint64_t part);
+  bool AllDone() const { return known_ && done_ == state_.size(); }
+  uint64_t resumed_bytes() const { return resumed_bytes_; }
+
+  // Verifies (size; XXH3-128 when expected) and renames into place. A hash
+  // mismatch removes the part file and its journal: Corruption.
+  Status Finish() {
+    FERRY_RETURN_IF_ERROR(Verify(/*sync=*/true));
+    return Publish(/*sync_dir=*/true);
+  }
+  // Finish in two steps, so that many small files can share one syncfs:
+  // Verify without sync, then (after the caller synced the file system)
+  // Publish without syncing the folder (the caller syncs each folder once).
+  Status Verify(bool sync);
+  Status Publish(bool sync_dir);
+  // Whether parts are journalled (and so synced as they complete).
+  bool journalled() const { return journal_ != nullptr; }
+  // The object changed: everything fetched is discarded, size and ETag are
+  // unknown again.
+  Status Restart();
+  // A failure: the part file and journal stay for a later run.
+  void Abandon();
+
+ private:
+  Status Discard();
+
+  GetItem item_;
+  uint64_t part_size_;
+  std::string url_;
+  Env* env_;
+  std::string part_path_, journal_path_;
+  std::unique_ptr<PartFile> file_;
+  std::unique_ptr<JournalFile> journal_;
+  std::string journal_header_;
+  bool known_ = false;
+  uint64_t size_ = 0;
+  std::string etag_;
+  enum : uint8_t { kTodo, kInFlight, kDone };
+  std::vector<uint8_t> state_;
+  uint64_t next_todo_ = 0;
+  uint64_t done_ = 0;
+  uint64_t resumed_bytes_ = 0;
+};
+
+}  // namespace ferry::remote
+
+#endif  // FERRY_LIB_REMOTE_DOWNLOAD_H_

@@ -1,0 +1,264 @@
+#include "remote/http_backend.h"
+
+#include <curl/curl.h>
+
+#include <string>
+#include <utility>
+
+#include "remote/curl_util.h"
+#include "remote/http_client.h"
+#include "remote/range_check.h"
+
+namespace ferry::remote {
+namespace {
+
+bool Unreserved(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+         c == '~' || c == '/';
+}
+
+std::string EncodeKey(std::string_view key) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : key) {
+    if (Unreserved(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// One request, no retry: the answer's headers, and its body to on_body
+// (error answers' bodies are kept in the response, up to 64 KiB). Reads do
+// not go through HttpClient: its sink sees no headers, and the answer must
+// be judged before the first byte reaches the caller's sink.
+Result<HttpResponse> Perform(
+    const HttpRequest& req, const HttpSettings& settings, std::string_view what,
+    std::function<bool(CurlExchange&, std::string_view)> on_body) {
+  EnsureCurlGlobalInit();
+  CurlEasy easy(curl_easy_init());
+  if (!easy) return Status::IOError(std::string(what), "curl_easy_init failed");
+  CurlExchange ex;
+  ex.request = &req;
+  ex.on_body = [&](CurlExchange& e, std::string_view data) {
+    if (e.response.status < 200 || e.response.status >= 300) {
+      if (e.response.body.size() < (64u << 10)) e.response.body.append(data);
+      return true;
+    }
+    return on_body ? on_body(e, data) : true;
+  };
+  FERRY_RETURN_IF_ERROR(SetupEasy(easy.get(), &ex, settings));
+  CURLcode rc = curl_easy_perform(easy.get());
+  long status = 0;
+  curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
+  LogRequest(settings, req, status);
+  if (rc != CURLE_OK) return CurlError(what, rc, ex.error);
+  ex.response.status = status;
+  return std::move(ex.response);
+}
+
+class HttpBackendImpl final : public HttpBackend {
+ public:
+  HttpBackendImpl(std::string base, HttpSettings settings, int max_retries)
+      : base_(std::move(base)),
+        settings_(settings),
+        client_(std::move(settings), RetryPolicy{max_retries}) {
+    caps_.ranges = true;
+    caps_.conditional_reads = true;
+  }
+
+  const BackendCaps& caps() const override { return caps_; }
+  std::string Describe() const override { return base_; }
+  const HttpSettings& settings() const override { return settings_; }
+
+  Status List(std::string_view, const ListOptions&,
+              const std::function<Status(const ObjectInfo&)>&) override {
+    return Status::NotSupported(
+        base_, "an http(s):// remote cannot be listed: name each object");
+  }
+
+  Result<ObjectInfo> Stat(std::string_view key) override {
+    HttpRequest req;
+    req.method = "HEAD";
+    req.url = UrlFor(key);
+    FERRY_ASSIGN_OR_RETURN(HttpResponse r,
+                           client_.Perform([&] { return req; }));
+    if (r.status != 200) return ErrorFor(key, r);
+    ObjectInfo info;
+    info.key = std::string(key);
+    const std::string* cl = FindHeader(r.headers, "content-length");
+    if (cl == nullptr)
+      return Status::IOError(req.url, "HEAD answered without Content-Length");
+    info.size = std::stoull(*cl);
+    if (const std::string* e = FindHeader(r.headers, "etag")) info.etag = *e;
+    if (const std::string* lm = FindHeader(r.headers, "last-modified")) {
+      time_t t = curl_getdate(lm->c_str(), nullptr);
+      if (t > 0) info.mtime_ns = int64_t(t) * 1000000000;
+    }
+    return info;
+  }
+
+  Status Read(std::string_view key, const ByteRange& range,
+              const ReadOptions& options, ByteSink* sink) override {
+    FERRY_ASSIGN_OR_RETURN(HttpRequest req,
+                           MakeGet(key, range, options.if_match));
+    Status body_status;
+    std::optional<GetAnswer> answer;
+    uint64_t got = 0;
+    auto on_body = [&](CurlExchange& e, std::string_view data) {
+      if (!answer) {
+        auto a = CheckGetAnswer(req.url, req.range, options.if_match,
+                                range.length == ByteRange::kToEnd, e.response);
+        if (!a.ok()) {
+          body_status = a.status();
+          return false;
+        }
+        answer = *a;
+      }
+      got += data.size();
+      if (got > answer->length) {
+        body_status = Status::Unavailable(req.url, "body longer than asked");
+        return false;
+      }
+      body_status = sink->Append(data);
+      return body_status.ok();
+    };
+    auto r = Perform(req, settings_, req.url, on_body);
+    if (!body_status.ok()) return body_status;
+    FERRY_RETURN_IF_ERROR(r.status());
+    if (r->status < 200 || r->status >= 300) {
+      if (r->status == 416) {
+        auto a = CheckGetAnswer(req.url, req.range, options.if_match,
+                                range.length == ByteRange::kToEnd, *r);
+        if (a.ok()) return Status::OK();  // an empty object
+      }
+      return ErrorFor(key, *r);
+    }
+    if (!answer) {  // no body at all
+      auto a = CheckGetAnswer(req.url, req.range, options.if_match,
+                              range.length == ByteRange::kToEnd, *r);
+      FERRY_RETURN_IF_ERROR(a.status());
+      answer = *a;
+    }
+    if (got != answer->length) {
+      return Status::Unavailable(req.url, "short body: " + std::to_string(got) +
+                                              " of " +
+                                              std::to_string(answer->length));
+    }
+    return Status::OK();
+  }
+
+  Result<ObjectInfo> Write(std::string_view key, ByteSource*,
+                           const WriteOptions&) override {
+    return ReadOnly(key);
+  }
+  Status Delete(std::string_view key) override { return ReadOnly(key); }
+
+  Result<HttpRequest> MakeGet(std::string_view key, const ByteRange& range,
+                              std::string_view if_match) override {
+    HttpRequest req;
+    req.url = UrlFor(key);
+    req.range = range;
+    req.headers.emplace_back("Range", RangeHeader(range));
+    // HTTP has If-Match too, but nginx and most static servers ignore it on
+    // GET; If-Range is what they honour: a changed object answers 200.
+    if (!if_match.empty()) req.headers.emplace_back("If-Range", if_match);
+    return req;
+  }
+
+  Result<HttpRequest> MakePut(std::string_view key, ByteSource*) override {
+    return ReadOnly(key);
+  }
+  Status ErrorFor(std::string_view key, const HttpResponse& r) override {
+    return HttpStatusError(UrlFor(key), r.status);
+  }
+  Result<std::string> StartMultipart(std::string_view key) override {
+    return ReadOnly(key);
+  }
+  Result<HttpRequest> MakeUploadPart(std::string_view key, std::string_view,
+                                     int, ByteSource*, uint64_t,
+                                     uint64_t) override {
+    return ReadOnly(key);
+  }
+  Result<ObjectInfo> CompleteMultipart(
+      std::string_view key, std::string_view,
+      const std::vector<std::string>&) override {
+    return ReadOnly(key);
+  }
+  Status AbortMultipart(std::string_view key, std::string_view) override {
+    return ReadOnly(key);
+  }
+
+ private:
+  std::string UrlFor(std::string_view key) const {
+    if (key.empty()) return base_;
+    return base_ + "/" + EncodeKey(key);
+  }
+  Status ReadOnly(std::string_view key) const {
+    return Status::NotSupported(UrlFor(key),
+                                "an http(s):// remote is read-only");
+  }
+
+  std::string base_;
+  HttpSettings settings_;
+  HttpClient client_;
+  BackendCaps caps_;
+};
+
+}  // namespace
+
+Result<HttpSettings> HttpSettingsFrom(const RemoteOptions& options) {
+  HttpSettings s;
+  s.ca_bundle = options.ca_bundle;
+  s.low_speed_limit = options.low_speed_limit;
+  s.low_speed_time = options.low_speed_time;
+  s.log = options.log;
+  for (const std::string& h : options.headers) {
+    size_t colon = h.find(':');
+    if (colon == std::string::npos || colon == 0 ||
+        h.find_first_of("\r\n") != std::string::npos) {
+      // The value may be a secret: name the header only.
+      return Status::InvalidArgument(
+          "--header", "expected 'Name: value', got a line starting '" +
+                          h.substr(0, std::min<size_t>(colon, 20)) + "'");
+    }
+    std::string name = h.substr(0, colon);
+    std::string value = h.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    s.extra_headers.emplace_back(std::move(name), std::move(value));
+  }
+  return s;
+}
+
+Result<std::unique_ptr<HttpBackend>> NewHttpBackend(
+    std::string_view url, const RemoteOptions& options) {
+  std::string u(url);
+  size_t scheme_end = u.find("://");
+  std::string scheme =
+      scheme_end == std::string::npos ? std::string() : u.substr(0, scheme_end);
+  if (scheme != "http" && scheme != "https")
+    return Status::InvalidArgument(u, "not an http:// or https:// URL");
+  size_t host_start = scheme_end + 3;
+  size_t path_start = u.find('/', host_start);
+  std::string host = u.substr(host_start, path_start == std::string::npos
+                                              ? std::string::npos
+                                              : path_start - host_start);
+  if (host.empty()) return Status::InvalidArgument(u, "no host in the URL");
+  if (u.find_first_of("?#") != std::string::npos) {
+    return Status::InvalidArgument(
+        u,
+        "a query or fragment in an http(s) remote is not supported "
+        "(pass tokens with --header)");
+  }
+  while (u.size() > host_start + host.size() && u.back() == '/') u.pop_back();
+  FERRY_ASSIGN_OR_RETURN(HttpSettings settings, HttpSettingsFrom(options));
+  return std::unique_ptr<HttpBackend>(new HttpBackendImpl(
+      std::move(u), std::move(settings), options.max_retries));
+}
+
+}  // namespace ferry::remote

@@ -1,0 +1,606 @@
+// GetObjects: the download side of the transfer engine (docs/remote.md).
+// HTTP-speaking backends go through one libcurl multi handle driven by one
+// event loop on the calling thread; other backends (files) are copied with
+// Backend::Read under the same part-file and journal rules (download.h).
+#include <curl/curl.h>
+
+#include <chrono>
+#include <list>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "ferry/transfer.h"
+#include "remote/curl_util.h"
+#include "remote/download.h"
+#include "remote/http.h"
+#include "remote/range_check.h"
+#include "remote/retry.h"
+#include "remote/token_bucket.h"
+#include "remote/transfer_util.h"
+
+namespace ferry {
+namespace remote {
+namespace {
+
+struct Obj {
+  std::unique_ptr<Download> dl;
+  bool probing = false;  // the first GET, which learns size and ETag
+  int restarts = 0;
+  int requests = 0;  // in flight or waiting for a retry
+};
+
+struct Req {
+  Obj* obj = nullptr;
+  uint64_t part = 0;
+  ByteRange range;  // what this attempt asks for
+  bool probe = false;
+  std::string if_match;
+  uint64_t received = 0;  // body bytes kept by this attempt
+  int attempt = 0;        // retries so far
+  uint64_t not_before_us = 0;
+  HttpRequest http;
+  CurlExchange ex;
+  CURL* easy = nullptr;
+  std::optional<GetAnswer> answer;
+  Status body_status;
+  bool paused = false;
+};
+
+class GetEngine {
+ public:
+  GetEngine(HttpBackend* backend, std::vector<GetItem> items,
+            const TransferOptions& options, Env* env, TransferReport* report)
+      : backend_(backend),
+        items_(std::move(items)),
+        opt_(options),
+        env_(env),
+        report_(report),
+        settings_(backend->settings()),
+        bucket_(options.bwlimit, NowMicros()),
+        progress_(options, report) {
+    settings_.low_speed_limit = options.low_speed_limit;
+    settings_.low_speed_time = options.low_speed_time;
+    connections_ = size_t(std::max(1, options.connections));
+    max_open_ = 2 * connections_ + 2;
+    policy_.max_retries = options.max_retries;
+    progress_.SetFilesTotal(items_.size());
+  }
+
+  ~GetEngine() {
+    for (auto& [r, owned] : reqs_) {
+      if (r->easy) {
+        curl_multi_remove_handle(multi_, r->easy);
+        curl_easy_cleanup(r->easy);
+      }
+    }
+    for (CURL* e : pool_) curl_easy_cleanup(e);
+    if (multi_) curl_multi_cleanup(multi_);
+  }
+
+  Status Run() {
+    EnsureCurlGlobalInit();
+    multi_ = curl_multi_init();
+    if (multi_ == nullptr) return Status::IOError("curl_multi_init failed");
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, long(connections_ * 2));
+    for (;;) {
+      Schedule();
+      if (active_ == 0 && waiting_.empty() && open_.empty() &&
+          next_item_ >= items_.size())
+        break;
+      int running = 0;
+      CURLMcode mc = curl_multi_perform(multi_, &running);
+      if (mc != CURLM_OK)
+        return Status::IOError("curl_multi_perform", curl_multi_strerror(mc));
+      int left = 0;
+      while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+        if (m->msg != CURLMSG_DONE) continue;
+        Req* r = nullptr;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &r);
+        OnDone(r, m->data.result);
+      }
+      Unpause();
+      if (!publish_.empty() && NowMicros() - publish_since_us_ > 500000)
+        Publish();
+      progress_.Tick(false);
+      if (active_ > 0 || !waiting_.empty()) {
+        curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
+      }
+    }
+    Publish();
+    progress_.Tick(true);
+    return Status::OK();
+  }
+
+ private:
+  // Starts requests until `connections` are in flight or nothing is left.
+  void Schedule() {
+    uint64_t now = NowMicros();
+    for (size_t i = 0; i < waiting_.size() && active_ < connections_;) {
+      Req* r = waiting_[i];
+      if (r->not_before_us <= now) {
+        waiting_.erase(waiting_.begin() + i);
+        Start(r);
+      } else {
+        ++i;
+      }
+    }
+    while (active_ < connections_) {
+      bool started = false;
+      for (auto& o : open_) {
+        if (StartOne(o.get())) {
+          started = true;
+          break;
+        }
+      }
+      if (started) continue;
+      if (open_.size() >= max_open_ || next_item_ >= items_.size()) break;
+      OpenNext();
+    }
+  }
+
+  bool StartOne(Obj* o) {
+    Download& dl = *o->dl;
+    if (!dl.known()) {
+      if (o->probing) return false;
+      o->probing = true;
+      // One request learns size and ETag and fetches the first part: no
+      // HEAD round trip per object.
+      Req* r = NewReq(o, 0, ByteRange{0, opt_.part_size}, "");
+      r->probe = true;
+      Start(r);
+      return true;
+    }
+    auto part = dl.TakePart();
+    if (!part) return false;
+    Start(NewReq(o, *part, dl.PartRange(*part), dl.etag()));
+    return true;
+  }
+
+  void OpenNext() {
+    GetItem item = std::move(items_[next_item_++]);
+    std::string url = backend_->Describe() + "/" + item.key;
+    auto o = std::make_unique<Obj>();
+    o->dl =
+        std::make_unique<Download>(std::move(item), opt_.part_size, url, env_);
+    Status s = o->dl->Open();
+    Obj* raw = o.get();
+    open_.push_back(std::move(o));
+    if (!s.ok()) return Fail(raw, s);
+    report_->bytes_resumed += raw->dl->resumed_bytes();
+    if (raw->dl->known()) {
+      progress_.AddTotal(raw->dl->size(), raw->dl->resumed_bytes());
+      if (raw->dl->AllDone()) Finish(raw);
+    }
+  }
+
+  Req* NewReq(Obj* o, uint64_t part, ByteRange range, std::string if_match) {
+    auto r = std::make_unique<Req>();
+    r->obj = o;
+    r->part = part;
+    r->range = range;
+    r->if_match = std::move(if_match);
+    Req* raw = r.get();
+    reqs_[raw] = std::move(r);
+    ++o->requests;
+    return raw;
+  }
+
+  void DeleteReq(Req* r) {
+    if (r->easy) {
+      curl_multi_remove_handle(multi_, r->easy);
+      pool_.push_back(r->easy);
+      r->easy = nullptr;
+      --active_;
+    }
+    --r->obj->requests;
+    reqs_.erase(r);
+  }
+
+  void Start(Req* r) {
+    Obj* o = r->obj;
+    auto req = backend_->MakeGet(o->dl->item().key, r->range, r->if_match);
+    if (!req.ok()) {
+      DeleteReq(r);
+      return Fail(o, req.status());
+    }
+    r->http = std::move(*req);
+    r->ex = CurlExchange();
+    r->ex.request = &r->http;
+    r->received = 0;
+    r->answer.reset();
+    r->body_status = Status::OK();
+    r->paused = false;
+    r->ex.on_body = [this, r](CurlExchange& e, std::string_view data) {
+      return OnBody(r, e, data);
+    };
+    if (!bucket_.unlimited()) {
+      r->ex.should_pause = [this, r](size_t n) {
+        if (bucket_.Take(n, NowMicros())) return false;
+        r->paused = true;
+        return true;
+      };
+    }
+    CURL* easy;
+    if (!pool_.empty()) {
+      easy = pool_.back();
+      pool_.pop_back();
+      curl_easy_reset(easy);
+    } else {
+      easy = curl_easy_init();
+    }
+    Status s = SetupEasy(easy, &r->ex, settings_);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L << 10);
+    r->easy = easy;
+    ++active_;
+    ++report_->requests;
+    if (!s.ok() || curl_multi_add_handle(multi_, easy) != CURLM_OK) {
+      DeleteReq(r);
+      return Fail(o, s.ok() ? Status::IOError("curl_multi_add_handle") : s);
+    }
+  }
+
+  bool OnBody(Req* r, CurlExchange& e, std::string_view data) {
+    if (e.response.status < 200 || e.response.status >= 300) {
+      if (e.response.body.size() < (64u << 10)) e.response.body.append(data);
+      return true;
+    }
+    if (!r->answer && !Accept(r, e.response)) return false;
+    if (r->received + data.size() > r->answer->length) {
+      r->body_status =
+          Status::Unavailable(r->http.url, "body longer than asked");
+      return false;
+    }
+    Status s = r->obj->dl->Write(r->range.offset + r->received, data);
+    if (!s.ok()) {
+      r->body_status = s;
+      return false;
+    }
+    r->received += data.size();
+    report_->bytes += data.size();
+    progress_.AddDone(data.size());
+    return true;
+  }
+
+  // Judges the answer's headers before any byte is kept. A probe's answer
+  // makes the object known; the probe then is the request for part 0.
+  bool Accept(Req* r, const HttpResponse& response) {
+    auto a =
+        CheckGetAnswer(r->http.url, r->range, r->if_match, r->probe, response);
+    if (!a.ok()) {
+      r->body_status = a.status();
+      return false;
+    }
+    if (r->probe) {
+      Obj* o = r->obj;
+      if (!a->total) {
+        r->body_status = Status::Unavailable(
+            r->http.url, "the answer does not say the object's size");
+        return false;
+      }
+      Status s = o->dl->SetKnown(*a->total, a->etag, /*part0_in_flight=*/true);
+      if (!s.ok()) {
+        r->body_status = s;
+        return false;
+      }
+      progress_.AddTotal(*a->total, 0);
+      o->probing = false;
+      r->probe = false;
+      r->part = 0;
+      r->if_match = a->etag;
+      r->range = *a->total == 0 ? ByteRange{0, 0} : o->dl->PartRange(0);
+    }
+    r->answer = *a;
+    return true;
+  }
+
+  void OnDone(Req* r, CURLcode rc) {
+    Obj* o = r->obj;
+    long status = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+    r->ex.response.status = status;
+    LogRequest(settings_, r->http, status);
+    curl_multi_remove_handle(multi_, r->easy);
+    pool_.push_back(r->easy);
+    r->easy = nullptr;
+    --active_;
+
+    Status s;
+    if (rc == CURLE_OK) {
+      bool success =
+          (status >= 200 && status < 300) || (r->probe && status == 416);
+      if (!success) {
+        s = backend_->ErrorFor(o->dl->item().key, r->ex.response);
+      } else if (!r->answer && !Accept(r, r->ex.response)) {
+        s = r->body_status;
+      } else if (r->received != r->answer->length) {
+        s = Status::Unavailable(
+            r->http.url, "short body: " + std::to_string(r->received) + " of " +
+                             std::to_string(r->answer->length) + " bytes");
+      } else if (o->dl->parts() > 0) {
+        s = o->dl->PartDone(r->part);
+      }
+    } else if (!r->body_status.ok()) {
+      s = r->body_status;
+    } else {
+      s = CurlError(r->http.url, rc, r->ex.error);
+    }
+
+    if (s.ok()) {
+      DeleteReq(r);
+      if (o->dl->AllDone()) Finish(o);
+      return;
+    }
+    if (s.IsFailedPrecondition()) {
+      ++report_->retries["changed"];
+      DeleteReq(r);
+      return Restart(o, s);
+    }
+    if (RetryPolicy::IsRetryable(s) && r->attempt < policy_.max_retries) {
+      ++r->attempt;
+      ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
+                                             : std::string("content")];
+      // Go on from the first byte not yet kept (the bytes before it are in
+      // the part file already).
+      if (r->answer) {
+        r->range.offset += r->received;
+        r->range.length -= r->received;
+        r->answer.reset();
+      }
+      r->not_before_us =
+          NowMicros() + uint64_t(policy_.BackoffMs(
+                            r->attempt, RetryAfterSeconds(r->ex.response))) *
+                            1000;
+      waiting_.push_back(r);
+      return;
+    }
+    DeleteReq(r);
+    Fail(o, s);
+  }
+
+  // Drops the object's other requests (in flight or waiting).
+  void Cancel(Obj* o) {
+    for (size_t i = 0; i < waiting_.size();) {
+      if (waiting_[i]->obj == o) {
+        Req* r = waiting_[i];
+        waiting_.erase(waiting_.begin() + i);
+        DeleteReq(r);
+      } else {
+        ++i;
+      }
+    }
+    std::vector<Req*> mine;
+    for (auto& [r, owned] : reqs_)
+      if (r->obj == o) mine.push_back(r);
+    for (Req* r : mine) DeleteReq(r);
+  }
+
+  void Restart(Obj* o, const Status& why) {
+    Cancel(o);
+    if (++o->restarts > 3) {
+      return Fail(o, why.WithContext("the object kept changing while read"));
+    }
+    o->probing = false;
+    Status s = o->dl->Restart();
+    if (!s.ok()) Fail(o, s);
+  }
+
+  void Fail(Obj* o, const Status& s) {
+    Cancel(o);
+    o->dl->Abandon();
+    ++report_->files_failed;
+    report_->failures.emplace_back(o->dl->item().key, s);
+    Close(o);
+  }
+
+  void Finish(Obj* o) {
+    if (o->dl->journalled()) {  // parts synced already: one fsync of little
+      Status s = o->dl->Finish();
+      if (!s.ok()) return Fail(o, s);
+      ++report_->files_done;
+      progress_.FileDone();
+      return Close(o);
+    }
+    // Small objects: an fsync each would cost more than the transfer. They
+    // wait (verified, locked, not yet renamed) for one syncfs of many.
+    Status s = o->dl->Verify(/*sync=*/false);
+    if (!s.ok()) return Fail(o, s);
+    if (publish_.empty()) publish_since_us_ = NowMicros();
+    publish_.push_back(Take(o));
+    if (publish_.size() >= 256) Publish();
+  }
+
+  // Syncs each file system once, renames every waiting object into place,
+  // syncs each folder once.
+  void Publish() {
+    if (publish_.empty()) return;
+    std::set<uint64_t> devs;
+    std::set<std::string> dirs;
+    Status synced;
+    for (auto& o : publish_) {
+      std::string dir = DirName(o->dl->item().dest);
+      if (!dirs.insert(dir).second) continue;
+      auto st = env_->Stat(dir);
+      if (synced.ok() && (!st.ok() || devs.insert(st->dev).second))
+        synced = env_->SyncFileSystem(dir);
+    }
+    for (auto& o : publish_) {
+      Status s = synced.ok() ? o->dl->Publish(/*sync_dir=*/false) : synced;
+      if (!s.ok()) {
+        Fail(o.get(), s);
+        continue;
+      }
+      ++report_->files_done;
+      progress_.FileDone();
+    }
+    for (const std::string& dir : dirs) {
+      Status s = env_->SyncDir(dir);
+      if (!s.ok()) {
+        report_->failures.emplace_back(dir, s);
+        ++report_->files_failed;
+      }
+    }
+    publish_.clear();
+  }
+
+  std::unique_ptr<Obj> Take(Obj* o) {
+    for (auto it = open_.begin(); it != open_.end(); ++it) {
+      if (it->get() == o) {
+        std::unique_ptr<Obj> owned = std::move(*it);
+        open_.erase(it);
+        return owned;
+      }
+    }
+    return nullptr;
+  }
+
+  void Close(Obj* o) {
+    for (auto it = open_.begin(); it != open_.end(); ++it) {
+      if (it->get() == o) {
+        open_.erase(it);
+        return;
+      }
+    }
+  }
+
+  void Unpause() {
+    if (bucket_.unlimited()) return;
+    uint64_t now = NowMicros();
+    for (auto& [r, owned] : reqs_) {
+      if (!r->paused || r->easy == nullptr) continue;
+      if (bucket_.WaitMicros(now) > 0) return;
+      r->paused = false;
+      curl_easy_pause(r->easy, CURLPAUSE_CONT);
+    }
+  }
+
+  int PollTimeoutMs() {
+    uint64_t now = NowMicros();
+    uint64_t wait = 100000;
+    for (Req* r : waiting_)
+      wait =
+          std::min(wait, r->not_before_us > now ? r->not_before_us - now : 0);
+    if (!bucket_.unlimited()) {
+      for (auto& [r, owned] : reqs_)
+        if (r->paused) wait = std::min(wait, bucket_.WaitMicros(now));
+    }
+    return int((wait + 999) / 1000);
+  }
+
+  HttpBackend* backend_;
+  std::vector<GetItem> items_;
+  const TransferOptions& opt_;
+  Env* env_;
+  TransferReport* report_;
+  HttpSettings settings_;
+  TokenBucket bucket_;
+  RetryPolicy policy_;
+  ProgressTicker progress_;
+  size_t connections_ = 16, max_open_ = 34;
+  CURLM* multi_ = nullptr;
+  size_t next_item_ = 0;
+  size_t active_ = 0;
+  std::list<std::unique_ptr<Obj>> open_;
+  std::vector<std::unique_ptr<Obj>> publish_;  // verified, to be renamed
+  uint64_t publish_since_us_ = 0;
+  std::unordered_map<Req*, std::unique_ptr<Req>> reqs_;
+  std::vector<Req*> waiting_;
+  std::vector<CURL*> pool_;
+};
+
+// Appends a Read's bytes at their offsets in the part file.
+class PartSink : public ByteSink {
+ public:
+  PartSink(Download* dl, uint64_t offset, TransferReport* report)
+      : dl_(dl), offset_(offset), report_(report) {}
+  Status Append(std::string_view data) override {
+    FERRY_RETURN_IF_ERROR(dl_->Write(offset_, data));
+    offset_ += data.size();
+    report_->bytes += data.size();
+    return Status::OK();
+  }
+
+ private:
+  Download* dl_;
+  uint64_t offset_;
+  TransferReport* report_;
+};
+
+// Backends without HTTP requests (files): one object and part at a time.
+Status GetOne(Backend* backend, Download* dl, const TransferOptions& opt,
+              TransferReport* report) {
+  FERRY_RETURN_IF_ERROR(dl->Open());
+  report->bytes_resumed += dl->resumed_bytes();
+  const std::string& key = dl->item().key;
+  for (int restarts = 0;; ++restarts) {
+    Status s;
+    if (!dl->known()) {
+      ++report->requests;
+      FERRY_ASSIGN_OR_RETURN(ObjectInfo info, backend->Stat(key));
+      FERRY_RETURN_IF_ERROR(dl->SetKnown(info.size, info.etag, false));
+    }
+    while (s.ok()) {
+      auto part = dl->TakePart();
+      if (!part) break;
+      ReadOptions ro;
+      ro.if_match = dl->etag();
+      for (int attempt = 0;; ++attempt) {
+        ByteRange range = dl->PartRange(*part);
+        PartSink sink(dl, range.offset, report);
+        ++report->requests;
+        s = backend->Read(key, range, ro, &sink);
+        if (s.ok()) s = dl->PartDone(*part);
+        if (!RetryPolicy::IsRetryable(s) || attempt >= opt.max_retries) break;
+        ++report->retries["unavailable"];
+        RetryPolicy policy;
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(policy.BackoffMs(attempt + 1)));
+      }
+    }
+    if (s.ok()) return dl->Finish();
+    if (!s.IsFailedPrecondition() || restarts >= 3) return s;
+    ++report->retries["changed"];
+    FERRY_RETURN_IF_ERROR(dl->Restart());
+  }
+}
+
+}  // namespace
+}  // namespace remote
+
+Result<TransferReport> GetObjects(Backend* backend, std::vector<GetItem> items,
+                                  const TransferOptions& options, Env* env) {
+  TransferReport report;
+  if (options.dry_run) return report;
+  if (auto* http = dynamic_cast<remote::HttpBackend*>(backend)) {
+    remote::GetEngine engine(http, std::move(items), options, env, &report);
+    FERRY_RETURN_IF_ERROR(engine.Run());
+    return report;
+  }
+  remote::ProgressTicker progress(options, &report);
+  progress.SetFilesTotal(items.size());
+  for (GetItem& item : items) {
+    std::string key = item.key;
+    remote::Download dl(std::move(item), options.part_size,
+                        backend->Describe() + "/" + key, env);
+    Status s = remote::GetOne(backend, &dl, options, &report);
+    if (s.ok()) {
+      ++report.files_done;
+      progress.FileDone();
+    } else {
+      dl.Abandon();
+      ++report.files_failed;
+      report.failures.emplace_back(key, s);
+    }
+    progress.Tick(false);
+  }
+  progress.Tick(true);
+  return report;
+}
+
+}  // namespace ferry

@@ -1,0 +1,40 @@
+// Small pieces the transfer engine's download and upload loops share
+// (private): the clock and progress ticks. Backoff and retry causes are
+// remote/retry.h.
+#ifndef FERRY_LIB_REMOTE_TRANSFER_UTIL_H_
+#define FERRY_LIB_REMOTE_TRANSFER_UTIL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ferry/status.h"
+#include "ferry/transfer.h"
+
+namespace ferry::remote {
+
+uint64_t NowMicros();  // steady clock
+
+// Calls TransferOptions::progress at most five times a second, and at the end.
+class ProgressTicker {
+ public:
+  ProgressTicker(const TransferOptions& options, TransferReport* report)
+      : cb_(options.progress), report_(report) {}
+  void SetFilesTotal(uint64_t n) { p_.files_total = n; }
+  void AddTotal(uint64_t bytes, uint64_t already_done) {
+    p_.bytes_total += bytes;
+    p_.bytes_done += already_done;
+  }
+  void AddDone(uint64_t bytes) { p_.bytes_done += bytes; }
+  void FileDone() { ++p_.files_done; }
+  void Tick(bool last);
+
+ private:
+  std::function<void(const TransferProgress&)> cb_;
+  TransferReport* report_;
+  TransferProgress p_;
+  uint64_t last_us_ = 0;
+};
+
+}  // namespace ferry::remote
+
+#endif  // FERRY_LIB_REMOTE_TRANSFER_UTIL_H_

@@ -1,0 +1,198 @@
+// Every fault of issue 11's list, injected by the fault proxy in front of
+// nginx during GetObjects: the download completes byte-identical after
+// retries, or fails with a clear status - and never leaves a partial or
+// mixed file under the final name.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "ferry/transfer.h"
+#include "remote/http_backend.h"
+#include "testutil/fault_proxy.h"
+#include "testutil/test_servers.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+using test::FaultRule;
+
+std::string Bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = char(rng());
+  return s;
+}
+
+class TransferFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = test::TestServers::FromEnv();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    servers_ = *s;
+    auto p = test::FaultProxy::FromEnv(test::FaultProxy::kHttp);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    proxy_ = std::make_unique<test::FaultProxy>(*p);
+    ASSERT_OK(proxy_->Reset());
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::string("faults-") + info->name();
+    data_ = Bytes((1 << 20) + 1, 7);
+    file_ = servers_.http_root + "/" + dir_ + "/obj.bin";
+    test::WriteFile(env_, file_, data_);
+    remote_.low_speed_limit = 1024;
+    remote_.low_speed_time = 2;
+    // FERRY_TEST_LOG=1: each request on stderr.
+    if (getenv("FERRY_TEST_LOG"))
+      remote_.log = [](std::string_view l) {
+        fprintf(stderr, "%.*s\n", int(l.size()), l.data());
+      };
+    auto b = remote::NewHttpBackend(proxy_->url() + "/" + dir_, remote_);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    backend_ = std::move(*b);
+    opt_.part_size = 64 << 10;
+    opt_.connections = 4;
+    opt_.max_retries = 3;
+    opt_.low_speed_limit = 1024;
+    opt_.low_speed_time = 2;
+    dest_ = tmp_.Join("obj.bin");
+  }
+  void TearDown() override {
+    if (proxy_) (void)proxy_->Reset();
+  }
+
+  void AddRule(FaultRule rule) {
+    auto id = proxy_->Add(rule.Path(dir_ + "/obj.bin"));
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+  }
+
+  TransferReport Get() {
+    GetItem item;
+    item.key = "obj.bin";
+    item.dest = dest_;
+    auto r = GetObjects(backend_.get(), {item}, opt_, env_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : TransferReport{};
+  }
+
+  // The download completed byte-identical to `want`, after retries.
+  void ExpectCompleted(const TransferReport& r, const std::string& want) {
+    ASSERT_EQ(r.files_failed, 0u) << r.failures[0].second.ToString();
+    EXPECT_EQ(r.files_done, 1u);
+    EXPECT_TRUE(test::ReadFile(env_, dest_) == want) << "content differs";
+    EXPECT_FALSE(env_->FileExists(dest_ + ".ferry-part"));
+  }
+
+  // The download failed and nothing is under the final name.
+  Status ExpectFailed(const TransferReport& r) {
+    EXPECT_EQ(r.files_done, 0u);
+    EXPECT_FALSE(env_->FileExists(dest_));
+    if (r.failures.size() != 1) {
+      ADD_FAILURE() << "failures: " << r.failures.size();
+      return Status::OK();
+    }
+    EXPECT_EQ(r.failures[0].first, "obj.bin");
+    return r.failures[0].second;
+  }
+
+  uint64_t Retries(const TransferReport& r, const std::string& cause) {
+    auto it = r.retries.find(cause);
+    return it == r.retries.end() ? 0 : it->second;
+  }
+
+  Env* env_ = Env::Default();
+  test::TestServers servers_;
+  std::unique_ptr<test::FaultProxy> proxy_;
+  std::string dir_, data_, file_, dest_;
+  RemoteOptions remote_;
+  std::unique_ptr<remote::HttpBackend> backend_;
+  TransferOptions opt_;
+  test::ScratchDir tmp_;
+};
+
+TEST_F(TransferFaultsTest, ConnectionResetMidBodyIsRetried) {
+  AddRule(FaultRule::Reset(20000).Times(2));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_GE(Retries(r, "reset") + Retries(r, "short-body"), 2u);
+}
+
+TEST_F(TransferFaultsTest, StalledTransferIsAbortedAndRetried) {
+  AddRule(FaultRule::Stall(10000, 30).Times(1));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "timeout"), 1u);
+}
+
+TEST_F(TransferFaultsTest, ServiceUnavailableWithRetryAfterIsRetried) {
+  AddRule(FaultRule::Respond(503, 1).Times(2));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  // Other parts go on while one waits out its backoff: each that fails
+  // is retried too, until one has used up its retries.
+  EXPECT_GE(Retries(r, "503"), 2u);
+}
+
+TEST_F(TransferFaultsTest, InternalErrorToTheNthRequestIsRetried) {
+  AddRule(FaultRule::Respond(500).Nth(5).Times(1));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "500"), 1u);
+}
+
+TEST_F(TransferFaultsTest, WholeObjectForARangeIsNeverWrittenAsData) {
+  AddRule(FaultRule::IgnoreRange().RangeOnly().Nth(3).Times(1));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "content"), 1u);
+}
+
+TEST_F(TransferFaultsTest, ShortBodyIsRetried) {
+  AddRule(FaultRule::ShortBody(1000).Nth(2).Times(1));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "short-body"), 1u);
+}
+
+TEST_F(TransferFaultsTest, WrongContentRangeIsNeverWrittenAsData) {
+  AddRule(FaultRule::WrongContentRange().Nth(4).Times(1));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "content"), 1u);
+}
+
+// The object changes after a few parts: the parts of the old version are
+// thrown away and the new version is fetched whole - never a mix.
+TEST_F(TransferFaultsTest, ObjectChangedHalfwayRestartsCleanly) {
+  opt_.connections = 1;
+  AddRule(FaultRule::MutateFile(file_).Nth(4).Times(1));
+  TransferReport r = Get();
+  std::string now = test::ReadFile(env_, file_);
+  ASSERT_NE(now, data_);
+  ExpectCompleted(r, now);
+  EXPECT_EQ(Retries(r, "changed"), 1u);
+}
+
+TEST_F(TransferFaultsTest, PersistentFailureFailsClearlyAndLeavesNoFile) {
+  opt_.max_retries = 2;
+  opt_.connections = 1;
+  AddRule(FaultRule::Respond(503).Nth(3).Times(0));
+  TransferReport r = Get();
+  Status s = ExpectFailed(r);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  EXPECT_NE(s.ToString().find("obj.bin"), std::string::npos) << s.ToString();
+  // Other parts go on while one waits out its backoff: each that fails
+  // is retried too, until one has used up its retries.
+  EXPECT_GE(Retries(r, "503"), 2u);
+}
+
+TEST_F(TransferFaultsTest, PersistentWrongAnswersFailAndLeaveNoFile) {
+  opt_.max_retries = 1;
+  AddRule(FaultRule::IgnoreRange().RangeOnly().Times(0));
+  Status s = ExpectFailed(Get());
+  EXPECT_NE(s.ToString().find("answered 200"), std::string::npos)
+      << s.ToString();
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,154 @@
+// ferry get: objects (or whole prefixes with -R) from a remote into local
+// files, parallel, ranged, resumable, verified (docs/remote.md).
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "ferry/env.h"
+#include "ferry/hash.h"
+#include "remote_options.h"
+#include "transfer_cli.h"
+
+namespace ferry::cli {
+namespace {
+
+struct GetArgs {
+  CommonOptions common;
+  RemoteOptions remote;
+  std::vector<std::string> args;  // SRC... DST
+  bool recursive = false;
+  bool dry_run = false;
+  std::string expect;
+};
+
+// One backend and the items fetched from it.
+struct Batch {
+  std::string url;
+  std::vector<GetItem> items;
+};
+
+Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches) {
+  std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
+  const std::string& dst = a.args.back();
+  auto st = env->Stat(dst);
+  bool into_dir = a.recursive || srcs.size() > 1 ||
+                  (!dst.empty() && dst.back() == '/') ||
+                  (st.ok() && st->is_dir);
+  std::set<std::string> dests;
+  auto add = [&](Batch* b, GetItem item) -> Status {
+    if (!dests.insert(item.dest).second)
+      return Status::InvalidArgument(item.dest,
+                                     "two objects would be written here");
+    b->items.push_back(std::move(item));
+    return Status::OK();
+  };
+  for (const std::string& src : srcs) {
+    if (a.recursive) {
+      Batch b{src, {}};
+      FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
+      FERRY_RETURN_IF_ERROR(
+          backend->List("", ListOptions{}, [&](const ObjectInfo& info) {
+            if (info.is_prefix) return Status::OK();
+            GetItem item;
+            item.key = info.key;
+            item.dest = JoinPath(dst, info.key);
+            item.have_info = true;
+            item.info = info;
+            return add(&b, std::move(item));
+          }));
+      batches->push_back(std::move(b));
+      continue;
+    }
+    FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(src));
+    GetItem item;
+    item.key = u.key;
+    item.dest = into_dir ? JoinPath(dst, u.key) : dst;
+    if (batches->empty() || batches->back().url != u.parent)
+      batches->push_back(Batch{u.parent, {}});
+    FERRY_RETURN_IF_ERROR(add(&batches->back(), std::move(item)));
+  }
+  if (!a.expect.empty()) {
+    if (a.recursive || srcs.size() != 1)
+      return Status::InvalidArgument("--expect", "takes one object only");
+    FERRY_ASSIGN_OR_RETURN(Hash128 h, Hash128::FromHex(a.expect));
+    GetItem& item = batches->front().items.front();
+    item.have_expected = true;
+    item.expected = h;
+  }
+  return Status::OK();
+}
+
+int RunGet(GetArgs& a) {
+  auto t0 = std::chrono::steady_clock::now();
+  Env* env = Env::Default();
+  if (a.args.size() < 2)
+    return Fail(Status::InvalidArgument("get", "needs SRC... DST"));
+  std::vector<Batch> batches;
+  Status s = Plan(a, env, &batches);
+  if (!s.ok()) return Fail(s);
+  uint64_t files = 0;
+  for (const Batch& b : batches) files += b.items.size();
+  if (a.dry_run) {
+    for (const Batch& b : batches)
+      for (const GetItem& item : b.items)
+        std::printf("get %s/%s -> %s\n", b.url.c_str(), item.key.c_str(),
+                    item.dest.c_str());
+    return kExitOk;
+  }
+  TransferBar bar("get", files, a.common.quiet || a.common.json);
+  TransferOptions opt = TransferOptionsFrom(a.remote, false);
+  TransferReport total;
+  uint64_t files_before = 0, bytes_before = 0;
+  for (Batch& b : batches) {
+    auto backend = OpenBackend(b.url, a.remote, env);
+    if (!backend.ok()) return Fail(backend.status());
+    opt.progress = [&](const TransferProgress& p) {
+      TransferProgress q = p;
+      q.files_done += files_before;
+      q.bytes_done += bytes_before;
+      bar.Update(q);
+    };
+    auto r = GetObjects(backend->get(), std::move(b.items), opt, env);
+    if (!r.ok()) return Fail(r.status());
+    files_before += r->files_done;
+    bytes_before += r->bytes + r->bytes_resumed;
+    total.files_done += r->files_done;
+    total.files_failed += r->files_failed;
+    total.bytes += r->bytes;
+    total.bytes_resumed += r->bytes_resumed;
+    total.requests += r->requests;
+    for (const auto& [cause, n] : r->retries) total.retries[cause] += n;
+    for (auto& f : r->failures) total.failures.push_back(std::move(f));
+  }
+  return ReportTransfer("get", total, a.common.json, t0);
+}
+
+}  // namespace
+
+Runner RegisterGet(CLI::App* app) {
+  auto a = std::make_shared<GetArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "get",
+      "Download objects (or prefixes with -R) into a file or a folder: "
+      "parallel ranged requests, resumable after a failure or kill, "
+      "verified.\n"
+      "  ferry get https://host/data/train-0000.tar ./shards/\n"
+      "  ferry get -R s3://bucket/dataset/v1/ /nvme/dataset/\n"
+      "  ferry get --expect 3c0d...e1 s3://bucket/a.bin a.bin");
+  AddCommonOptions(cmd, &a->common);
+  AddRemoteOptions(cmd, &a->remote);
+  cmd->add_option("args", a->args, "SRC... DST")->required()->expected(2, -1);
+  cmd->add_flag("-R,--recursive", a->recursive,
+                "SRC names prefixes: every object below each");
+  cmd->add_flag("--dry-run", a->dry_run, "Print what would be fetched");
+  cmd->add_option("--expect", a->expect,
+                  "XXH3-128 (32 hex digits) the one object must have; a "
+                  "mismatch removes the download (exit 3)");
+  return [a] { return RunGet(*a); };
+}
+
+}  // namespace ferry::cli

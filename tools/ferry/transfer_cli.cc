@@ -1,0 +1,101 @@
+#include "transfer_cli.h"
+
+#include <cstdio>
+
+#include "ferry/json.h"
+
+namespace ferry::cli {
+
+Result<ObjectUrl> SplitObjectUrl(std::string_view url) {
+  size_t scheme = url.find("://");
+  size_t authority_end = 0;
+  if (scheme != std::string_view::npos) {
+    authority_end = url.find('/', scheme + 3);
+    if (authority_end == std::string_view::npos) authority_end = url.size();
+  }
+  size_t slash = url.rfind('/');
+  if (slash == std::string_view::npos ||
+      (scheme != std::string_view::npos && slash < authority_end)) {
+    if (scheme != std::string_view::npos || url.empty())
+      return Status::InvalidArgument(std::string(url), "names no object");
+    return ObjectUrl{".", std::string(url)};
+  }
+  if (slash + 1 == url.size())
+    return Status::InvalidArgument(std::string(url),
+                                   "names a folder, not an object (use -R)");
+  std::string parent(url.substr(0, slash));
+  if (parent.empty()) parent = "/";
+  return ObjectUrl{parent, std::string(url.substr(slash + 1))};
+}
+
+TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {
+  TransferOptions t;
+  t.connections = r.connections;
+  t.part_size = r.part_size;
+  t.bwlimit = r.bwlimit;
+  t.max_retries = r.max_retries;
+  t.low_speed_limit = r.low_speed_limit;
+  t.low_speed_time = r.low_speed_time;
+  t.dry_run = dry_run;
+  return t;
+}
+
+TransferBar::TransferBar(std::string_view what, uint64_t files, bool quiet)
+    : bar_(NewTerminalProgress(quiet)) {
+  bar_->Begin(what, files, 0);
+}
+
+TransferBar::~TransferBar() { bar_->End(); }
+
+void TransferBar::Update(const TransferProgress& p) {
+  bar_->Advance(p.files_done - files_, p.bytes_done - bytes_);
+  files_ = p.files_done;
+  bytes_ = p.bytes_done;
+}
+
+int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
+                   std::chrono::steady_clock::time_point t0) {
+  int rc = kExitOk;
+  for (const auto& [key, s] : r.failures) {
+    std::fprintf(stderr, "ferry: %s: %s\n", key.c_str(), s.ToString().c_str());
+    int code = ExitCodeFor(s);
+    if (code == kExitUsage) code = kExitIo;  // a failed item, not a bad flag
+    if (code == kExitIntegrity || rc != kExitIntegrity) rc = code;
+  }
+  if (json) {
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    JsonWriter w(stdout);
+    w.BeginObject()
+        .Key("command")
+        .String(command)
+        .Key("files_done")
+        .Uint(r.files_done)
+        .Key("files_failed")
+        .Uint(r.files_failed)
+        .Key("bytes")
+        .Uint(r.bytes)
+        .Key("bytes_resumed")
+        .Uint(r.bytes_resumed)
+        .Key("requests")
+        .Uint(r.requests)
+        .Key("retries")
+        .BeginObject();
+    for (const auto& [cause, n] : r.retries) w.Key(cause).Uint(n);
+    w.EndObject().Key("failures").BeginArray();
+    for (const auto& [key, s] : r.failures) {
+      w.BeginObject()
+          .Key("key")
+          .String(key)
+          .Key("error")
+          .String(s.ToString())
+          .EndObject();
+    }
+    w.EndArray().Key("seconds").Double(secs).EndObject();
+    std::fputc('\n', stdout);
+  }
+  return rc;
+}
+
+}  // namespace ferry::cli
