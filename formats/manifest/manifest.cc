@@ -220,8 +220,7 @@ Status ManifestWriter::Begin(const Header& in) {
   record_.clear();
   Header back;
   if (!header.SerializeToString(&record_) || !back.ParseFromString(record_)) {
-    return Fail(Status::InvalidArgument(
-        "manifest header: ferry_version and message must be UTF-8"));
+    return Fail(Status::InvalidArgument("manifest header: not serialisable"));
   }
   if (!zstd_->cctx || !zstd_->records) {
     return Fail(Status::ResourceExhausted("manifest: out of memory"));

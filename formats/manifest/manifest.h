@@ -29,8 +29,12 @@ inline constexpr uint64_t kMaxFileSize = uint64_t{1} << 50;
 inline constexpr uint64_t kDefaultPartSize = uint64_t{8} << 20;
 inline constexpr size_t kMaxPathBytes = 4096;
 inline constexpr size_t kMaxPathPartBytes = 255;
-inline constexpr int kZstdLevel = 19;
-inline constexpr int kZstdWindowLog = 23;  // level 19's own; readers cap it
+// Level 3: on manifests (mostly random hashes) level 19 saved 9 % of the
+// bytes at 90x the time (100,000 entries: 0.26 s vs 23 s), too slow for a
+// republish. The window is set explicitly so the bytes do not depend on the
+// level's default; readers cap it.
+inline constexpr int kZstdLevel = 3;
+inline constexpr int kZstdWindowLog = 23;
 
 // Where a writer puts the manifest's bytes.
 class Sink {

@@ -137,7 +137,7 @@ def check_ferry_manifest(pb, data, root, paths, tool_out):
 
 
 def python_manifest(pb, files, extra_path=None):
-    header = pb.Header(format_version=1, part_size=PART, message="python")
+    header = pb.Header(format_version=1, part_size=PART, message=b"python")
     plain = bytearray()
     for rec in [header] + files:
         b = rec.SerializeToString()
