@@ -79,6 +79,7 @@ Runner RegisterInspect(CLI::App* app);
 Runner RegisterVerify(CLI::App* app);
 Runner RegisterLs(CLI::App* app);
 Runner RegisterGet(CLI::App* app);
+Runner RegisterPut(CLI::App* app);
 
 }  // namespace ferry::cli
 

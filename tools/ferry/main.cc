@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner verify = ferry::cli::RegisterVerify(&app);
   ferry::cli::Runner ls = ferry::cli::RegisterLs(&app);
   ferry::cli::Runner get = ferry::cli::RegisterGet(&app);
+  ferry::cli::Runner put = ferry::cli::RegisterPut(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -49,5 +50,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("verify")) rc = verify();
   if (app.got_subcommand("ls")) rc = ls();
   if (app.got_subcommand("get")) rc = get();
+  if (app.got_subcommand("put")) rc = put();
   return ferry::cli::FinishStdout(rc);
 }

@@ -1,0 +1,117 @@
+// ferry put: local files (or trees with -R) to a remote: parallel,
+// multipart above --part-size where the backend has it (docs/remote.md).
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "ferry/env.h"
+#include "remote_options.h"
+#include "transfer_cli.h"
+
+namespace ferry::cli {
+namespace {
+
+struct PutArgs {
+  CommonOptions common;
+  RemoteOptions remote;
+  std::vector<std::string> args;  // SRC... DST
+  bool recursive = false;
+  bool dry_run = false;
+};
+
+std::string BaseName(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// The backend's URL and the items: a DST ending in '/', several SRCs or -R
+// make DST a prefix (keys are file names, or paths below each SRC tree);
+// otherwise DST names the one object.
+Status Plan(const PutArgs& a, Env* env, std::string* url,
+            std::vector<PutItem>* items) {
+  std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
+  std::string dst = a.args.back();
+  bool into_prefix =
+      a.recursive || srcs.size() > 1 || (!dst.empty() && dst.back() == '/');
+  std::string key_prefix;
+  if (into_prefix) {
+    *url = dst;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(dst));
+    *url = u.parent;
+    key_prefix = u.key;
+  }
+  std::set<std::string> keys;
+  auto add = [&](std::string src, std::string key) -> Status {
+    if (!keys.insert(key).second)
+      return Status::InvalidArgument(key, "two files would be put here");
+    items->push_back(PutItem{std::move(src), std::move(key)});
+    return Status::OK();
+  };
+  for (const std::string& src : srcs) {
+    FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(src));
+    if (info.is_dir) {
+      if (!a.recursive)
+        return Status::InvalidArgument(src, "is a folder (use -R)");
+      FERRY_ASSIGN_OR_RETURN(auto files, ListFilesRecursive(env, src));
+      for (const std::string& rel : files)
+        FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
+      continue;
+    }
+    FERRY_RETURN_IF_ERROR(add(src, into_prefix ? BaseName(src) : key_prefix));
+  }
+  return Status::OK();
+}
+
+int RunPut(PutArgs& a) {
+  auto t0 = std::chrono::steady_clock::now();
+  Env* env = Env::Default();
+  if (a.args.size() < 2)
+    return Fail(Status::InvalidArgument("put", "needs SRC... DST"));
+  std::string url;
+  std::vector<PutItem> items;
+  Status s = Plan(a, env, &url, &items);
+  if (!s.ok()) return Fail(s);
+  auto backend = OpenBackend(url, a.remote, env);
+  if (!backend.ok()) return Fail(backend.status());
+  if (a.dry_run) {
+    std::string base = (*backend)->Describe();
+    for (const PutItem& item : items)
+      std::printf("put %s -> %s/%s\n", item.src.c_str(), base.c_str(),
+                  item.key.c_str());
+    return kExitOk;
+  }
+  TransferBar bar("put", items.size(), a.common.quiet || a.common.json);
+  TransferOptions opt = TransferOptionsFrom(a.remote, false);
+  opt.progress = [&](const TransferProgress& p) { bar.Update(p); };
+  auto r = PutObjects(backend->get(), std::move(items), opt, env);
+  if (!r.ok()) return Fail(r.status());
+  return ReportTransfer("put", *r, a.common.json, t0);
+}
+
+}  // namespace
+
+Runner RegisterPut(CLI::App* app) {
+  auto a = std::make_shared<PutArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "put",
+      "Upload files (or trees with -R) to a remote: parallel, multipart "
+      "above --part-size.\n"
+      "  ferry put shards/train-0000.tar s3://bucket/dataset/v1/\n"
+      "  ferry put -R shards/ s3://bucket/dataset/v1/\n"
+      "  ferry put model.bin file:///mnt/share/models/model.bin");
+  AddCommonOptions(cmd, &a->common);
+  AddRemoteOptions(cmd, &a->remote);
+  cmd->add_option("args", a->args, "SRC... DST")->required()->expected(2, -1);
+  cmd->add_flag("-R,--recursive", a->recursive,
+                "Folders among SRC: every file below each");
+  cmd->add_flag("--dry-run", a->dry_run, "Print what would be put");
+  return [a] { return RunPut(*a); };
+}
+
+}  // namespace ferry::cli
