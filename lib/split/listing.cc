@@ -270,13 +270,17 @@ class CsvReader {
 // Room for one more item. A vector grown by doubling holds the old and the
 // new array at once: at 1.05M items 100 + 200 MB of SplitItems. With the
 // file's size known, room for the count it will hold (estimated from the
-// bytes the first records took, plus 3 %) is made once instead.
+// bytes the records so far took, plus 3 %) is made instead. The estimate is
+// capped at 4x the items read: records that start short and grow, or a
+// sparse file with a huge size, must not make it reserve gigabytes (it
+// aborted with bad_alloc); each later step re-estimates from more bytes, so
+// the last one is close.
 void MakeRoom(const ByteReader& in, std::vector<SplitItem>* items,
               std::vector<uint64_t>* lines) {
   const uint64_t n = items->size(), used = in.consumed();
   if (n < items->capacity() || n < 4096 || in.size() <= used) return;
-  uint64_t want = n + (in.size() - used) * n / used;
-  want = std::max(want + want / 32, n + n / 4);
+  uint64_t want = n + (in.size() - used) / std::max<uint64_t>(used / n, 1);
+  want = std::clamp(want + want / 32, n + n / 4, 4 * n);
   items->reserve(want);
   lines->reserve(want);
 }

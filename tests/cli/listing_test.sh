@@ -119,4 +119,17 @@ for case in range(150):
 assert checked > 25 and refused > 10, (checked, refused)
 print(f"python oracle: {checked} listings read alike, {refused} refused alike")
 PY
+# A listing of short records followed by a huge sparse tail: the room made
+# for its items is capped (it reserved from the file size and aborted with
+# bad_alloc); the zeros are a too-long field, a usage error naming the line.
+/usr/bin/python3 -c "
+import sys
+with open('sparse.csv', 'w') as f:
+    f.write('path,label\n')
+    for i in range(5000): f.write('p%d,a\n' % i)"
+truncate -s +4G sparse.csv
+expect_rc 2 "$FERRY" split --list sparse.csv --out sp --no-hash -q
+grep -q "longer than" err.txt || fail "sparse listing: $(cat err.txt)"
+rm -f sparse.csv
+
 echo "cli listing: all checks passed"
