@@ -3,7 +3,9 @@
 # samples/. Today the job is: hash the samples (as xxhsum -H2) and verify them,
 # then convert every sample image to a 256-px JPEG, then split the labelled
 # dataset 7:2:1 (stratified by class, leakage checked), then pack the labelled
-# dataset into TFRecord and WebDataset shards, inspect one, and verify both.
+# dataset into TFRecord and WebDataset shards, inspect one, and verify both;
+# then put the TFRecord output into a local file:// bucket, list it, get it
+# back into a fresh folder and verify the copy.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -30,4 +32,13 @@ echo "== ferry inspect $out/tfrecord/train-00000-of-00003.tfrecord --records 1"
 echo "== ferry verify $out/tfrecord --deep; ferry verify $out/wds --deep"
 "$ferry" verify "$out/tfrecord" --deep -j 2
 "$ferry" verify "$out/wds" --deep -j 2
+bucket="$out/bucket"
+rm -rf "$bucket" "$out/tfrecord-back"
+echo "== ferry put -R $out/tfrecord file://$bucket/v1/"
+"$ferry" put -R "$out/tfrecord" "file://$bucket/v1/"
+echo "== ferry ls -R -l file://$bucket/v1/"
+"$ferry" ls -R -l "file://$bucket/v1/"
+echo "== ferry get -R file://$bucket/v1/ $out/tfrecord-back/; ferry verify it"
+"$ferry" get -R "file://$bucket/v1/" "$out/tfrecord-back/"
+"$ferry" verify "$out/tfrecord-back" --deep -j 2
 echo "main job: OK"
