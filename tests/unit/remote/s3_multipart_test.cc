@@ -23,7 +23,8 @@
 namespace ferry::remote {
 namespace {
 
-// One HTTP/1.1 server thread: reads each request (headers, Content-Length
+// One HTTP/1.1 server thread, one connection at a time (close a backend
+// before the next one connects): reads each request (headers, Content-Length
 // body) and answers what `reply` says; records "METHOD target" lines.
 class StubServer {
  public:
@@ -116,12 +117,17 @@ bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-std::unique_ptr<HttpBackend> Open(const StubServer& server, int retries = 0) {
+std::unique_ptr<HttpBackend> Open(const StubServer& server, int retries = 0,
+                                  const std::string& addressing = "path") {
   AwsConfig config;
   config.sign = false;
   config.region = "us-east-1";
   config.endpoint_url = server.url();
-  config.addressing = "path";
+  if (addressing == "virtual") {  // *.localhost is the loopback too
+    config.endpoint_url.replace(config.endpoint_url.find("127.0.0.1"), 9,
+                                "localhost");
+  }
+  config.addressing = addressing;
   RemoteOptions options;
   options.part_size = 1024;
   options.max_retries = retries;
@@ -202,6 +208,35 @@ TEST(S3MultipartTest, AFailedUploadIsAborted) {
   EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=new"));
   EXPECT_FALSE(Has(reqs, "PUT /bkt/pre/k?partNumber=3&uploadId=new"));
   EXPECT_FALSE(Has(reqs, "POST /bkt/pre/k?uploadId=new"));
+}
+
+TEST(S3RequestTest, AddressingAndListQueries) {
+  StubServer server([](const std::string& req) {
+    StubServer::Reply r;
+    r.body =
+        "<ListBucketResult><IsTruncated>false</IsTruncated>"
+        "</ListBucketResult>";
+    if (req.rfind("HEAD", 0) == 0) r.headers = "ETag: \"e\"\r\n";
+    return r;
+  });
+  auto path = Open(server);
+  ASSERT_TRUE(path->Stat("a b+c").ok());
+  ListOptions one_level;
+  one_level.recursive = false;
+  ASSERT_TRUE(path->List("d ir/", one_level,
+                         [](const ObjectInfo&) { return Status::OK(); })
+                  .ok());
+  path.reset();  // the stub serves one connection at a time
+  auto virt = Open(server, 0, "virtual");
+  ASSERT_TRUE(virt->Stat("k").ok());
+  // Keys and queries in the canonical SigV4 encoding; the bucket in the
+  // path or in the host name.
+  EXPECT_EQ(server.requests(),
+            (std::vector<std::string>{
+                "HEAD /bkt/pre/a%20b%2Bc",
+                "GET /bkt?delimiter=%2F&encoding-type=url&list-type=2&"
+                "prefix=pre%2Fd%20ir%2F",
+                "HEAD /pre/k"}));
 }
 
 }  // namespace
