@@ -37,7 +37,8 @@ Status HttpStatusError(std::string_view what, long status) {
 namespace {
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' ||
                         s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
@@ -98,8 +99,8 @@ size_t ReadCallback(char* buf, size_t size, size_t n, void* user) {
   size_t k = static_cast<size_t>(std::min<uint64_t>(want, left));
   if (k == 0) return 0;
   size_t got = 0;
-  Status s = req.body_source->ReadAt(req.body_offset + ex->upload_pos, k, buf,
-                                     &got);
+  Status s =
+      req.body_source->ReadAt(req.body_offset + ex->upload_pos, k, buf, &got);
   if (!s.ok() || got != k) return CURL_READFUNC_ABORT;  // source shrank
   ex->upload_pos += got;
   return got;
@@ -124,8 +125,10 @@ Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings) {
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, long(settings.connect_timeout));
-  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, long(settings.low_speed_limit));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT,
+                   long(settings.connect_timeout));
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT,
+                   long(settings.low_speed_limit));
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, long(settings.low_speed_time));
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, ex->error);
   curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");

@@ -1,10 +1,10 @@
 #include "remote/retry.h"
 
+#include <curl/curl.h>
+
 #include <algorithm>
 #include <charconv>
 #include <random>
-
-#include <curl/curl.h>
 
 namespace ferry::remote {
 

@@ -17,9 +17,9 @@
 namespace ferry::remote {
 
 struct RetryPolicy {
-  int max_retries = 8;           // after the first attempt
-  int64_t base_ms = 200;         // first backoff ceiling
-  int64_t cap_ms = 20000;        // no wait longer than this (bar Retry-After)
+  int max_retries = 8;     // after the first attempt
+  int64_t base_ms = 200;   // first backoff ceiling
+  int64_t cap_ms = 20000;  // no wait longer than this (bar Retry-After)
   int64_t max_retry_after_ms = 120000;  // a longer Retry-After is clamped
 
   // Whether an attempt that ended in s is worth another one.

@@ -91,8 +91,8 @@ Status S3ErrorStatus(const S3ErrorContext& c, const HttpResponse& r) {
     return Status::IOError(c.what, hint + detail);
   }
   if (code == "NotImplemented" || r.status == 501)
-    return Status::NotSupported(c.what, "the server does not implement this; " +
-                                            detail);
+    return Status::NotSupported(
+        c.what, "the server does not implement this; " + detail);
   if (OneOf(code, {"SlowDown", "InternalError", "ServiceUnavailable",
                    "RequestTimeout", "OperationAborted"}) ||
       r.status == 408 || r.status == 429 || r.status >= 500) {

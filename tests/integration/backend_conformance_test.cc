@@ -139,7 +139,6 @@ class BackendConformanceTest : public testing::TestWithParam<Kind> {
     return out;
   }
 
-
   test::ScratchDir scratch_;
   test::TestServers servers_;
   RemoteOptions options_;

@@ -25,10 +25,10 @@ namespace ferry {
 
 // One object, as a listing or a stat reports it.
 struct ObjectInfo {
-  std::string key;    // relative to the backend's prefix, '/'-separated
+  std::string key;  // relative to the backend's prefix, '/'-separated
   uint64_t size = 0;
-  std::string etag;   // as the server sent it, quotes kept; "" if unknown
-  int64_t mtime_ns = 0;  // 0 if unknown
+  std::string etag;        // as the server sent it, quotes kept; "" if unknown
+  int64_t mtime_ns = 0;    // 0 if unknown
   bool is_prefix = false;  // a "folder" of a non-recursive listing
 };
 
@@ -41,10 +41,10 @@ struct ByteRange {
 
 // What a backend can do (rclone's Features).
 struct BackendCaps {
-  bool ranges = false;             // partial reads
-  bool listing = false;            // List()
-  bool writes = false;             // Write() / Delete()
-  bool conditional_reads = false;  // ReadOptions::if_match is enforced
+  bool ranges = false;              // partial reads
+  bool listing = false;             // List()
+  bool writes = false;              // Write() / Delete()
+  bool conditional_reads = false;   // ReadOptions::if_match is enforced
   bool conditional_writes = false;  // WriteOptions::if_none_match / if_match
 };
 
@@ -93,8 +93,9 @@ class FERRY_EXPORT Backend {
   // Calls visit once per object whose key starts with prefix, in key order,
   // a page at a time (the whole listing is never held in memory). A non-OK
   // status from visit stops the listing and is returned.
-  virtual Status List(std::string_view prefix, const ListOptions& options,
-                      const std::function<Status(const ObjectInfo&)>& visit) = 0;
+  virtual Status List(
+      std::string_view prefix, const ListOptions& options,
+      const std::function<Status(const ObjectInfo&)>& visit) = 0;
   // NotFound when there is no such object.
   virtual Result<ObjectInfo> Stat(std::string_view key) = 0;
   // Appends exactly the bytes of range to sink (fewer only if the object

@@ -44,10 +44,10 @@ struct TransferProgress {
 };
 
 struct TransferOptions {
-  int connections = 16;         // requests in flight, all objects together
+  int connections = 16;           // requests in flight, all objects together
   uint64_t part_size = 8u << 20;  // objects above it go as parallel parts
-  uint64_t bwlimit = 0;         // bytes/s over all transfers; 0: none
-  int max_retries = 8;          // per request, after the first attempt
+  uint64_t bwlimit = 0;           // bytes/s over all transfers; 0: none
+  int max_retries = 8;            // per request, after the first attempt
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   bool dry_run = false;
@@ -56,9 +56,9 @@ struct TransferOptions {
 };
 
 struct TransferReport {
-  uint64_t files_done = 0;    // transferred (or already complete)
+  uint64_t files_done = 0;  // transferred (or already complete)
   uint64_t files_failed = 0;
-  uint64_t bytes = 0;         // payload bytes moved in this run
+  uint64_t bytes = 0;          // payload bytes moved in this run
   uint64_t bytes_resumed = 0;  // bytes a previous run had already fetched
   uint64_t requests = 0;
   std::map<std::string, uint64_t> retries;  // by cause: "503", "reset", ...

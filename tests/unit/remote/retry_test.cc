@@ -58,9 +58,9 @@ TEST(RetryPolicyTest, OnlyTransientFailuresAreRetryable) {
   EXPECT_FALSE(RetryPolicy::IsRetryable(HttpStatusError("k", 404)));
   EXPECT_TRUE(HttpStatusError("k", 404).IsNotFound());
   EXPECT_TRUE(HttpStatusError("k", 412).IsFailedPrecondition());
-  EXPECT_NE(HttpStatusError("bucket/key.png", 403).message().find(
-                "bucket/key.png"),
-            std::string_view::npos);
+  EXPECT_NE(
+      HttpStatusError("bucket/key.png", 403).message().find("bucket/key.png"),
+      std::string_view::npos);
 }
 
 TEST(RetryPolicyTest, CausesNameTheFailure) {
