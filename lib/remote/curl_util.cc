@@ -25,6 +25,25 @@ const std::string* FindHeader(const Headers& headers, std::string_view name) {
   return nullptr;
 }
 
+Result<ObjectInfo> ObjectInfoFromHead(std::string_view key,
+                                      std::string_view what,
+                                      const HttpResponse& response) {
+  ObjectInfo info;
+  info.key = std::string(key);
+  const std::string* len = FindHeader(response.headers, "content-length");
+  if (len == nullptr || len->empty() || len->size() > 19 ||
+      len->find_first_not_of("0123456789") != std::string::npos)
+    return Status::IOError(what, "HEAD answered without a valid size");
+  info.size = std::stoull(*len);
+  if (const std::string* e = FindHeader(response.headers, "etag"))
+    info.etag = *e;
+  if (const std::string* lm = FindHeader(response.headers, "last-modified")) {
+    time_t t = curl_getdate(lm->c_str(), nullptr);
+    if (t > 0) info.mtime_ns = int64_t(t) * 1000000000;
+  }
+  return info;
+}
+
 Status HttpStatusError(std::string_view what, long status) {
   std::string msg = std::string(what) + ": HTTP " + std::to_string(status);
   if (status == 404) return Status::NotFound(msg);

@@ -81,6 +81,13 @@ class HttpBackend : public Backend {
                                 std::string_view upload_id) = 0;
 };
 
+// The object a successful HEAD answer describes: size from Content-Length
+// (digits only, else IOError naming `what`: a lying server must not crash
+// us), ETag, Last-Modified.
+Result<ObjectInfo> ObjectInfoFromHead(std::string_view key,
+                                      std::string_view what,
+                                      const HttpResponse& response);
+
 // Status for a response that is not a success, when the backend has nothing
 // better: 404 NotFound, 412 FailedPrecondition, 408/429/5xx Unavailable
 // (retryable), other 4xx IOError. `what` names the object.

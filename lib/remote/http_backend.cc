@@ -89,18 +89,7 @@ class HttpBackendImpl final : public HttpBackend {
     FERRY_ASSIGN_OR_RETURN(HttpResponse r,
                            client_.Perform([&] { return req; }));
     if (r.status != 200) return ErrorFor(key, r);
-    ObjectInfo info;
-    info.key = std::string(key);
-    const std::string* cl = FindHeader(r.headers, "content-length");
-    if (cl == nullptr)
-      return Status::IOError(req.url, "HEAD answered without Content-Length");
-    info.size = std::stoull(*cl);
-    if (const std::string* e = FindHeader(r.headers, "etag")) info.etag = *e;
-    if (const std::string* lm = FindHeader(r.headers, "last-modified")) {
-      time_t t = curl_getdate(lm->c_str(), nullptr);
-      if (t > 0) info.mtime_ns = int64_t(t) * 1000000000;
-    }
-    return info;
+    return ObjectInfoFromHead(key, req.url, r);
   }
 
   Status Read(std::string_view key, const ByteRange& range,

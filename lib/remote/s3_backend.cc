@@ -213,19 +213,7 @@ class S3Backend final : public HttpBackend {
       return Make("HEAD", &full, {}, {}, "");
     }));
     if (r.status != 200) return ErrorFor(key, r);
-    ObjectInfo info;
-    info.key = std::string(key);
-    const std::string* len = FindHeader(r.headers, "content-length");
-    if (len == nullptr || len->empty() ||
-        len->find_first_not_of("0123456789") != std::string::npos)
-      return Status::IOError(Name(key), "HEAD answered without a size");
-    info.size = std::stoull(*len);
-    if (const std::string* e = FindHeader(r.headers, "etag")) info.etag = *e;
-    if (const std::string* lm = FindHeader(r.headers, "last-modified")) {
-      time_t t = curl_getdate(lm->c_str(), nullptr);
-      if (t > 0) info.mtime_ns = int64_t(t) * 1000000000;
-    }
-    return info;
+    return ObjectInfoFromHead(key, Name(key), r);
   }
 
   // A GET (ranged unless the whole object is asked), its answer judged

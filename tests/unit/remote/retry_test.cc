@@ -79,5 +79,27 @@ TEST(HeadersTest, LookupIgnoresCase) {
   EXPECT_EQ(FindHeader(h, "range"), nullptr);
 }
 
+TEST(HeadersTest, HeadAnswerGivesSizeEtagAndTimeAndRefusesALyingSize) {
+  HttpResponse r;
+  r.status = 200;
+  r.headers = {{"content-length", "1234"},
+               {"etag", "\"abc\""},
+               {"last-modified", "Wed, 21 Oct 2015 07:28:00 GMT"}};
+  auto info = ObjectInfoFromHead("a/b.bin", "http://h/a/b.bin", r);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->key, "a/b.bin");
+  EXPECT_EQ(info->size, 1234u);
+  EXPECT_EQ(info->etag, "\"abc\"");
+  EXPECT_EQ(info->mtime_ns, int64_t{1445412480} * 1000000000);
+  for (const char* bad : {"", "-1", "12x", "99999999999999999999999", " 5"}) {
+    r.headers = {{"content-length", bad}};
+    auto b = ObjectInfoFromHead("k", "http://h/k", r);
+    EXPECT_FALSE(b.ok()) << "'" << bad << "'";
+    EXPECT_NE(b.status().message().find("http://h/k"), std::string_view::npos);
+  }
+  r.headers.clear();
+  EXPECT_FALSE(ObjectInfoFromHead("k", "http://h/k", r).ok());
+}
+
 }  // namespace
 }  // namespace ferry::remote
