@@ -42,16 +42,16 @@ class TokenBucket {
   }
 
  private:
+  __extension__ typedef unsigned __int128 U128;  // GCC/Clang; not ISO
+
   void Refill(uint64_t now_us) {
     if (now_us <= last_us_) return;
     // 128 bits: a long pause times a high rate overflows 64.
-    unsigned __int128 add =
-        (unsigned __int128)(now_us - last_us_) * rate_ / 1000000;
+    U128 add = U128(now_us - last_us_) * rate_ / 1000000;
     last_us_ = now_us;
     int64_t room = burst_ - tokens_;
-    tokens_ = room <= 0 || add >= (unsigned __int128)room
-                  ? std::max(tokens_, burst_)
-                  : tokens_ + int64_t(add);
+    tokens_ = room <= 0 || add >= U128(room) ? std::max(tokens_, burst_)
+                                             : tokens_ + int64_t(add);
   }
 
   uint64_t rate_;

@@ -19,9 +19,9 @@
 #include "remote/curl_util.h"
 #include "remote/download.h"
 #include "remote/http.h"
+#include "remote/multi_loop.h"
 #include "remote/range_check.h"
 #include "remote/retry.h"
-#include "remote/token_bucket.h"
 #include "remote/transfer_util.h"
 
 namespace ferry {
@@ -32,27 +32,20 @@ struct Obj {
   std::unique_ptr<Download> dl;
   bool probing = false;  // the first GET, which learns size and ETag
   int restarts = 0;
-  int requests = 0;  // in flight or waiting for a retry
 };
 
-struct Req {
+struct Req : LoopRequest {
   Obj* obj = nullptr;
   uint64_t part = 0;
   ByteRange range;  // what this attempt asks for
   bool probe = false;
   std::string if_match;
   uint64_t received = 0;  // body bytes kept by this attempt
-  int attempt = 0;        // retries so far
-  uint64_t not_before_us = 0;
-  HttpRequest http;
-  CurlExchange ex;
-  CURL* easy = nullptr;
   std::optional<GetAnswer> answer;
   Status body_status;
-  bool paused = false;
 };
 
-class GetEngine {
+class GetEngine : public CurlMultiLoop::Client {
  public:
   GetEngine(HttpBackend* backend, std::vector<GetItem> items,
             const TransferOptions& options, Env* env, TransferReport* report)
@@ -61,89 +54,55 @@ class GetEngine {
         opt_(options),
         env_(env),
         report_(report),
-        settings_(backend->settings()),
-        bucket_(options.bwlimit, NowMicros()),
-        progress_(options, report) {
-    settings_.low_speed_limit = options.low_speed_limit;
-    settings_.low_speed_time = options.low_speed_time;
-    connections_ = size_t(std::max(1, options.connections));
-    max_open_ = 2 * connections_ + 2;
-    policy_.max_retries = options.max_retries;
+        loop_(backend->settings(), options, {.buffer_size = 256L << 10},
+              report),
+        progress_(loop_.progress()) {
     progress_.SetFilesTotal(items_.size());
   }
 
-  ~GetEngine() {
-    for (auto& [r, owned] : reqs_) {
-      if (r->easy) {
-        curl_multi_remove_handle(multi_, r->easy);
-        curl_easy_cleanup(r->easy);
-      }
-    }
-    for (CURL* e : pool_) curl_easy_cleanup(e);
-    if (multi_) curl_multi_cleanup(multi_);
-  }
-
   Status Run() {
-    EnsureCurlGlobalInit();
-    multi_ = curl_multi_init();
-    if (multi_ == nullptr) return Status::IOError("curl_multi_init failed");
-    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, long(connections_ * 2));
-    for (;;) {
-      Schedule();
-      if (active_ == 0 && waiting_.empty() && open_.empty() &&
-          next_item_ >= items_.size())
-        break;
-      int running = 0;
-      CURLMcode mc = curl_multi_perform(multi_, &running);
-      if (mc != CURLM_OK)
-        return Status::IOError("curl_multi_perform", curl_multi_strerror(mc));
-      int left = 0;
-      while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
-        if (m->msg != CURLMSG_DONE) continue;
-        Req* r = nullptr;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &r);
-        OnDone(r, m->data.result);
-      }
-      Unpause();
-      if (!publish_.empty() && NowMicros() - publish_since_us_ > 500000)
-        Publish();
-      progress_.Tick(false);
-      if (active_ > 0 || !waiting_.empty()) {
-        curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
-      }
-    }
+    FERRY_RETURN_IF_ERROR(loop_.Run(this));
     Publish();
     progress_.Tick(true);
     return Status::OK();
   }
 
- private:
-  // Starts requests until `connections` are in flight or nothing is left.
-  void Schedule() {
-    uint64_t now = NowMicros();
-    for (size_t i = 0; i < waiting_.size() && active_ < connections_;) {
-      Req* r = waiting_[i];
-      if (r->not_before_us <= now) {
-        waiting_.erase(waiting_.begin() + i);
-        Start(r);
-      } else {
-        ++i;
-      }
-    }
-    while (active_ < connections_) {
-      bool started = false;
-      for (auto& o : open_) {
-        if (StartOne(o.get())) {
-          started = true;
-          break;
-        }
-      }
-      if (started) continue;
-      if (open_.size() >= max_open_ || next_item_ >= items_.size()) break;
-      OpenNext();
-    }
+  // CurlMultiLoop::Client
+  bool StartRequest() override {
+    for (auto& o : open_)
+      if (StartOne(o.get())) return true;
+    return false;
   }
 
+  size_t OpenCount() const override { return open_.size(); }
+  bool MoreToOpen() const override { return next_item_ < items_.size(); }
+
+  Status Prepare(LoopRequest* lr) override {
+    Req* r = static_cast<Req*>(lr);
+    FERRY_ASSIGN_OR_RETURN(r->http, backend_->MakeGet(r->obj->dl->item().key,
+                                                      r->range, r->if_match));
+    r->received = 0;
+    r->answer.reset();
+    r->body_status = Status::OK();
+    r->ex.on_body = [this, r](CurlExchange& e, std::string_view data) {
+      return OnBody(r, e, data);
+    };
+    return Status::OK();
+  }
+
+  void OnStartFailed(LoopRequest* lr, const Status& s) override {
+    Req* r = static_cast<Req*>(lr);
+    Obj* o = r->obj;
+    loop_.Delete(r);
+    Fail(o, s);
+  }
+
+  void OnTurn() override {
+    if (!publish_.empty() && NowMicros() - publish_since_us_ > 500000)
+      Publish();
+  }
+
+ private:
   bool StartOne(Obj* o) {
     Download& dl = *o->dl;
     if (!dl.known()) {
@@ -153,16 +112,16 @@ class GetEngine {
       // HEAD round trip per object.
       Req* r = NewReq(o, 0, ByteRange{0, opt_.part_size}, "");
       r->probe = true;
-      Start(r);
+      loop_.Start(r);
       return true;
     }
     auto part = dl.TakePart();
     if (!part) return false;
-    Start(NewReq(o, *part, dl.PartRange(*part), dl.etag()));
+    loop_.Start(NewReq(o, *part, dl.PartRange(*part), dl.etag()));
     return true;
   }
 
-  void OpenNext() {
+  void OpenNext() override {
     GetItem item = std::move(items_[next_item_++]);
     std::string url = backend_->Describe() + "/" + item.key;
     auto o = std::make_unique<Obj>();
@@ -180,70 +139,13 @@ class GetEngine {
   }
 
   Req* NewReq(Obj* o, uint64_t part, ByteRange range, std::string if_match) {
-    auto r = std::make_unique<Req>();
+    Req* r = loop_.Add(std::make_unique<Req>());
+    r->owner = o;
     r->obj = o;
     r->part = part;
     r->range = range;
     r->if_match = std::move(if_match);
-    Req* raw = r.get();
-    reqs_[raw] = std::move(r);
-    ++o->requests;
-    return raw;
-  }
-
-  void DeleteReq(Req* r) {
-    if (r->easy) {
-      curl_multi_remove_handle(multi_, r->easy);
-      pool_.push_back(r->easy);
-      r->easy = nullptr;
-      --active_;
-    }
-    --r->obj->requests;
-    reqs_.erase(r);
-  }
-
-  void Start(Req* r) {
-    Obj* o = r->obj;
-    auto req = backend_->MakeGet(o->dl->item().key, r->range, r->if_match);
-    if (!req.ok()) {
-      DeleteReq(r);
-      return Fail(o, req.status());
-    }
-    r->http = std::move(*req);
-    r->ex = CurlExchange();
-    r->ex.request = &r->http;
-    r->received = 0;
-    r->answer.reset();
-    r->body_status = Status::OK();
-    r->paused = false;
-    r->ex.on_body = [this, r](CurlExchange& e, std::string_view data) {
-      return OnBody(r, e, data);
-    };
-    if (!bucket_.unlimited()) {
-      r->ex.should_pause = [this, r](size_t n) {
-        if (bucket_.Take(n, NowMicros())) return false;
-        r->paused = true;
-        return true;
-      };
-    }
-    CURL* easy;
-    if (!pool_.empty()) {
-      easy = pool_.back();
-      pool_.pop_back();
-      curl_easy_reset(easy);
-    } else {
-      easy = curl_easy_init();
-    }
-    Status s = SetupEasy(easy, &r->ex, settings_);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L << 10);
-    r->easy = easy;
-    ++active_;
-    ++report_->requests;
-    if (!s.ok() || curl_multi_add_handle(multi_, easy) != CURLM_OK) {
-      DeleteReq(r);
-      return Fail(o, s.ok() ? Status::IOError("curl_multi_add_handle") : s);
-    }
+    return r;
   }
 
   bool OnBody(Req* r, CurlExchange& e, std::string_view data) {
@@ -300,17 +202,9 @@ class GetEngine {
     return true;
   }
 
-  void OnDone(Req* r, CURLcode rc) {
+  void OnDone(LoopRequest* lr, CURLcode rc, long status) override {
+    Req* r = static_cast<Req*>(lr);
     Obj* o = r->obj;
-    long status = 0;
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-    r->ex.response.status = status;
-    LogRequest(settings_, r->http, status);
-    curl_multi_remove_handle(multi_, r->easy);
-    pool_.push_back(r->easy);
-    r->easy = nullptr;
-    --active_;
-
     Status s;
     if (rc == CURLE_OK) {
       bool success =
@@ -333,17 +227,16 @@ class GetEngine {
     }
 
     if (s.ok()) {
-      DeleteReq(r);
+      loop_.Delete(r);
       if (o->dl->AllDone()) Finish(o);
       return;
     }
     if (s.IsFailedPrecondition()) {
       ++report_->retries["changed"];
-      DeleteReq(r);
+      loop_.Delete(r);
       return Restart(o, s);
     }
-    if (RetryPolicy::IsRetryable(s) && r->attempt < policy_.max_retries) {
-      ++r->attempt;
+    if (RetryPolicy::IsRetryable(s) && loop_.CanRetry(r)) {
       ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
                                              : std::string("content")];
       // Go on from the first byte not yet kept (the bytes before it are in
@@ -353,36 +246,14 @@ class GetEngine {
         r->range.length -= r->received;
         r->answer.reset();
       }
-      r->not_before_us =
-          NowMicros() + uint64_t(policy_.BackoffMs(
-                            r->attempt, RetryAfterSeconds(r->ex.response))) *
-                            1000;
-      waiting_.push_back(r);
-      return;
+      return loop_.Retry(r);
     }
-    DeleteReq(r);
+    loop_.Delete(r);
     Fail(o, s);
   }
 
-  // Drops the object's other requests (in flight or waiting).
-  void Cancel(Obj* o) {
-    for (size_t i = 0; i < waiting_.size();) {
-      if (waiting_[i]->obj == o) {
-        Req* r = waiting_[i];
-        waiting_.erase(waiting_.begin() + i);
-        DeleteReq(r);
-      } else {
-        ++i;
-      }
-    }
-    std::vector<Req*> mine;
-    for (auto& [r, owned] : reqs_)
-      if (r->obj == o) mine.push_back(r);
-    for (Req* r : mine) DeleteReq(r);
-  }
-
   void Restart(Obj* o, const Status& why) {
-    Cancel(o);
+    loop_.Cancel(o);
     if (++o->restarts > 3) {
       return Fail(o, why.WithContext("the object kept changing while read"));
     }
@@ -392,7 +263,7 @@ class GetEngine {
   }
 
   void Fail(Obj* o, const Status& s) {
-    Cancel(o);
+    loop_.Cancel(o);
     o->dl->Abandon();
     ++report_->files_failed;
     report_->failures.emplace_back(o->dl->item().key, s);
@@ -469,49 +340,17 @@ class GetEngine {
     }
   }
 
-  void Unpause() {
-    if (bucket_.unlimited()) return;
-    uint64_t now = NowMicros();
-    for (auto& [r, owned] : reqs_) {
-      if (!r->paused || r->easy == nullptr) continue;
-      if (bucket_.WaitMicros(now) > 0) return;
-      r->paused = false;
-      curl_easy_pause(r->easy, CURLPAUSE_CONT);
-    }
-  }
-
-  int PollTimeoutMs() {
-    uint64_t now = NowMicros();
-    uint64_t wait = 100000;
-    for (Req* r : waiting_)
-      wait =
-          std::min(wait, r->not_before_us > now ? r->not_before_us - now : 0);
-    if (!bucket_.unlimited()) {
-      for (auto& [r, owned] : reqs_)
-        if (r->paused) wait = std::min(wait, bucket_.WaitMicros(now));
-    }
-    return int((wait + 999) / 1000);
-  }
-
   HttpBackend* backend_;
   std::vector<GetItem> items_;
   const TransferOptions& opt_;
   Env* env_;
   TransferReport* report_;
-  HttpSettings settings_;
-  TokenBucket bucket_;
-  RetryPolicy policy_;
-  ProgressTicker progress_;
-  size_t connections_ = 16, max_open_ = 34;
-  CURLM* multi_ = nullptr;
+  CurlMultiLoop loop_;
+  ProgressTicker& progress_;
   size_t next_item_ = 0;
-  size_t active_ = 0;
   std::list<std::unique_ptr<Obj>> open_;
   std::vector<std::unique_ptr<Obj>> publish_;  // verified, to be renamed
   uint64_t publish_since_us_ = 0;
-  std::unordered_map<Req*, std::unique_ptr<Req>> reqs_;
-  std::vector<Req*> waiting_;
-  std::vector<CURL*> pool_;
 };
 
 // Appends a Read's bytes at their offsets in the part file.

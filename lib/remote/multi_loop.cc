@@ -1,0 +1,188 @@
+#include "remote/multi_loop.h"
+
+#include <algorithm>
+
+namespace ferry::remote {
+
+CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
+                             const TransferOptions& options,
+                             Options loop_options, TransferReport* report)
+    : settings_(backend_settings),
+      loop_options_(loop_options),
+      report_(report),
+      bucket_(options.bwlimit, NowMicros()),
+      progress_(options, report) {
+  settings_.low_speed_limit = options.low_speed_limit;
+  settings_.low_speed_time = options.low_speed_time;
+  policy_.max_retries = options.max_retries;
+  connections_ = size_t(std::max(1, options.connections));
+  max_open_ = 2 * connections_ + 2;
+}
+
+CurlMultiLoop::~CurlMultiLoop() {
+  for (auto& [r, owned] : reqs_) {
+    if (r->easy) {
+      curl_multi_remove_handle(multi_, r->easy);
+      curl_easy_cleanup(r->easy);
+    }
+  }
+  for (CURL* e : pool_) curl_easy_cleanup(e);
+  if (multi_) curl_multi_cleanup(multi_);
+}
+
+Status CurlMultiLoop::Run(Client* client) {
+  client_ = client;
+  EnsureCurlGlobalInit();
+  multi_ = curl_multi_init();
+  if (multi_ == nullptr) return Status::IOError("curl_multi_init failed");
+  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, long(connections_ * 2));
+  for (;;) {
+    StartRipe();
+    StartNew();
+    if (active_ == 0 && waiting_.empty() && client_->OpenCount() == 0 &&
+        !client_->MoreToOpen())
+      break;
+    int running = 0;
+    CURLMcode mc = curl_multi_perform(multi_, &running);
+    if (mc != CURLM_OK)
+      return Status::IOError("curl_multi_perform", curl_multi_strerror(mc));
+    int left = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+      if (m->msg != CURLMSG_DONE) continue;
+      LoopRequest* r = nullptr;
+      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &r);
+      Finish(r, m->data.result);
+    }
+    Unpause();
+    client_->OnTurn();
+    progress_.Tick(false);
+    if (active_ > 0 || !waiting_.empty())
+      curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
+  }
+  return Status::OK();
+}
+
+// Retries whose time has come go first, while there is room.
+void CurlMultiLoop::StartRipe() {
+  uint64_t now = NowMicros();
+  for (size_t i = 0; i < waiting_.size() && active_ < connections_;) {
+    LoopRequest* r = waiting_[i];
+    if (r->not_before_us <= now) {
+      waiting_.erase(waiting_.begin() + i);
+      Start(r);
+    } else {
+      ++i;
+    }
+  }
+}
+
+// Requests of open objects, opening more objects while there is room.
+void CurlMultiLoop::StartNew() {
+  while (active_ < connections_) {
+    if (client_->StartRequest()) continue;
+    if (client_->OpenCount() >= max_open_ || !client_->MoreToOpen()) break;
+    client_->OpenNext();
+  }
+}
+
+void CurlMultiLoop::Start(LoopRequest* r) {
+  r->ex = CurlExchange();
+  r->paused = false;
+  Status s = client_->Prepare(r);
+  if (!s.ok()) return client_->OnStartFailed(r, s);
+  r->ex.request = &r->http;
+  if (!bucket_.unlimited()) {
+    r->ex.should_pause = [this, r](size_t n) {
+      if (bucket_.Take(n, NowMicros())) return false;
+      r->paused = true;
+      return true;
+    };
+  }
+  CURL* easy;
+  if (!pool_.empty()) {
+    easy = pool_.back();
+    pool_.pop_back();
+    curl_easy_reset(easy);
+  } else {
+    easy = curl_easy_init();
+  }
+  s = SetupEasy(easy, &r->ex, settings_);
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, r);
+  if (loop_options_.buffer_size > 0)
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, loop_options_.buffer_size);
+  if (loop_options_.upload_buffer_size > 0)
+    curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE,
+                     loop_options_.upload_buffer_size);
+  r->easy = easy;
+  ++active_;
+  ++report_->requests;
+  if (!s.ok() || curl_multi_add_handle(multi_, easy) != CURLM_OK)
+    client_->OnStartFailed(
+        r, s.ok() ? Status::IOError("curl_multi_add_handle") : s);
+}
+
+void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
+  long status = 0;
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+  r->ex.response.status = status;
+  LogRequest(settings_, r->http, status);
+  Release(r);
+  client_->OnDone(r, rc, status);
+}
+
+void CurlMultiLoop::Release(LoopRequest* r) {
+  if (r->easy == nullptr) return;
+  curl_multi_remove_handle(multi_, r->easy);
+  pool_.push_back(r->easy);
+  r->easy = nullptr;
+  --active_;
+}
+
+void CurlMultiLoop::Retry(LoopRequest* r) {
+  Release(r);
+  ++r->attempt;
+  r->not_before_us =
+      NowMicros() + uint64_t(policy_.BackoffMs(
+                        r->attempt, RetryAfterSeconds(r->ex.response))) *
+                        1000;
+  waiting_.push_back(r);
+}
+
+void CurlMultiLoop::Delete(LoopRequest* r) {
+  Release(r);
+  auto w = std::find(waiting_.begin(), waiting_.end(), r);
+  if (w != waiting_.end()) waiting_.erase(w);
+  reqs_.erase(r);
+}
+
+void CurlMultiLoop::Cancel(const void* owner) {
+  std::vector<LoopRequest*> mine;
+  for (auto& [r, owned] : reqs_)
+    if (r->owner == owner) mine.push_back(r);
+  for (LoopRequest* r : mine) Delete(r);
+}
+
+void CurlMultiLoop::Unpause() {
+  if (bucket_.unlimited()) return;
+  uint64_t now = NowMicros();
+  for (auto& [r, owned] : reqs_) {
+    if (!r->paused || r->easy == nullptr) continue;
+    if (bucket_.WaitMicros(now) > 0) return;
+    r->paused = false;
+    curl_easy_pause(r->easy, CURLPAUSE_CONT);
+  }
+}
+
+int CurlMultiLoop::PollTimeoutMs() {
+  uint64_t now = NowMicros();
+  uint64_t wait = 100000;
+  for (LoopRequest* r : waiting_)
+    wait = std::min(wait, r->not_before_us > now ? r->not_before_us - now : 0);
+  if (!bucket_.unlimited()) {
+    for (auto& [r, owned] : reqs_)
+      if (r->paused) wait = std::min(wait, bucket_.WaitMicros(now));
+  }
+  return int((wait + 999) / 1000);
+}
+
+}  // namespace ferry::remote

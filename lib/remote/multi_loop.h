@@ -1,0 +1,133 @@
+// CurlMultiLoop: the one libcurl-multi event loop of the transfer engine
+// (private to lib/remote; docs/remote.md). GetObjects and PutObjects run
+// their requests on it; it owns the requests, the multi handle and a pool of
+// easy handles, keeps at most `connections` requests in flight, starts
+// retries when their backoff has passed, meters received bodies through the
+// run's one token bucket (--bwlimit) and ticks the progress callback. What a
+// request means (which object, which part, how to judge its answer) stays
+// with the engine, the loop's Client.
+//
+// Thread-safety: one thread (the caller of Run).
+#ifndef FERRY_LIB_REMOTE_MULTI_LOOP_H_
+#define FERRY_LIB_REMOTE_MULTI_LOOP_H_
+
+#include <curl/curl.h>
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "ferry/status.h"
+#include "ferry/transfer.h"
+#include "remote/curl_util.h"
+#include "remote/http.h"
+#include "remote/retry.h"
+#include "remote/token_bucket.h"
+#include "remote/transfer_util.h"
+
+namespace ferry::remote {
+
+// One request of a run, in flight or waiting for its retry. Engines derive
+// their own request type from it.
+struct LoopRequest {
+  virtual ~LoopRequest() = default;
+  const void* owner = nullptr;  // the object it belongs to (Cancel)
+  int attempt = 0;              // retries so far
+  uint64_t not_before_us = 0;   // a waiting retry starts at this time
+  HttpRequest http;
+  CurlExchange ex;
+  CURL* easy = nullptr;  // while in flight
+  bool paused = false;   // by the token bucket
+};
+
+class CurlMultiLoop {
+ public:
+  class Client {
+   public:
+    virtual ~Client() = default;
+    // Starts one request of an open object (via Start); false when no open
+    // object has one to start now.
+    virtual bool StartRequest() = 0;
+    // Objects open (being transferred), and whether more are waiting to be
+    // opened; OpenNext opens the next (and may start or finish it).
+    virtual size_t OpenCount() const = 0;
+    virtual bool MoreToOpen() const = 0;
+    virtual void OpenNext() = 0;
+    // Builds r->http (a fresh request, signed anew) and sets r->ex.on_body.
+    virtual Status Prepare(LoopRequest* r) = 0;
+    // Prepare or the handle setup failed (r is still registered).
+    virtual void OnStartFailed(LoopRequest* r, const Status& s) = 0;
+    // The request ended: rc and the final HTTP status (r->ex.response
+    // holds headers and the kept body). The handle is released already;
+    // the client deletes r (Delete/Cancel) or retries it (Retry).
+    virtual void OnDone(LoopRequest* r, CURLcode rc, long status) = 0;
+    // Once per turn of the loop.
+    virtual void OnTurn() {}
+  };
+
+  struct Options {
+    long buffer_size = 0;         // CURLOPT_BUFFERSIZE when > 0
+    long upload_buffer_size = 0;  // CURLOPT_UPLOAD_BUFFERSIZE when > 0
+  };
+
+  CurlMultiLoop(const HttpSettings& backend_settings,
+                const TransferOptions& options, Options loop_options,
+                TransferReport* report);
+  ~CurlMultiLoop();
+  CurlMultiLoop(const CurlMultiLoop&) = delete;
+  CurlMultiLoop& operator=(const CurlMultiLoop&) = delete;
+
+  // Runs until nothing is in flight, nothing waits, no object is open and
+  // none is left to open. Not OK only when libcurl itself fails.
+  Status Run(Client* client);
+
+  // Registers a new request (owned by the loop until Delete/Cancel).
+  template <class T>
+  T* Add(std::unique_ptr<T> r) {
+    T* raw = r.get();
+    reqs_[raw] = std::move(r);
+    return raw;
+  }
+  // Puts a registered request in flight.
+  void Start(LoopRequest* r);
+  // Whether r may be tried again under the retry policy.
+  bool CanRetry(const LoopRequest* r) const {
+    return r->attempt < policy_.max_retries;
+  }
+  // Schedules r's next attempt after the backoff (Retry-After honoured).
+  void Retry(LoopRequest* r);
+  void Delete(LoopRequest* r);
+  // Deletes every request of owner, in flight or waiting.
+  void Cancel(const void* owner);
+
+  const HttpSettings& settings() const { return settings_; }
+  ProgressTicker& progress() { return progress_; }
+
+ private:
+  void StartRipe();
+  void StartNew();
+  void Finish(LoopRequest* r, CURLcode rc);
+  void Release(LoopRequest* r);  // its easy handle back to the pool
+  void Unpause();
+  int PollTimeoutMs();
+
+  HttpSettings settings_;
+  Options loop_options_;
+  TransferReport* report_;
+  TokenBucket bucket_;
+  RetryPolicy policy_;
+  ProgressTicker progress_;
+  size_t connections_ = 16;
+  size_t max_open_ = 34;  // objects open at once: 2 * connections + 2
+  Client* client_ = nullptr;
+  CURLM* multi_ = nullptr;
+  size_t active_ = 0;
+  std::unordered_map<LoopRequest*, std::unique_ptr<LoopRequest>> reqs_;
+  std::vector<LoopRequest*> waiting_;
+  std::vector<CURL*> pool_;
+};
+
+}  // namespace ferry::remote
+
+#endif  // FERRY_LIB_REMOTE_MULTI_LOOP_H_
