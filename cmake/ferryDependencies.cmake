@@ -10,6 +10,7 @@ find_package(Librsync REQUIRED)                  # Librsync::Librsync (cmake/Fin
 find_package(CURL REQUIRED)                      # CURL::libcurl
 find_package(EXPAT REQUIRED)                     # EXPAT::EXPAT: S3's XML answers
 find_package(ZLIB REQUIRED)                      # ZLIB::ZLIB: TFRecord GZIP shards
+find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3: publish stat cache, sync cache index
 find_package(OpenSSL REQUIRED)                   # OpenSSL::Crypto: MD5 for wids indexes
 find_package(Threads REQUIRED)
 find_package(TBB REQUIRED CONFIG)                # TBB::tbb: ordered parallel pipelines

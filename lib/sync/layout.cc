@@ -1,0 +1,215 @@
+#include "sync/layout.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "formats/manifest/manifest.h"
+
+namespace ferry::sync {
+namespace {
+
+class StringByteSource : public ByteSource {
+ public:
+  explicit StringByteSource(std::string_view data) : data_(data) {}
+  uint64_t size() const override { return data_.size(); }
+  Status ReadAt(uint64_t offset, size_t n, char* scratch,
+                size_t* got) override {
+    *got =
+        offset >= data_.size()
+            ? 0
+            : std::min<size_t>(n, data_.size() - static_cast<size_t>(offset));
+    if (*got > 0) std::memcpy(scratch, data_.data() + offset, *got);
+    return Status::OK();
+  }
+
+ private:
+  std::string_view data_;
+};
+
+class CappedStringSink : public ByteSink {
+ public:
+  CappedStringSink(std::string_view what, uint64_t max)
+      : what_(what), max_(max) {}
+  Status Append(std::string_view data) override {
+    if (out.size() + data.size() > max_)
+      return Status::Corruption(
+          what_, "larger than " + std::to_string(max_) + " bytes");
+    out.append(data);
+    return Status::OK();
+  }
+  std::string out;
+
+ private:
+  std::string what_;
+  uint64_t max_;
+};
+
+bool IsLowerHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+// "<dir><2 hex>/<32 hex>" or "<dir><32 hex>" (fanout false).
+bool ParseHashKey(std::string_view key, std::string_view dir, bool fanout,
+                  Hash128* hash) {
+  if (key.substr(0, dir.size()) != dir) return false;
+  key.remove_prefix(dir.size());
+  if (fanout) {
+    if (key.size() != 3 + 32 || key[2] != '/' ||
+        key.substr(0, 2) != key.substr(3, 2))
+      return false;
+    key.remove_prefix(3);
+  }
+  if (key.size() != 32 || !IsLowerHex(key)) return false;
+  auto h = Hash128::FromHex(key);
+  if (!h.ok()) return false;
+  *hash = *h;
+  return true;
+}
+
+std::string Where(Backend* backend, std::string_view key) {
+  return JoinPath(backend->Describe(), key);
+}
+
+}  // namespace
+
+std::string ObjectKey(const Hash128& hash) {
+  std::string hex = hash.ToHex();
+  std::string key(kObjectsDir);
+  key.append(hex, 0, 2);
+  key += '/';
+  key += hex;
+  return key;
+}
+
+bool ParseObjectKey(std::string_view key, Hash128* hash) {
+  return ParseHashKey(key, kObjectsDir, true, hash);
+}
+
+std::string ManifestKey(const Hash128& id) {
+  return std::string(kManifestsDir) + id.ToHex();
+}
+
+bool ParseManifestKey(std::string_view key, Hash128* id) {
+  return ParseHashKey(key, kManifestsDir, false, id);
+}
+
+Status CheckTagName(std::string_view name) {
+  auto bad = [&](const char* why) {
+    return Status::InvalidArgument("tag '" + std::string(name) + "'", why);
+  };
+  if (name.empty()) return bad("is empty");
+  if (name.size() > 128) return bad("is longer than 128 bytes");
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9');
+  };
+  if (!alnum(name.front())) return bad("must start with a letter or a digit");
+  for (char c : name) {
+    if (!alnum(c) && c != '.' && c != '_' && c != '-')
+      return bad("may hold only letters, digits, '.', '_' and '-'");
+  }
+  if (name.find("..") != std::string_view::npos) return bad("contains '..'");
+  if (name == kHead) return bad("is reserved");
+  if (name.size() >= 5 && name.substr(name.size() - 5) == ".lock")
+    return bad("ends with '.lock'");
+  return Status::OK();
+}
+
+Result<std::string> TagRef(std::string_view tag) {
+  FERRY_RETURN_IF_ERROR(CheckTagName(tag));
+  return "tags/" + std::string(tag);
+}
+
+Result<std::string> RefKey(std::string_view ref) {
+  if (ref == kHead) return std::string(kRefsDir) + std::string(kHead);
+  if (ref.substr(0, 5) == "tags/") {
+    FERRY_RETURN_IF_ERROR(CheckTagName(ref.substr(5)));
+    return std::string(kRefsDir) + std::string(ref);
+  }
+  return Status::InvalidArgument("ref '" + std::string(ref) + "'",
+                                 "is neither HEAD nor tags/<name>");
+}
+
+std::string FormatRef(const Hash128& id) { return id.ToHex() + "\n"; }
+
+Result<Hash128> ParseRef(std::string_view text, std::string_view where) {
+  auto blank = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  };
+  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
+  if (text.size() == 32) {
+    auto id = Hash128::FromHex(text);
+    if (id.ok()) return *id;
+  }
+  return Status::Corruption(where,
+                            "does not hold a manifest id (32 hex digits)");
+}
+
+Result<std::string> ReadObject(Backend* backend, std::string_view key,
+                               uint64_t max_bytes, const ReadOptions& options) {
+  CappedStringSink sink(Where(backend, key), max_bytes);
+  FERRY_RETURN_IF_ERROR(backend->Read(key, ByteRange{}, options, &sink));
+  return std::move(sink.out);
+}
+
+Result<ObjectInfo> WriteObject(Backend* backend, std::string_view key,
+                               std::string_view bytes,
+                               const WriteOptions& options) {
+  StringByteSource source(bytes);
+  return backend->Write(key, &source, options);
+}
+
+Result<Ref> ReadRef(Backend* backend, std::string_view ref) {
+  FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
+  const std::string where = Where(backend, key);
+  // A ref is replaced while we read it at most a few times in a row: the
+  // bytes and the ETag must belong to one version.
+  Status last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo before, backend->Stat(key));
+    if (before.size > kMaxRefBytes)
+      return Status::Corruption(
+          where, "is not a ref (" + std::to_string(before.size) + " bytes)");
+    ReadOptions ro;
+    const bool conditional =
+        backend->caps().conditional_reads && !before.etag.empty();
+    if (conditional) ro.if_match = before.etag;
+    auto text = ReadObject(backend, key, kMaxRefBytes, ro);
+    if (!text.ok()) {
+      last = text.status();
+      if (last.IsFailedPrecondition()) continue;  // replaced meanwhile
+      return last;
+    }
+    if (!conditional) {
+      FERRY_ASSIGN_OR_RETURN(ObjectInfo after, backend->Stat(key));
+      if (after.etag != before.etag) {
+        last = Status::Unavailable(where, "changed while read");
+        continue;
+      }
+    }
+    FERRY_ASSIGN_OR_RETURN(Hash128 id, ParseRef(*text, where));
+    return Ref{id, before.etag};
+  }
+  return last;
+}
+
+Result<std::string> FetchManifest(Backend* backend, const Hash128& id) {
+  const std::string key = ManifestKey(id);
+  auto bytes = ReadObject(backend, key, kMaxManifestBytes);
+  if (!bytes.ok()) {
+    if (bytes.status().IsNotFound())
+      return Status::NotFound(Where(backend, key), "manifest is missing");
+    return bytes.status();
+  }
+  Status s = manifest::VerifyId(*bytes, id);
+  if (!s.ok())
+    return Status::Corruption(Where(backend, key),
+                              "bytes do not match the manifest id (" +
+                                  std::string(s.message()) + ")");
+  return bytes;
+}
+
+}  // namespace ferry::sync

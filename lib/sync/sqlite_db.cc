@@ -1,0 +1,111 @@
+#include "sync/sqlite_db.h"
+
+#include <sqlite3.h>
+
+namespace ferry::sync {
+
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+      nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    sqlite3_close(raw);
+    return Status::IOError(path, "cannot open the database: " + msg);
+  }
+  std::unique_ptr<Db> db(new Db(raw, path));
+  sqlite3_busy_timeout(raw, busy_ms);
+  FERRY_RETURN_IF_ERROR(
+      db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  return db;
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+Status Db::Error(int rc, std::string_view what) const {
+  std::string msg = std::string(what) + ": " + sqlite3_errmsg(db_);
+  if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
+    return Status::Corruption(path_, msg);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    return Status::Unavailable(path_, msg);
+  return Status::IOError(path_, msg);
+}
+
+Status Db::Exec(std::string_view sql) {
+  std::string s(sql);
+  int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return Error(rc, s.substr(0, 60));
+  return Status::OK();
+}
+
+Result<Stmt> Db::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()),
+                              &stmt, nullptr);
+  if (rc != SQLITE_OK) return Error(rc, sql.substr(0, 60));
+  return Stmt(this, stmt);
+}
+
+Stmt::~Stmt() {
+  if (stmt_) sqlite3_finalize(stmt_);
+}
+
+Stmt::Stmt(Stmt&& o) noexcept
+    : db_(o.db_), stmt_(o.stmt_), bind_error_(std::move(o.bind_error_)) {
+  o.stmt_ = nullptr;
+}
+
+Stmt& Stmt::Bind(int i, int64_t v) {
+  int rc = sqlite3_bind_int64(stmt_, i, v);
+  if (rc != SQLITE_OK && bind_error_.ok()) bind_error_ = db_->Error(rc, "bind");
+  return *this;
+}
+
+Stmt& Stmt::Bind(int i, std::string_view text) {
+  int rc = sqlite3_bind_text(stmt_, i, text.data(),
+                             static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK && bind_error_.ok()) bind_error_ = db_->Error(rc, "bind");
+  return *this;
+}
+
+Stmt& Stmt::BindBlob(int i, std::string_view bytes) {
+  int rc = sqlite3_bind_blob(stmt_, i, bytes.data(),
+                             static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK && bind_error_.ok()) bind_error_ = db_->Error(rc, "bind");
+  return *this;
+}
+
+Result<bool> Stmt::Step() {
+  if (!bind_error_.ok()) return bind_error_;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return db_->Error(rc, sqlite3_sql(stmt_));
+}
+
+Status Stmt::Run() {
+  auto r = Step();
+  Reset();
+  if (!r.ok()) return r.status();
+  return Status::OK();
+}
+
+void Stmt::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  bind_error_ = Status::OK();
+}
+
+int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+std::string_view Stmt::Blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  int n = sqlite3_column_bytes(stmt_, col);
+  return p ? std::string_view(static_cast<const char*>(p),
+                              static_cast<size_t>(n))
+           : std::string_view();
+}
+
+}  // namespace ferry::sync

@@ -1,0 +1,68 @@
+#include "sync/versions.h"
+
+#include "sync/layout.h"
+
+namespace ferry::sync {
+
+Status ReadManifest(std::string_view bytes, const Hash128& id,
+                    std::string_view where, VersionInfo* info,
+                    const std::function<Status(const manifest::File&)>& file) {
+  manifest::StringSource source(bytes);
+  manifest::ManifestReader reader(&source);
+  reader.ExpectId(id);
+  auto fail = [&](const Status& s) {
+    return Status::Corruption(where, s.message());
+  };
+  Status s = reader.Open();
+  if (!s.ok()) return fail(s);
+  const manifest::Header& h = reader.header();
+  *info = VersionInfo{};
+  info->id = id;
+  if (!h.parent_id().empty()) {
+    info->has_parent = manifest::HashFromBytes(h.parent_id(), &info->parent);
+  }
+  info->created_unix_s = h.created_unix_s();
+  info->message = h.message();
+  manifest::File f;
+  for (bool done = false;;) {
+    s = reader.Next(&f, &done);
+    if (!s.ok()) return s.IsCorruption() ? fail(s) : s;
+    if (done) break;
+    if (file) FERRY_RETURN_IF_ERROR(file(f));
+  }
+  info->files = reader.footer().file_count();
+  info->bytes = reader.footer().total_bytes();
+  return Status::OK();
+}
+
+Result<VersionInfo> ReadVersion(Backend* backend, const Hash128& id) {
+  FERRY_ASSIGN_OR_RETURN(std::string bytes, FetchManifest(backend, id));
+  VersionInfo info;
+  FERRY_RETURN_IF_ERROR(
+      ReadManifest(bytes, id, JoinPath(backend->Describe(), ManifestKey(id)),
+                   &info, nullptr));
+  return info;
+}
+
+Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend) {
+  std::multimap<std::string, std::string> tags;
+  if (!backend->caps().listing) return tags;  // http: tags are not listed
+  std::vector<std::string> names;
+  FERRY_RETURN_IF_ERROR(backend->List(kTagsDir, {}, [&](const ObjectInfo& o) {
+    std::string_view name(o.key);
+    name.remove_prefix(kTagsDir.size());
+    if (CheckTagName(name).ok()) names.emplace_back(name);
+    return Status::OK();
+  }));
+  for (const std::string& name : names) {
+    auto ref = ReadRef(backend, "tags/" + name);
+    if (!ref.ok()) {
+      if (ref.status().IsNotFound()) continue;  // deleted meanwhile
+      return ref.status();
+    }
+    tags.emplace(ref->id.ToHex(), name);
+  }
+  return tags;
+}
+
+}  // namespace ferry::sync
