@@ -20,7 +20,11 @@ Status ListVersions(Backend* backend, std::string_view ref, uint64_t max,
       return Status::Corruption(
           JoinPath(backend->Describe(), sync::ManifestKey(id)),
           "the parent chain loops back to this version");
-    FERRY_ASSIGN_OR_RETURN(VersionInfo v, sync::ReadVersion(backend, id));
+    auto read = sync::ReadVersion(backend, id);
+    // An old version gc removed ends the history; the ref's own is an error.
+    if (n > 0 && read.status().IsNotFound()) break;
+    if (!read.ok()) return read.status();
+    VersionInfo v = std::move(*read);
     auto [lo, hi] = tags.equal_range(id.ToHex());
     for (auto it = lo; it != hi; ++it) v.tags.push_back(it->second);
     FERRY_RETURN_IF_ERROR(visit(v));

@@ -35,8 +35,10 @@ struct VersionInfo {
 
 // Visits the versions from `ref` ("HEAD" or "tags/<name>") back through their
 // parents, newest first, at most `max` of them (0: all). NotFound when the
-// remote has no such ref; Corruption when a manifest does not match its id
-// or breaks the format; NotFound naming it when one is missing.
+// remote has no such ref or the manifest it names is missing; Corruption when
+// a manifest does not match its id or breaks the format. A missing parent
+// (removed by gc) ends the history: the last version visited then has
+// has_parent set.
 FERRY_EXPORT Status
 ListVersions(Backend* backend, std::string_view ref, uint64_t max,
              const std::function<Status(const VersionInfo&)>& visit);
