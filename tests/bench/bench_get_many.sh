@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Many small objects: COUNT (default 10000) objects of 20-200 KB (sizes from
+# a fixed seed, incompressible bytes) served by the test nginx behind
+# latency-proxy (DELAY_MS one way, default 10: a 20 ms round trip, as a cloud
+# bucket's), downloaded by
+#   ferry get (every object's URL in one command: an http(s) remote has no
+#             listing, so there is no -R here),
+#   aria2c -j16 -i LIST,
+#   rclone copy --transfers 16 (http remote, --files-from, --no-traverse),
+# on each link of LINKS (default "loopback 200mbit": the machine's own
+# loopback, and a slowlink namespace at 200 Mbit/s). ROUNDS (default 3)
+# interleaved rounds; prints the median wall time of each, the ratios
+# (anchor / ferry: above 1 ferry is faster) and every tool's peak RSS. Each
+# run's output is checked (file count and bytes; round 1: every byte).
+# Usage: bench_get_many.sh FERRY       (root: slowlink needs it)
+set -euo pipefail
+ferry=$(readlink -f "$1")
+count=${COUNT:-10000} rounds=${ROUNDS:-3} delay=${DELAY_MS:-10}
+links=${LINKS:-loopback 200mbit}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/bench-get-many.XXXXXX)
+source "$here/benchlib.sh"
+source "$here/netlib.sh"
+trap 'net_stop; rm -rf "$work"' EXIT
+
+objects=$work/objects
+make_objects "$objects" "$count"
+total_bytes=$objects_bytes
+( cd "$objects" && ls ) > "$work/keys"
+echo "$count objects, $total_bytes bytes; round trip $((2 * delay)) ms; load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+out=$work/out
+# check NAME ROUND: the output is all there (round 1: byte for byte).
+check() {
+  local n b
+  n=$(find "$out" -type f | wc -l)
+  b=$(find "$out" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+  if [ "$n" != "$count" ] || [ "$b" != "$total_bytes" ]; then
+    echo "  $1: got $n files, $b bytes (want $count, $total_bytes): $(tail -c 300 "$work/$1.err")" >&2
+    failed[$1]=1
+  elif [ "$2" = 1 ] && ! diff -rq "$objects" "$out" > /dev/null; then
+    echo "  $1: output differs from the objects" >&2
+    failed[$1]=1
+  fi
+  rm -rf "$out"
+  mkdir -p "$out"
+}
+declare -A failed
+report() {  # LINK
+  local f a r fm am rm
+  f=ferry_$1 a=aria2_$1 r=rclone_$1
+  fm=$(median "${walls[$f]}") am=$(median "${walls[$a]}") rm=$(median "${walls[$r]}")
+  echo "$count objects, $1, $((2 * delay)) ms RTT (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg)):"
+  printf '  %-28s %8s ms  peak RSS %6s KiB%s\n' "ferry get" "$fm" "${rss[$f]}" "${failed[$f]:+  FAILED}"
+  printf '  %-28s %8s ms  peak RSS %6s KiB  ratio %sx%s\n' "aria2c -j16" "$am" "${rss[$a]}" \
+    "$(echo "scale=2; $am / $fm" | bc)" "${failed[$a]:+  FAILED}"
+  printf '  %-28s %8s ms  peak RSS %6s KiB  ratio %sx%s\n' "rclone copy --transfers 16" "$rm" \
+    "${rss[$r]}" "$(echo "scale=2; $rm / $fm" | bc)" "${failed[$r]:+  FAILED}"
+  echo "  ferry vs the best anchor: $(echo "scale=2; $(( am < rm ? am : rm )) / $fm" | bc)x (walls: ferry${walls[$f]}; aria2c${walls[$a]}; rclone${walls[$r]})"
+}
+
+for link in $links; do
+  net_start "$link"
+  mkdir -p "$FERRY_TEST_HTTP_ROOT/small"
+  cp -al "$objects/." "$FERRY_TEST_HTTP_ROOT/small/"
+  net_latency "${FERRY_TEST_HTTP_URL##*:}" "$delay"
+  urls=()
+  while read -r k; do urls+=("$lurl/small/$k"); done < "$work/keys"
+  sed "s|^|$lurl/small/|" "$work/keys" > "$work/urls"
+  rm -rf "$out"; mkdir -p "$out"
+  for round in $(seq "$rounds"); do
+    run "ferry_$link" "${in[@]}" "$ferry" get -q --connections 16 "${urls[@]}" "$out/"
+    check "ferry_$link" "$round"
+    run "aria2_$link" "${in[@]}" aria2c -q -j16 --file-allocation=none -d "$out" -i "$work/urls"
+    check "aria2_$link" "$round"
+    run "rclone_$link" "${in[@]}" rclone copy --transfers 16 --http-url "$lurl/small/" \
+      --files-from "$work/keys" --no-traverse :http: "$out"
+    check "rclone_$link" "$round"
+  done
+  net_stop
+  report "$link"
+done
