@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -20,6 +19,7 @@
 #include "remote/download.h"
 #include "remote/http.h"
 #include "remote/multi_loop.h"
+#include "remote/publisher.h"
 #include "remote/range_check.h"
 #include "remote/retry.h"
 #include "remote/transfer_util.h"
@@ -61,8 +61,10 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   Status Run() {
-    FERRY_RETURN_IF_ERROR(loop_.Run(this));
-    Publish();
+    Status s = loop_.Run(this);
+    publisher_.Close();
+    Published();
+    FERRY_RETURN_IF_ERROR(s);
     progress_.Tick(true);
     return Status::OK();
   }
@@ -97,10 +99,7 @@ class GetEngine : public CurlMultiLoop::Client {
     Fail(o, s);
   }
 
-  void OnTurn() override {
-    if (!publish_.empty() && NowMicros() - publish_since_us_ > 500000)
-      Publish();
-  }
+  void OnTurn() override { Published(); }
 
  private:
   bool StartOne(Obj* o) {
@@ -279,45 +278,20 @@ class GetEngine : public CurlMultiLoop::Client {
       return Close(o);
     }
     // Small objects: an fsync each would cost more than the transfer. They
-    // wait (verified, locked, not yet renamed) for one syncfs of many.
+    // wait (verified, locked, not yet renamed) for one syncfs of many, on
+    // the publisher's thread.
     Status s = o->dl->Verify(/*sync=*/false);
     if (!s.ok()) return Fail(o, s);
-    if (publish_.empty()) publish_since_us_ = NowMicros();
-    publish_.push_back(Take(o));
-    if (publish_.size() >= 256) Publish();
+    publisher_.Add(std::move(Take(o)->dl));
   }
 
-  // Syncs each file system once, renames every waiting object into place,
-  // syncs each folder once.
-  void Publish() {
-    if (publish_.empty()) return;
-    std::set<uint64_t> devs;
-    std::set<std::string> dirs;
-    Status synced;
-    for (auto& o : publish_) {
-      std::string dir = DirName(o->dl->item().dest);
-      if (!dirs.insert(dir).second) continue;
-      auto st = env_->Stat(dir);
-      if (synced.ok() && (!st.ok() || devs.insert(st->dev).second))
-        synced = env_->SyncFileSystem(dir);
-    }
-    for (auto& o : publish_) {
-      Status s = synced.ok() ? o->dl->Publish(/*sync_dir=*/false) : synced;
-      if (!s.ok()) {
-        Fail(o.get(), s);
-        continue;
-      }
-      ++report_->files_done;
-      progress_.FileDone();
-    }
-    for (const std::string& dir : dirs) {
-      Status s = env_->SyncDir(dir);
-      if (!s.ok()) {
-        report_->failures.emplace_back(dir, s);
-        ++report_->files_failed;
-      }
-    }
-    publish_.clear();
+  // Counts what the publisher put into place (or failed to).
+  void Published() {
+    Publisher::Outcome out = publisher_.TakeOutcome();
+    report_->files_done += out.done;
+    for (uint64_t i = 0; i < out.done; ++i) progress_.FileDone();
+    report_->files_failed += out.failures.size();
+    for (auto& f : out.failures) report_->failures.push_back(std::move(f));
   }
 
   std::unique_ptr<Obj> Take(Obj* o) {
@@ -349,8 +323,7 @@ class GetEngine : public CurlMultiLoop::Client {
   ProgressTicker& progress_;
   size_t next_item_ = 0;
   std::list<std::unique_ptr<Obj>> open_;
-  std::vector<std::unique_ptr<Obj>> publish_;  // verified, to be renamed
-  uint64_t publish_since_us_ = 0;
+  Publisher publisher_{env_};  // after env_
 };
 
 // Appends a Read's bytes at their offsets in the part file.

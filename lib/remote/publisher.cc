@@ -1,0 +1,78 @@
+#include "remote/publisher.h"
+
+#include <set>
+
+namespace ferry::remote {
+
+void Publisher::Add(std::unique_ptr<Download> dl) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  room_.wait(lock, [this] { return waiting_.size() < kMaxWaiting; });
+  waiting_.push_back(std::move(dl));
+  work_.notify_one();
+}
+
+Publisher::Outcome Publisher::TakeOutcome() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(outcome_, Outcome());
+}
+
+void Publisher::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+    work_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+// Takes everything waiting at once: the slower the syncs, the more objects
+// each one covers.
+void Publisher::Loop() {
+  for (;;) {
+    std::vector<std::unique_ptr<Download>> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_.wait(lock, [this] { return closing_ || !waiting_.empty(); });
+      if (waiting_.empty()) return;
+      batch.swap(waiting_);
+      room_.notify_all();
+    }
+    PublishBatch(batch);
+  }
+}
+
+// Syncs each file system once, renames every object into place, syncs each
+// folder once.
+void Publisher::PublishBatch(std::vector<std::unique_ptr<Download>>& batch) {
+  std::set<uint64_t> devs;
+  std::set<std::string> dirs;
+  Status synced;
+  for (auto& dl : batch) {
+    std::string dir = DirName(dl->item().dest);
+    if (!dirs.insert(dir).second) continue;
+    auto st = env_->Stat(dir);
+    if (synced.ok() && (!st.ok() || devs.insert(st->dev).second))
+      synced = env_->SyncFileSystem(dir);
+  }
+  Outcome out;
+  for (auto& dl : batch) {
+    Status s = synced.ok() ? dl->Publish(/*sync_dir=*/false) : synced;
+    if (s.ok()) {
+      ++out.done;
+    } else {
+      dl->Abandon();
+      out.failures.emplace_back(dl->item().key, s);
+    }
+  }
+  batch.clear();  // closes the part files: their locks go
+  for (const std::string& dir : dirs) {
+    Status s = env_->SyncDir(dir);
+    if (!s.ok()) out.failures.emplace_back(dir, s);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  outcome_.done += out.done;
+  for (auto& f : out.failures) outcome_.failures.push_back(std::move(f));
+}
+
+}  // namespace ferry::remote
