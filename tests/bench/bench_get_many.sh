@@ -12,11 +12,14 @@
 # interleaved rounds; prints the median wall time of each, the ratios
 # (anchor / ferry: above 1 ferry is faster) and every tool's peak RSS. Each
 # run's output is checked (file count and bytes; round 1: every byte).
+# FERRY_BASE=other/ferry also runs that build in the same rounds
+# (before/after); ANCHORS="aria2 rclone" (default) picks the anchors.
 # Usage: bench_get_many.sh FERRY       (root: slowlink needs it)
 set -euo pipefail
 ferry=$(readlink -f "$1")
 count=${COUNT:-10000} rounds=${ROUNDS:-3} delay=${DELAY_MS:-10}
-links=${LINKS:-loopback 200mbit}
+links=${LINKS:-loopback 200mbit} anchors=${ANCHORS-aria2 rclone}
+base=${FERRY_BASE:+$(readlink -f "$FERRY_BASE")}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/bench-get-many.XXXXXX)
 source "$here/benchlib.sh"
@@ -46,17 +49,21 @@ check() {
   mkdir -p "$out"
 }
 declare -A failed
+declare -A title=([base]="ferry get (FERRY_BASE)" [aria2]="aria2c -j16"
+  [rclone]="rclone copy --transfers 16")
 report() {  # LINK
-  local f a r fm am rm
-  f=ferry_$1 a=aria2_$1 r=rclone_$1
-  fm=$(median "${walls[$f]}") am=$(median "${walls[$a]}") rm=$(median "${walls[$r]}")
+  local f fm t m best=""
+  f=ferry_$1 fm=$(median "${walls[ferry_$1]}")
   echo "$count objects, $1, $((2 * delay)) ms RTT (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg)):"
   printf '  %-28s %8s ms  peak RSS %6s KiB%s\n' "ferry get" "$fm" "${rss[$f]}" "${failed[$f]:+  FAILED}"
-  printf '  %-28s %8s ms  peak RSS %6s KiB  ratio %sx%s\n' "aria2c -j16" "$am" "${rss[$a]}" \
-    "$(echo "scale=2; $am / $fm" | bc)" "${failed[$a]:+  FAILED}"
-  printf '  %-28s %8s ms  peak RSS %6s KiB  ratio %sx%s\n' "rclone copy --transfers 16" "$rm" \
-    "${rss[$r]}" "$(echo "scale=2; $rm / $fm" | bc)" "${failed[$r]:+  FAILED}"
-  echo "  ferry vs the best anchor: $(echo "scale=2; $(( am < rm ? am : rm )) / $fm" | bc)x (walls: ferry${walls[$f]}; aria2c${walls[$a]}; rclone${walls[$r]})"
+  for t in ${base:+base} $anchors; do
+    m=$(median "${walls[${t}_$1]}")
+    printf '  %-28s %8s ms  peak RSS %6s KiB  ratio %sx%s\n' "${title[$t]}" "$m" "${rss[${t}_$1]}" \
+      "$(echo "scale=2; $m / $fm" | bc)" "${failed[${t}_$1]:+  FAILED}"
+    if [ "$t" != base ] && { [ -z "$best" ] || [ "$m" -lt "$best" ]; }; then best=$m; fi
+  done
+  [ -z "$best" ] || echo "  ferry vs the best anchor: $(echo "scale=2; $best / $fm" | bc)x"
+  for t in ferry ${base:+base} $anchors; do echo "  walls $t:${walls[${t}_$1]}"; done
 }
 
 for link in $links; do
@@ -71,11 +78,19 @@ for link in $links; do
   for round in $(seq "$rounds"); do
     run "ferry_$link" "${in[@]}" "$ferry" get -q --connections 16 "${urls[@]}" "$out/"
     check "ferry_$link" "$round"
-    run "aria2_$link" "${in[@]}" aria2c -q -j16 --file-allocation=none -d "$out" -i "$work/urls"
-    check "aria2_$link" "$round"
-    run "rclone_$link" "${in[@]}" rclone copy --transfers 16 --http-url "$lurl/small/" \
-      --files-from "$work/keys" --no-traverse :http: "$out"
-    check "rclone_$link" "$round"
+    if [ -n "$base" ]; then
+      run "base_$link" "${in[@]}" "$base" get -q --connections 16 "${urls[@]}" "$out/"
+      check "base_$link" "$round"
+    fi
+    case " $anchors " in *" aria2 "*)
+      run "aria2_$link" "${in[@]}" aria2c -q -j16 --file-allocation=none -d "$out" -i "$work/urls"
+      check "aria2_$link" "$round" ;;
+    esac
+    case " $anchors " in *" rclone "*)
+      run "rclone_$link" "${in[@]}" rclone copy --transfers 16 --http-url "$lurl/small/" \
+        --files-from "$work/keys" --no-traverse :http: "$out"
+      check "rclone_$link" "$round" ;;
+    esac
   done
   net_stop
   report "$link"

@@ -13,10 +13,15 @@
 # median wall times, the ratios (anchor / ferry: above 1 ferry is faster),
 # ferry / the curl ceiling, and peak RSS. Every run's upload is checked (object
 # count and bytes on s3rver's disk; round 1: every byte).
+# FERRY_BASE=other/ferry also runs that build in the same rounds
+# (before/after); ANCHORS="aws curl" (default) picks the others; CASES="big
+# small" (default) the cases.
 # Usage: bench_put.sh FERRY
 set -euo pipefail
 ferry=$(readlink -f "$1")
 count=${COUNT:-10000} rounds=${ROUNDS:-3} big=${BIG:-1G} via=${VIA:-direct}
+anchors=${ANCHORS-aws curl} cases=${CASES:-big small}
+base=${FERRY_BASE:+$(readlink -f "$FERRY_BASE")}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/bench-put.XXXXXX)
 source "$here/benchlib.sh"
@@ -74,33 +79,44 @@ PY
 
 curl_config "$work/small" small-curl > "$work/small.curl"
 curl_config "$work/slices" big-curl > "$work/big.curl"
+
 aws=(/usr/bin/aws --endpoint-url "$endpoint" s3 cp --recursive --only-show-errors)
-fput=("$ferry" put -q -R --endpoint-url "$endpoint")
+# one TOOL CASE ROUND
+one() {
+  local src=$work/$2 to=$2-$1
+  case $1 in
+    ferry) run "ferry_$2" "$ferry" put -q -R --endpoint-url "$endpoint" "$src/" "s3://$bucket/$to/" ;;
+    base) run "base_$2" "$base" put -q -R --endpoint-url "$endpoint" "$src/" "s3://$bucket/$to/" ;;
+    aws) run "aws_$2" "${aws[@]}" "$src/" "s3://$bucket/$to/" ;;
+    curl) run "curl_$2" curl -sSf --parallel --parallel-max 16 -K "$work/$2.curl" -o /dev/null
+      [ "$2" = big ] && src=$work/slices ;;
+  esac
+  check "$1_$2" "$src" "$to" "$3"
+}
 for round in $(seq "$rounds"); do
-  run ferry_big "${fput[@]}" "$work/big/" "s3://$bucket/big-ferry/"
-  check ferry_big "$work/big" big-ferry "$round"
-  run aws_big "${aws[@]}" "$work/big/" "s3://$bucket/big-aws/"
-  check aws_big "$work/big" big-aws "$round"
-  run curl_big curl -sSf --parallel --parallel-max 16 -K "$work/big.curl" -o /dev/null
-  check curl_big "$work/slices" big-curl "$round"
-  run ferry_small "${fput[@]}" "$work/small/" "s3://$bucket/small-ferry/"
-  check ferry_small "$work/small" small-ferry "$round"
-  run aws_small "${aws[@]}" "$work/small/" "s3://$bucket/small-aws/"
-  check aws_small "$work/small" small-aws "$round"
-  run curl_small curl -sSf --parallel --parallel-max 16 -K "$work/small.curl" -o /dev/null
-  check curl_small "$work/small" small-curl "$round"
+  for c in $cases; do
+    for t in ferry ${base:+base} $anchors; do one "$t" "$c" "$round"; done
+  done
 done
 
+declare -A title=([base]="ferry put -R (FERRY_BASE)" [aws]="aws s3 cp --recursive"
+  [curl]="curl, 16 parallel unsigned PUTs")
 report() {  # CASE TITLE
-  local f a c
-  f=$(median "${walls[ferry_$1]}") a=$(median "${walls[aws_$1]}") c=$(median "${walls[curl_$1]}")
+  local f t m
+  f=$(median "${walls[ferry_$1]}")
   echo "$2 (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg)):"
   printf '  %-34s %8s ms  peak RSS %7s KiB%s\n' "ferry put -R" "$f" "${rss[ferry_$1]}" "${failed[ferry_$1]:+  FAILED}"
-  printf '  %-34s %8s ms  peak RSS %7s KiB  ratio %sx%s\n' "aws s3 cp --recursive" "$a" "${rss[aws_$1]}" \
-    "$(echo "scale=2; $a / $f" | bc)" "${failed[aws_$1]:+  FAILED}"
-  printf '  %-34s %8s ms  peak RSS %7s KiB  ferry reaches %s%% of it%s\n' "curl, 16 parallel unsigned PUTs" "$c" \
-    "${rss[curl_$1]}" "$(echo "100 * $c / $f" | bc)" "${failed[curl_$1]:+  FAILED}"
-  echo "  walls: ferry${walls[ferry_$1]}; aws${walls[aws_$1]}; curl${walls[curl_$1]}"
+  for t in ${base:+base} $anchors; do
+    m=$(median "${walls[${t}_$1]}")
+    printf '  %-34s %8s ms  peak RSS %7s KiB  ratio %sx%s\n' "${title[$t]}" "$m" "${rss[${t}_$1]}" \
+      "$(echo "scale=2; $m / $f" | bc)" "${failed[${t}_$1]:+  FAILED}"
+  done
+  for t in ferry ${base:+base} $anchors; do echo "  walls $t:${walls[${t}_$1]}"; done
 }
-report big "one $big_bytes-byte file"
-report small "$count files of 20-200 KB"
+for c in $cases; do
+  case $c in
+    big) report big "one $big_bytes-byte file" ;;
+    small) report small "$count files of 20-200 KB" ;;
+  esac
+done
+echo "(ratio = other / ferry: above 1 ferry is faster; for curl, ferry's share of what s3rver can take)"
