@@ -81,6 +81,9 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
   }
   if (Trim(line).empty()) {
     ex->headers_done = true;
+    // 1xx: an interim answer; the final one follows.
+    if (ex->on_headers && ex->response.status >= 200 && !ex->on_headers(*ex))
+      return 0;  // CURLE_WRITE_ERROR
     return size * n;
   }
   size_t colon = line.find(':');
@@ -154,6 +157,9 @@ Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings) {
   curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, nullptr);  // bytes as stored
   if (!settings.ca_bundle.empty())
     curl_easy_setopt(easy, CURLOPT_CAINFO, settings.ca_bundle.c_str());
+  // A proxy's "200 Connection established" is not the answer: keep it from
+  // the header callback (on_headers judges the final answer).
+  curl_easy_setopt(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, HeaderCallback);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, ex);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, WriteCallback);

@@ -40,6 +40,11 @@ struct CurlExchange {
   CurlSlist header_list;
   char error[CURL_ERROR_SIZE] = {};
   uint64_t upload_pos = 0;
+  // Called once the status and all headers of the final response are in
+  // `response` (the blank line after them; not for 1xx answers), before
+  // any body byte, and also for an answer without a body. Returns false to
+  // abort the transfer (CURLE_WRITE_ERROR).
+  std::function<bool(CurlExchange&)> on_headers;
   // Returns false to abort the transfer (CURLE_WRITE_ERROR).
   std::function<bool(CurlExchange&, std::string_view)> on_body;
   // Asked before on_body with the size of the data: true pauses the

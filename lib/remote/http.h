@@ -58,9 +58,12 @@ struct HttpSettings {
 class HttpBackend : public Backend {
  public:
   virtual const HttpSettings& settings() const = 0;
-  // A GET of range (if_match: the ETag the object must still have).
+  // A GET of range, or of the whole object (nullopt: no Range header).
+  // if_match: the ETag the object must still have (S3 If-Match; HTTP
+  // If-Range with a range — without one the caller compares the answer's
+  // ETag).
   virtual Result<HttpRequest> MakeGet(std::string_view key,
-                                      const ByteRange& range,
+                                      const std::optional<ByteRange>& range,
                                       std::string_view if_match) = 0;
   // A PUT of the whole object from source (single request).
   virtual Result<HttpRequest> MakePut(std::string_view key,

@@ -148,12 +148,14 @@ class HttpBackendImpl final : public HttpBackend {
   }
   Status Delete(std::string_view key) override { return ReadOnly(key); }
 
-  Result<HttpRequest> MakeGet(std::string_view key, const ByteRange& range,
+  Result<HttpRequest> MakeGet(std::string_view key,
+                              const std::optional<ByteRange>& range,
                               std::string_view if_match) override {
     HttpRequest req;
     req.url = UrlFor(key);
     req.range = range;
-    req.headers.emplace_back("Range", RangeHeader(range));
+    if (!range) return req;  // the answer's ETag is compared by the caller
+    req.headers.emplace_back("Range", RangeHeader(*range));
     // HTTP has If-Match too, but nginx and most static servers ignore it on
     // GET; If-Range is what they honour: a changed object answers 200.
     if (!if_match.empty()) req.headers.emplace_back("If-Range", if_match);

@@ -36,6 +36,9 @@ struct GetAnswer {
 //  - 206 with exactly the asked Content-Range (a range asked "to the end",
 //    or beyond the end when `clip_ok`, may come back shorter);
 //  - 200 only when no range was asked;
+//  - for a first request from offset 0 (`clip_ok`), an empty object may
+//    answer 416 "bytes */0", 200 with no body (nginx) or 206 "bytes 0-0/0"
+//    (s3rver; its Content-Length 1 is a lie): total 0, length 0;
 //  - the ETag unchanged. A 200 to a ranged GET whose ETag differs (If-Range
 //    failed), or a 412 (If-Match failed), is FailedPrecondition: the object
 //    changed. Any other mismatch is Unavailable (retryable, "content").

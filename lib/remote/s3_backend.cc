@@ -327,7 +327,8 @@ class S3Backend final : public HttpBackend {
     return s;
   }
 
-  Result<HttpRequest> MakeGet(std::string_view key, const ByteRange& range,
+  Result<HttpRequest> MakeGet(std::string_view key,
+                              const std::optional<ByteRange>& range,
                               std::string_view if_match) override {
     FERRY_ASSIGN_OR_RETURN(std::string full, Full(key));
     return MakeGetRequest(full, range, if_match);

@@ -5,13 +5,7 @@
 # it), unsigned requests to a private bucket (exit 4).
 set -euo pipefail
 FERRY=$1
-source "$(dirname "$0")/../cli/testlib.sh"
-set -a; source "$FERRY_TEST_SERVERS_ENV"; set +a
-export AWS_ACCESS_KEY_ID=$FERRY_TEST_S3_ACCESS_KEY
-export AWS_SECRET_ACCESS_KEY=$FERRY_TEST_S3_SECRET_KEY
-export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
-unset AWS_SESSION_TOKEN AWS_PROFILE
-export AWS_ENDPOINT_URL=$FERRY_TEST_S3_URL
+source "$(dirname "$0")/s3_cli_env.sh"
 p="ls-cli-$$"
 # Objects go straight to s3rver (no signature needed there).
 for k in a.txt "dir/b c.bin" dir/sub/d; do

@@ -6,13 +6,7 @@
 # (unknown bucket) exits 4 naming the file.
 set -euo pipefail
 FERRY=$1
-source "$(dirname "$0")/../cli/testlib.sh"
-set -a; source "$FERRY_TEST_SERVERS_ENV"; set +a
-export AWS_ACCESS_KEY_ID=$FERRY_TEST_S3_ACCESS_KEY
-export AWS_SECRET_ACCESS_KEY=$FERRY_TEST_S3_SECRET_KEY
-export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
-unset AWS_SESSION_TOKEN AWS_PROFILE
-export AWS_ENDPOINT_URL=$FERRY_TEST_S3_URL
+source "$(dirname "$0")/s3_cli_env.sh"
 b="s3://$FERRY_TEST_S3_BUCKET/put-get-$$"
 mkdir -p tree/sub
 head -c 1000 /dev/urandom > small.bin

@@ -21,6 +21,12 @@ TEST(HttpBackendTest, RangedGetCarriesRangeAndIfRange) {
   EXPECT_EQ((*b)->settings().extra_headers[0].second, "Bearer secret");
   auto plain = (*b)->MakeGet("k", ByteRange{0, 10}, "");
   EXPECT_EQ(FindHeader(plain->headers, "If-Range"), nullptr);
+  // The whole object: no Range, and so no If-Range either.
+  auto whole = (*b)->MakeGet("k", std::nullopt, "\"e1\"");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(FindHeader(whole->headers, "Range"), nullptr);
+  EXPECT_EQ(FindHeader(whole->headers, "If-Range"), nullptr);
+  EXPECT_FALSE(whole->range.has_value());
 }
 
 TEST(HttpBackendTest, ReadOnlyAndNoListing) {

@@ -93,6 +93,19 @@ TEST(RangeCheckTest, EmptyObjectAnswers200WithoutABody) {
                    .ok());
 }
 
+TEST(RangeCheckTest, EmptyObjectAnswers206ZeroToZeroOfZero) {
+  // s3rver: 206 "bytes 0-0/0" with Content-Length 1 and no body.
+  HttpResponse r = Answer(
+      206, {{"content-range", "bytes 0-0/0"}, {"content-length", "1"}});
+  auto a = CheckGetAnswer("k", ByteRange{0, 100}, "", true, r);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->total, 0u);
+  EXPECT_EQ(a->length, 0u);
+  // Only a first request from 0 may learn "empty" that way.
+  EXPECT_FALSE(CheckGetAnswer("k", ByteRange{0, 100}, "", false, r).ok());
+  EXPECT_FALSE(CheckGetAnswer("k", ByteRange{5, 100}, "", true, r).ok());
+}
+
 TEST(RangeCheckTest, ParsesContentRangeForms) {
   auto cr = ParseContentRange("bytes 0-0/1");
   ASSERT_TRUE(cr);
