@@ -1,0 +1,357 @@
+#include "sync/cache.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "ferry/atomic_file.h"
+#include "sync/fs_util.h"
+#include "sync/sqlite_db.h"
+
+namespace ferry::sync {
+namespace {
+
+constexpr int kBusyTimeoutMs = 60000;
+constexpr uint32_t kObjectMode = 0444;
+
+const char kSchema[] =
+    "CREATE TABLE IF NOT EXISTS objects("
+    " rk TEXT NOT NULL, hash TEXT NOT NULL, size INTEGER NOT NULL,"
+    " last_use INTEGER NOT NULL, PRIMARY KEY(rk, hash)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS objects_lru ON objects(last_use);"
+    "CREATE TABLE IF NOT EXISTS pins("
+    " view TEXT NOT NULL, rk TEXT NOT NULL, hash TEXT NOT NULL,"
+    " PRIMARY KEY(view, rk, hash)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS pins_object ON pins(rk, hash);";
+
+bool IsHex(std::string_view s, size_t n) {
+  if (s.size() != n) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+// Runs body inside one write transaction; rolls back when it fails.
+// BEGIN IMMEDIATE takes the write lock at once (waiting up to the busy
+// timeout), so a read-then-write transaction never deadlocks with another
+// process's.
+template <typename F>
+Status InTransaction(Db* db, F&& body) {
+  FERRY_RETURN_IF_ERROR(db->Exec("BEGIN IMMEDIATE"));
+  Status s = body();
+  if (s.ok()) s = db->Exec("COMMIT");
+  if (!s.ok()) (void)db->Exec("ROLLBACK");
+  return s;
+}
+
+std::string Text(const Stmt& st, int col) { return std::string(st.Blob(col)); }
+
+}  // namespace
+
+std::string RemoteKey(std::string_view normalised_url) {
+  return HashBytes(normalised_url).ToHex();
+}
+
+std::string DefaultCacheDir() {
+  if (const char* c = std::getenv("FERRY_CACHE"); c && *c) return c;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return JoinPath(x, "ferry");
+  const char* home = std::getenv("HOME");
+  return JoinPath(home && *home ? home : ".", ".cache/ferry");
+}
+
+Cache::Cache(Env* env, std::string dir, std::unique_ptr<Db> db)
+    : env_(env), dir_(std::move(dir)), db_(std::move(db)) {}
+
+Cache::~Cache() = default;
+
+Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir) {
+  for (const char* sub : {"objects", "partial", "manifests"})
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(JoinPath(dir, sub)));
+  FERRY_ASSIGN_OR_RETURN(
+      auto db, Db::Open(JoinPath(dir, "index.sqlite"), kBusyTimeoutMs));
+  FERRY_RETURN_IF_ERROR(
+      InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
+  return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
+}
+
+std::string Cache::ObjectPath(const CacheKey& key) const {
+  std::string hex = key.hash.ToHex();
+  return dir_ + "/objects/" + key.remote_key + "/" + hex.substr(0, 2) + "/" +
+         hex;
+}
+
+std::string Cache::PartialPath(const CacheKey& key) const {
+  return dir_ + "/partial/" + key.remote_key + "/" + key.hash.ToHex();
+}
+
+std::string Cache::ManifestPath(const Hash128& id) const {
+  return dir_ + "/manifests/" + id.ToHex();
+}
+
+Status Cache::IndexRow(const CacheKey& key) {
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st, db_->Prepare("INSERT INTO objects(rk, hash, size, last_use)"
+                              " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(rk, hash)"
+                              " DO UPDATE SET last_use = excluded.last_use"));
+    return st.Bind(1, key.remote_key)
+        .Bind(2, key.hash.ToHex())
+        .Bind(3, static_cast<int64_t>(key.size))
+        .Bind(4, static_cast<int64_t>(env_->NowMicros()))
+        .Run();
+  });
+}
+
+Status Cache::DropRow(const CacheKey& key) {
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st,
+        db_->Prepare("DELETE FROM objects WHERE rk = ?1 AND hash = ?2"));
+    return st.Bind(1, key.remote_key).Bind(2, key.hash.ToHex()).Run();
+  });
+}
+
+// A file under objects/ without a row: a crash between the rename and the
+// index transaction. Trusted only after it hashes to its name.
+Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
+  uint64_t size = 0;
+  auto h = HashFile(env_, path, &size);
+  if (!h.ok())
+    return h.status().IsNotFound() ? false : Result<bool>(h.status());
+  if (!(*h == key.hash) || size != key.size) {
+    Status s = env_->RemoveFile(path);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    return false;
+  }
+  FERRY_RETURN_IF_ERROR(IndexRow(key));
+  return true;
+}
+
+Result<bool> Cache::Lookup(const CacheKey& key) {
+  const std::string path = ObjectPath(key);
+  bool have_row = false;
+  {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st,
+        db_->Prepare("SELECT size FROM objects WHERE rk = ?1 AND hash = ?2"));
+    st.Bind(1, key.remote_key).Bind(2, key.hash.ToHex());
+    FERRY_ASSIGN_OR_RETURN(have_row, st.Step());
+    if (have_row && static_cast<uint64_t>(st.Int(0)) != key.size)
+      have_row = false;  // same hash, other size: not this object
+    if (have_row) (void)st.Step();
+  }
+  auto info = env_->Stat(path);
+  if (have_row) {
+    if (!info.ok() || info->size != key.size) {
+      FERRY_RETURN_IF_ERROR(DropRow(key));
+      if (!info.ok()) return false;
+      return RecoverFile(key, path);
+    }
+    FERRY_RETURN_IF_ERROR(IndexRow(key));  // touch
+    return true;
+  }
+  if (!info.ok()) return false;
+  return RecoverFile(key, path);
+}
+
+Status Cache::Insert(const CacheKey& key, const std::string& src) {
+  const std::string path = ObjectPath(key);
+  FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(path)));
+  FERRY_RETURN_IF_ERROR(SetMode(src, kObjectMode));
+  auto existing = env_->Stat(path);
+  if (existing.ok() && existing->size == key.size) {
+    // Another process got there first; its file is as good as ours (both
+    // were verified) and may already be linked into views.
+    Status s = env_->RemoveFile(src);
+    if (!s.ok() && !s.IsNotFound()) return s;
+  } else {
+    FERRY_RETURN_IF_ERROR(env_->RenameFile(src, path));
+  }
+  return IndexRow(key);
+}
+
+Result<bool> Cache::Adopt(const CacheKey& key, const std::string& src) {
+  const std::string tmp = PartialPath(key) + ".adopt";
+  FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(tmp)));
+  Hash128 h;
+  uint64_t size = 0;
+  FERRY_RETURN_IF_ERROR(CopyFileHashing(env_, src, tmp, &h, &size));
+  if (!(h == key.hash) || size != key.size) {
+    (void)env_->RemoveFile(tmp);
+    return false;
+  }
+  FERRY_RETURN_IF_ERROR(Insert(key, tmp));
+  return true;
+}
+
+Status Cache::Pin(const std::string& view, const std::vector<CacheKey>& keys) {
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(auto del,
+                           db_->Prepare("DELETE FROM pins WHERE view = ?1"));
+    FERRY_RETURN_IF_ERROR(del.Bind(1, view).Run());
+    FERRY_ASSIGN_OR_RETURN(
+        auto ins, db_->Prepare("INSERT OR IGNORE INTO pins(view, rk, hash)"
+                               " VALUES(?1, ?2, ?3)"));
+    for (const CacheKey& k : keys)
+      FERRY_RETURN_IF_ERROR(ins.Bind(1, view)
+                                .Bind(2, k.remote_key)
+                                .Bind(3, k.hash.ToHex())
+                                .Run());
+    return Status::OK();
+  });
+}
+
+Status Cache::Unpin(const std::string& view) {
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(auto del,
+                           db_->Prepare("DELETE FROM pins WHERE view = ?1"));
+    return del.Bind(1, view).Run();
+  });
+}
+
+Result<std::vector<std::string>> Cache::PinnedViews() {
+  FERRY_ASSIGN_OR_RETURN(auto st,
+                         db_->Prepare("SELECT DISTINCT view FROM pins"));
+  std::vector<std::string> views;
+  while (true) {
+    FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    views.push_back(Text(st, 0));
+  }
+  return views;
+}
+
+Result<uint64_t> Cache::TotalBytes() {
+  FERRY_ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("SELECT COALESCE(SUM(size), 0) FROM objects"));
+  FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+  uint64_t total = row ? static_cast<uint64_t>(st.Int(0)) : 0;
+  if (row) (void)st.Step();
+  return total;
+}
+
+Status Cache::MakeRoom(uint64_t limit, uint64_t need, EvictReport* report) {
+  *report = EvictReport{};
+  // A view whose folder is gone (removed by hand) pins nothing any more.
+  FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
+  for (const std::string& v : views)
+    if (!env_->FileExists(v)) FERRY_RETURN_IF_ERROR(Unpin(v));
+  // One process evicts at a time, so two never count the same free room.
+  FERRY_ASSIGN_OR_RETURN(auto lock,
+                         env_->LockFile(JoinPath(dir_, "lock"), true));
+  std::vector<CacheKey> victims;
+  Status s = InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(uint64_t total, TotalBytes());
+    if (total + need <= limit) return Status::OK();
+    uint64_t over = total + need - limit;
+    FERRY_ASSIGN_OR_RETURN(
+        auto st,
+        db_->Prepare("SELECT rk, hash, size FROM objects o WHERE NOT EXISTS"
+                     " (SELECT 1 FROM pins p WHERE p.rk = o.rk AND"
+                     " p.hash = o.hash) ORDER BY last_use, rk, hash"));
+    uint64_t freed = 0;
+    while (freed < over) {
+      FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      CacheKey k;
+      k.remote_key = Text(st, 0);
+      auto h = Hash128::FromHex(Text(st, 1));
+      if (!h.ok()) continue;
+      k.hash = *h;
+      k.size = static_cast<uint64_t>(st.Int(2));
+      freed += k.size;
+      victims.push_back(std::move(k));
+    }
+    if (freed < over) {
+      victims.clear();
+      return Status::ResourceExhausted(
+          "cache " + dir_,
+          "needs " + std::to_string(need) + " more bytes; " +
+              std::to_string(total) + " in use, " + std::to_string(freed) +
+              " of them evictable (the rest is pinned by views), limit " +
+              std::to_string(limit));
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        auto del,
+        db_->Prepare("DELETE FROM objects WHERE rk = ?1 AND hash = ?2"));
+    for (const CacheKey& k : victims)
+      FERRY_RETURN_IF_ERROR(
+          del.Bind(1, k.remote_key).Bind(2, k.hash.ToHex()).Run());
+    return Status::OK();
+  });
+  if (!s.ok()) return s;
+  // The rows are gone; a crash before the files go leaves files without a
+  // row, which Recover/Lookup re-index.
+  for (const CacheKey& k : victims) {
+    Status r = env_->RemoveFile(ObjectPath(k));
+    if (!r.ok() && !r.IsNotFound()) return r;
+    ++report->objects;
+    report->bytes += k.size;
+  }
+  return Status::OK();
+}
+
+Status Cache::Recover(RecoverReport* report) {
+  *report = RecoverReport{};
+  // Rows first: each must have its file.
+  std::vector<CacheKey> rows;
+  {
+    FERRY_ASSIGN_OR_RETURN(auto st,
+                           db_->Prepare("SELECT rk, hash, size FROM objects"));
+    while (true) {
+      FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      CacheKey k;
+      k.remote_key = Text(st, 0);
+      auto h = Hash128::FromHex(Text(st, 1));
+      if (h.ok()) k.hash = *h;
+      k.size = static_cast<uint64_t>(st.Int(2));
+      rows.push_back(std::move(k));
+    }
+  }
+  for (const CacheKey& k : rows) {
+    auto info = env_->Stat(ObjectPath(k));
+    if (!info.ok() || info->size != k.size) {
+      FERRY_RETURN_IF_ERROR(DropRow(k));
+      ++report->rows_dropped;
+    }
+  }
+  // Then files: each must have its row.
+  const std::string objects = JoinPath(dir_, "objects");
+  FERRY_ASSIGN_OR_RETURN(auto remotes, env_->GetChildren(objects));
+  for (const DirEntry& r : remotes) {
+    if (!r.is_dir || !IsHex(r.name, 32)) continue;
+    const std::string rdir = JoinPath(objects, r.name);
+    FERRY_ASSIGN_OR_RETURN(auto fans, env_->GetChildren(rdir));
+    for (const DirEntry& f : fans) {
+      if (!f.is_dir || !IsHex(f.name, 2)) continue;
+      const std::string fdir = JoinPath(rdir, f.name);
+      FERRY_ASSIGN_OR_RETURN(auto files, env_->GetChildren(fdir));
+      for (const DirEntry& e : files) {
+        const std::string path = JoinPath(fdir, e.name);
+        auto h = Hash128::FromHex(e.name);
+        if (e.is_link || e.is_dir || !IsHex(e.name, 32) || !h.ok() ||
+            e.name.substr(0, 2) != f.name) {
+          continue;  // not ours: left alone
+        }
+        FERRY_ASSIGN_OR_RETURN(auto st,
+                               db_->Prepare("SELECT 1 FROM objects WHERE"
+                                            " rk = ?1 AND hash = ?2"));
+        st.Bind(1, r.name).Bind(2, e.name);
+        FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+        if (row) {
+          (void)st.Step();
+          continue;
+        }
+        auto info = env_->Stat(path);
+        if (!info.ok()) continue;
+        CacheKey k{r.name, *h, info->size};
+        FERRY_ASSIGN_OR_RETURN(bool ok, RecoverFile(k, path));
+        ++(ok ? report->files_indexed : report->files_removed);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace ferry::sync

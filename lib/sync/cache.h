@@ -1,0 +1,121 @@
+// The node's content-addressed cache (docs/sync.md "On disk (node)"):
+//   <dir>/objects/<remote-key>/<2 hex>/<xxh3-128 hex>   verified, read-only
+//   <dir>/partial/<remote-key>/...                      downloads in progress
+//   <dir>/manifests/<id>                                manifests seen
+//   <dir>/index.sqlite                                  objects + pins (WAL)
+//   <dir>/lock                                          held while evicting
+// Objects are keyed by the remote they came from as well as by their hash,
+// so one remote's publisher cannot plant bytes in another remote's views
+// (XXH3 is not collision-resistant).
+//
+// The index is a hint kept consistent with the files, not the other way
+// round: a row without its file is dropped when seen, a file without a row
+// is re-hashed and indexed (or removed if it does not hash to its name).
+// Every change to the index is one transaction.
+//
+// Thread-safety: a Cache is used by one thread at a time. Any number of
+// processes may open the same cache directory at once.
+#ifndef FERRY_LIB_SYNC_CACHE_H_
+#define FERRY_LIB_SYNC_CACHE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/hash.h"
+#include "ferry/result.h"
+#include "ferry/status.h"
+
+namespace ferry::sync {
+
+class Db;
+
+// One object of one remote. remote_key is 32 hex digits (RemoteKey()).
+struct CacheKey {
+  std::string remote_key;
+  Hash128 hash;
+  uint64_t size = 0;
+};
+
+struct EvictReport {
+  uint64_t objects = 0;
+  uint64_t bytes = 0;
+};
+
+struct RecoverReport {
+  uint64_t rows_dropped = 0;   // rows whose file was gone
+  uint64_t files_indexed = 0;  // files without a row, hashed and indexed
+  uint64_t files_removed = 0;  // files that did not hash to their name
+};
+
+class Cache {
+ public:
+  // Opens (creating) the cache in dir.
+  static Result<std::unique_ptr<Cache>> Open(Env* env, std::string dir);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string ObjectPath(const CacheKey& key) const;
+  // Where a download of key lands before Insert (its folder is created by
+  // the engine): <dir>/partial/<remote-key>/<hex>.
+  std::string PartialPath(const CacheKey& key) const;
+  std::string ManifestPath(const Hash128& id) const;
+
+  // Whether the object is in the cache (row and file). A row whose file is
+  // gone is dropped; a file without a row is re-hashed and indexed if it
+  // hashes to key (removed if not). A hit updates the last use.
+  Result<bool> Lookup(const CacheKey& key);
+
+  // Moves the verified file src (same file system) into the cache as key,
+  // read-only, and indexes it. If another process inserted it meanwhile,
+  // src is removed and the existing object kept.
+  Status Insert(const CacheKey& key, const std::string& src);
+
+  // Copies src into the cache as key if its bytes are key's (size and
+  // XXH3-128, hashed while copying); false, and nothing kept, if not. A copy,
+  // not a link: the file stays the user's to change.
+  Result<bool> Adopt(const CacheKey& key, const std::string& src);
+
+  // Pins: objects a view uses are never evicted while the view is pinned.
+  // Pinning replaces the view's earlier pins.
+  Status Pin(const std::string& view, const std::vector<CacheKey>& keys);
+  Status Unpin(const std::string& view);
+  // Views that hold pins.
+  Result<std::vector<std::string>> PinnedViews();
+
+  // Bytes of all indexed objects.
+  Result<uint64_t> TotalBytes();
+  // Evicts least-recently-used unpinned objects until TotalBytes() + need
+  // fits in limit. Pins of views whose folder no longer exists are dropped
+  // first. ResourceExhausted when it cannot fit (nothing is evicted then).
+  Status MakeRoom(uint64_t limit, uint64_t need, EvictReport* report);
+
+  // Scans every object file and every row (see the class comment).
+  Status Recover(RecoverReport* report);
+
+ private:
+  Cache(Env* env, std::string dir, std::unique_ptr<Db> db);
+  Status IndexRow(const CacheKey& key);
+  Status DropRow(const CacheKey& key);
+  Result<bool> RecoverFile(const CacheKey& key, const std::string& path);
+
+  Env* env_;
+  std::string dir_;
+  std::unique_ptr<Db> db_;
+};
+
+// The cache key of a remote: XXH3-128 (hex) of its normalised URL.
+std::string RemoteKey(std::string_view normalised_url);
+
+// The cache folder: flag, else $FERRY_CACHE, else $XDG_CACHE_HOME/ferry,
+// else ~/.cache/ferry.
+std::string DefaultCacheDir();
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_CACHE_H_

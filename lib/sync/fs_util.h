@@ -1,0 +1,31 @@
+// File helpers of the sync side that Env does not have as one call: copying
+// a file while hashing it, and making a file read-only.
+//
+// Thread-safety: free functions, safe from any thread.
+#ifndef FERRY_LIB_SYNC_FS_UTIL_H_
+#define FERRY_LIB_SYNC_FS_UTIL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ferry/env.h"
+#include "ferry/hash.h"
+#include "ferry/status.h"
+
+namespace ferry::sync {
+
+// Copies src to dst atomically (temporary + rename, no fsync: callers sync
+// the file system once at the end), hashing the bytes on the way.
+Status CopyFileHashing(Env* env, const std::string& src, const std::string& dst,
+                       Hash128* hash, uint64_t* size);
+
+// chmod; POSIX directly (Env has no permissions).
+Status SetMode(const std::string& path, uint32_t mode);
+
+// Removes path and everything below it (a view folder); OK if missing.
+// Never follows a symbolic link out of it.
+Status RemoveTree(Env* env, const std::string& path);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_FS_UTIL_H_

@@ -1,0 +1,251 @@
+#include "sync/cache.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "testutil/test_util.h"
+
+namespace ferry::sync {
+namespace {
+
+using test::ReadFile;
+using test::ScratchDir;
+using test::WriteFile;
+
+// A clock that ticks once per call, so "least recently used" is exact.
+class TickEnv : public EnvWrapper {
+ public:
+  TickEnv() : EnvWrapper(Env::Default()) {}
+  uint64_t NowMicros() override { return ++now_; }
+
+ private:
+  std::atomic<uint64_t> now_{1000};
+};
+
+const std::string kRemote = RemoteKey("file:///srv/bucket");
+
+CacheKey KeyOf(const std::string& data, const std::string& rk = kRemote) {
+  return CacheKey{rk, HashBytes(data), data.size()};
+}
+
+class CacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = Cache::Open(&env_, dir_.Join("cache"));
+    ASSERT_OK(c.status());
+    cache_ = std::move(*c);
+  }
+  // Writes data to a scratch file and inserts it.
+  CacheKey Put(const std::string& data, const std::string& rk = kRemote) {
+    CacheKey k = KeyOf(data, rk);
+    std::string src = dir_.Join("src-" + k.hash.ToHex());
+    WriteFile(&env_, src, data);
+    EXPECT_OK(cache_->Insert(k, src));
+    return k;
+  }
+  bool Has(const CacheKey& k) {
+    auto r = cache_->Lookup(k);
+    EXPECT_OK(r.status());
+    return r.ok() && *r;
+  }
+  uint64_t Total() {
+    auto t = cache_->TotalBytes();
+    EXPECT_OK(t.status());
+    return t.ok() ? *t : 0;
+  }
+
+  TickEnv env_;
+  ScratchDir dir_;
+  std::unique_ptr<Cache> cache_;
+};
+
+TEST_F(CacheTest, InsertedObjectIsFoundReadOnlyUnderItsRemoteAndHash) {
+  CacheKey k = Put("hello");
+  EXPECT_TRUE(Has(k));
+  std::string hex = k.hash.ToHex();
+  EXPECT_EQ(cache_->ObjectPath(k), dir_.Join("cache/objects/" + kRemote + "/" +
+                                             hex.substr(0, 2) + "/" + hex));
+  EXPECT_EQ(ReadFile(&env_, cache_->ObjectPath(k)), "hello");
+  struct stat st;
+  ASSERT_EQ(::stat(cache_->ObjectPath(k).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0444u);
+  EXPECT_FALSE(env_.FileExists(dir_.Join("src-" + hex)));  // moved, not copied
+  EXPECT_EQ(Total(), 5u);
+}
+
+TEST_F(CacheTest, AnotherRemotesObjectWithTheSameHashIsAMiss) {
+  CacheKey k = Put("shared bytes");
+  CacheKey other = KeyOf("shared bytes", RemoteKey("https://evil/bucket"));
+  EXPECT_FALSE(Has(other));
+  EXPECT_TRUE(Has(k));
+}
+
+TEST_F(CacheTest, RowWithoutFileIsDropped) {
+  CacheKey k = Put("gone soon");
+  ASSERT_OK(env_.RemoveFile(cache_->ObjectPath(k)));
+  EXPECT_FALSE(Has(k));
+  EXPECT_EQ(Total(), 0u);
+}
+
+TEST_F(CacheTest, FileWithoutRowIsReHashedAndIndexed) {
+  CacheKey good = KeyOf("crash after rename");
+  WriteFile(&env_, cache_->ObjectPath(good), "crash after rename");
+  CacheKey bad = KeyOf("what the name says");
+  WriteFile(&env_, cache_->ObjectPath(bad), "other bytes of same len");
+  EXPECT_TRUE(Has(good));
+  EXPECT_EQ(Total(), good.size);
+  EXPECT_FALSE(Has(bad));
+  EXPECT_FALSE(env_.FileExists(cache_->ObjectPath(bad)));
+}
+
+TEST_F(CacheTest, RecoverFixesRowsAndFilesInOneScan) {
+  CacheKey kept = Put("kept");
+  CacheKey lost = Put("file lost");
+  ASSERT_OK(env_.RemoveFile(cache_->ObjectPath(lost)));
+  CacheKey orphan = KeyOf("orphan file");
+  WriteFile(&env_, cache_->ObjectPath(orphan), "orphan file");
+  CacheKey liar = KeyOf("liar");
+  WriteFile(&env_, cache_->ObjectPath(liar), "LIAR");
+  RecoverReport r;
+  ASSERT_OK(cache_->Recover(&r));
+  EXPECT_EQ(r.rows_dropped, 1u);
+  EXPECT_EQ(r.files_indexed, 1u);
+  EXPECT_EQ(r.files_removed, 1u);
+  EXPECT_EQ(Total(), kept.size + orphan.size);
+  ASSERT_OK(cache_->Recover(&r));
+  EXPECT_EQ(r.rows_dropped + r.files_indexed + r.files_removed, 0u);
+}
+
+TEST_F(CacheTest, MakeRoomEvictsLeastRecentlyUsedUnpinnedObjects) {
+  CacheKey a = Put(std::string(100, 'a'));
+  CacheKey b = Put(std::string(100, 'b'));
+  CacheKey c = Put(std::string(100, 'c'));
+  CacheKey d = Put(std::string(100, 'd'));
+  ASSERT_TRUE(Has(a));  // a is now the most recently used
+  std::string view = dir_.Join("view1");
+  ASSERT_OK(env_.CreateDir(view));
+  ASSERT_OK(cache_->Pin(view, {b}));
+  EvictReport r;
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/350, /*need=*/150, &r));
+  // 400 + 150 > 350: 200 bytes must go; b is pinned, so c and d (LRU).
+  EXPECT_EQ(r.objects, 2u);
+  EXPECT_EQ(r.bytes, 200u);
+  EXPECT_TRUE(Has(a));
+  EXPECT_TRUE(Has(b));
+  EXPECT_FALSE(Has(c));
+  EXPECT_FALSE(Has(d));
+  EXPECT_FALSE(env_.FileExists(cache_->ObjectPath(c)));
+}
+
+TEST_F(CacheTest, MakeRoomThatCannotFitEvictsNothing) {
+  CacheKey a = Put(std::string(100, 'a'));
+  CacheKey b = Put(std::string(100, 'b'));
+  std::string view = dir_.Join("view1");
+  ASSERT_OK(env_.CreateDir(view));
+  ASSERT_OK(cache_->Pin(view, {a}));
+  EvictReport r;
+  Status s = cache_->MakeRoom(/*limit=*/250, /*need=*/200, &r);
+  EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("pinned"), std::string_view::npos);
+  EXPECT_EQ(r.objects, 0u);
+  EXPECT_TRUE(Has(a));
+  EXPECT_TRUE(Has(b));
+}
+
+TEST_F(CacheTest, PinsOfAViewWhoseFolderIsGoneNoLongerProtect) {
+  CacheKey a = Put(std::string(100, 'a'));
+  ASSERT_OK(cache_->Pin(dir_.Join("removed-view"), {a}));
+  EvictReport r;
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, /*need=*/100, &r));
+  EXPECT_EQ(r.objects, 1u);
+  auto views = cache_->PinnedViews();
+  ASSERT_OK(views.status());
+  EXPECT_TRUE(views->empty());
+}
+
+TEST_F(CacheTest, UnpinLetsTheObjectsGo) {
+  CacheKey a = Put(std::string(10, 'a'));
+  std::string view = dir_.Join("v");
+  ASSERT_OK(env_.CreateDir(view));
+  ASSERT_OK(cache_->Pin(view, {a}));
+  EvictReport r;
+  EXPECT_FALSE(cache_->MakeRoom(10, 10, &r).ok());
+  ASSERT_OK(cache_->Unpin(view));
+  ASSERT_OK(cache_->MakeRoom(10, 10, &r));
+  EXPECT_FALSE(Has(a));
+}
+
+TEST_F(CacheTest, AdoptCopiesAMatchingFileAndRefusesOthers) {
+  std::string src = dir_.Join("dest/x.bin");
+  WriteFile(&env_, src, "adopt me");
+  auto ok = cache_->Adopt(KeyOf("adopt me"), src);
+  ASSERT_OK(ok.status());
+  EXPECT_TRUE(*ok);
+  EXPECT_TRUE(Has(KeyOf("adopt me")));
+  EXPECT_EQ(ReadFile(&env_, src), "adopt me");  // the user's file stays
+  struct stat st;
+  ASSERT_EQ(::stat(src.c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 0200, 0u);  // and stays writable
+  auto no = cache_->Adopt(KeyOf("other"), src);
+  ASSERT_OK(no.status());
+  EXPECT_FALSE(*no);
+  EXPECT_FALSE(Has(KeyOf("other")));
+  EXPECT_FALSE(env_.FileExists(cache_->PartialPath(KeyOf("other")) + ".adopt"));
+}
+
+// Two processes insert the same 200 objects at once into one cache: both
+// succeed, every object is there once, and the index agrees with the files.
+TEST_F(CacheTest, TwoProcessesInsertingTheSameObjectsAtOnce) {
+  constexpr int kObjects = 200;
+  auto data = [](int i) { return "object number " + std::to_string(i); };
+  std::vector<pid_t> kids;
+  for (int p = 0; p < 2; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int rc = 0;
+      auto c = Cache::Open(Env::Default(), dir_.Join("cache"));
+      if (!c.ok()) _exit(10);
+      for (int i = 0; i < kObjects && rc == 0; ++i) {
+        CacheKey k = KeyOf(data(i));
+        std::string src =
+            dir_.Join("p" + std::to_string(p) + "-" + std::to_string(i));
+        FILE* f = fopen(src.c_str(), "w");
+        fputs(data(i).c_str(), f);
+        fclose(f);
+        if (!(*c)->Insert(k, src).ok()) rc = 11;
+        auto hit = (*c)->Lookup(k);
+        if (!hit.ok() || !*hit) rc = 12;
+      }
+      _exit(rc);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  uint64_t want = 0;
+  for (int i = 0; i < kObjects; ++i) {
+    EXPECT_TRUE(Has(KeyOf(data(i))));
+    want += data(i).size();
+  }
+  EXPECT_EQ(Total(), want);
+  RecoverReport r;
+  ASSERT_OK(cache_->Recover(&r));
+  EXPECT_EQ(r.rows_dropped + r.files_indexed + r.files_removed, 0u);
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < kObjects; ++i)
+      EXPECT_FALSE(env_.FileExists(
+          dir_.Join("p" + std::to_string(p) + "-" + std::to_string(i))));
+}
+
+}  // namespace
+}  // namespace ferry::sync
