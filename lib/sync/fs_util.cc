@@ -1,8 +1,10 @@
 #include "sync/fs_util.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <vector>
 
 #include "ferry/atomic_file.h"
@@ -52,6 +54,41 @@ Status RemoveTree(Env* env, const std::string& path) {
   }
   Status s = env->RemoveDir(path);
   return s.IsNotFound() ? Status::OK() : s;
+}
+
+Result<PathKind> LinkKind(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return PathKind::kMissing;
+    return PosixError(path, errno);
+  }
+  if (S_ISLNK(st.st_mode)) return PathKind::kLink;
+  if (S_ISDIR(st.st_mode)) return PathKind::kDir;
+  if (S_ISREG(st.st_mode)) return PathKind::kFile;
+  return PathKind::kOther;
+}
+
+Result<std::string> ReadLink(const std::string& path) {
+  std::string buf(4096, '\0');
+  ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+  if (n < 0) return PosixError(path, errno);
+  buf.resize(static_cast<size_t>(n));
+  return buf;
+}
+
+Status MakeSymlink(const std::string& target, const std::string& path) {
+  if (::symlink(target.c_str(), path.c_str()) != 0)
+    return PosixError(path, errno);
+  return Status::OK();
+}
+
+Result<std::string> AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  if (ec) return Status::IOError(path, ec.message());
+  std::string s = p.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
 }
 
 }  // namespace ferry::sync

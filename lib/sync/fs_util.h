@@ -10,6 +10,7 @@
 
 #include "ferry/env.h"
 #include "ferry/hash.h"
+#include "ferry/result.h"
 #include "ferry/status.h"
 
 namespace ferry::sync {
@@ -25,6 +26,17 @@ Status SetMode(const std::string& path, uint32_t mode);
 // Removes path and everything below it (a view folder); OK if missing.
 // Never follows a symbolic link out of it.
 Status RemoveTree(Env* env, const std::string& path);
+
+// What a path is without following a final symbolic link.
+enum class PathKind { kMissing, kLink, kDir, kFile, kOther };
+Result<PathKind> LinkKind(const std::string& path);
+// The target of a symbolic link, as stored.
+Result<std::string> ReadLink(const std::string& path);
+// Creates a symbolic link at path (which must not exist) holding target.
+Status MakeSymlink(const std::string& target, const std::string& path);
+// An absolute, lexically normal form of path ("." and ".." resolved by
+// name, not through links) from the working directory.
+Result<std::string> AbsolutePath(const std::string& path);
 
 }  // namespace ferry::sync
 

@@ -14,6 +14,7 @@
 #include "ferry/image.h"
 #include "ferry/json.h"
 #include "ferry/split.h"
+#include "ferry/sync.h"
 #include "formats/example/image_example.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/webdataset/tar.h"
@@ -392,11 +393,13 @@ ShardResult VerifyShard(Env* env, const std::string& dir,
   return r;
 }
 
-// Which files a pack output may hold besides its shards.
+// Which files a pack output may hold besides its shards (and the two that
+// `ferry sync` puts in every view of one).
 bool IsPackBookkeeping(const std::string& rel) {
   return rel == "dataset.json" || rel == "labels.txt" ||
          rel == kAssignmentFile || rel == ".ferry-pack-state" ||
-         rel == ".ferry-pack.lock";
+         rel == ".ferry-pack.lock" || rel == kViewStateName ||
+         rel == kViewLockName;
 }
 
 Status VerifyDataset(const std::string& dir, const VerifyOptions& o,

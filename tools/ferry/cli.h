@@ -80,6 +80,7 @@ Runner RegisterVerify(CLI::App* app);
 Runner RegisterLs(CLI::App* app);
 Runner RegisterGet(CLI::App* app);
 Runner RegisterPut(CLI::App* app);
+Runner RegisterSync(CLI::App* app);
 
 }  // namespace ferry::cli
 

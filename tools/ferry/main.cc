@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   ferry::cli::Runner ls = ferry::cli::RegisterLs(&app);
   ferry::cli::Runner get = ferry::cli::RegisterGet(&app);
   ferry::cli::Runner put = ferry::cli::RegisterPut(&app);
+  ferry::cli::Runner sync = ferry::cli::RegisterSync(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,5 +52,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("ls")) rc = ls();
   if (app.got_subcommand("get")) rc = get();
   if (app.got_subcommand("put")) rc = put();
+  if (app.got_subcommand("sync")) rc = sync();
   return ferry::cli::FinishStdout(rc);
 }

@@ -53,15 +53,21 @@ void TransferBar::Update(const TransferProgress& p) {
   bytes_ = p.bytes_done;
 }
 
-int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
-                   std::chrono::steady_clock::time_point t0) {
+int ReportFailures(
+    const std::vector<std::pair<std::string, Status>>& failures) {
   int rc = kExitOk;
-  for (const auto& [key, s] : r.failures) {
+  for (const auto& [key, s] : failures) {
     std::fprintf(stderr, "ferry: %s: %s\n", key.c_str(), s.ToString().c_str());
     int code = ExitCodeFor(s);
     if (code == kExitUsage) code = kExitIo;  // a failed item, not a bad flag
     if (code == kExitIntegrity || rc != kExitIntegrity) rc = code;
   }
+  return rc;
+}
+
+int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
+                   std::chrono::steady_clock::time_point t0) {
+  int rc = ReportFailures(r.failures);
   if (json) {
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cli.h"
 #include "ferry/progress.h"
@@ -38,6 +40,10 @@ class TransferBar {
   std::unique_ptr<Progress> bar_;
   uint64_t files_ = 0, bytes_ = 0;
 };
+
+// Prints each failure ("ferry: KEY: why") and returns the exit code they
+// make: 3 when an integrity check failed, else 4 (0 for none).
+int ReportFailures(const std::vector<std::pair<std::string, Status>>& failures);
 
 // Prints each failure ("ferry: KEY: why") and, with json, the summary;
 // returns the exit code: 3 when an integrity check failed, 4 for any other

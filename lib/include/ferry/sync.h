@@ -1,0 +1,92 @@
+// ferry sync: keeps a local copy (DEST) of a dataset published with
+// `ferry publish` (docs/sync.md). DEST is a symbolic link to a view: a
+// folder of hard links into a content-addressed local cache, one per
+// manifest, built beside the old one and swapped in with one rename, so a
+// reader sees the old dataset or the new one, never a mix.
+//
+// Thread-safety: Sync and CheckView may run in several processes (and
+// threads) at once on one cache; two syncs into one DEST exclude each other
+// (the second fails at once).
+#ifndef FERRY_SYNC_H_
+#define FERRY_SYNC_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/export.h"
+#include "ferry/remote.h"
+#include "ferry/result.h"
+#include "ferry/status.h"
+#include "ferry/transfer.h"
+
+namespace ferry {
+
+// The two files ferry keeps in every view's top folder.
+inline constexpr std::string_view kViewStateName = ".ferry-sync.json";
+inline constexpr std::string_view kViewLockName = ".ferry-view.lock";
+
+// Which files of the manifest this node takes.
+struct SyncSelection {
+  int rank = 0;
+  int world_size = 1;
+  // --include (true) / --exclude (false) globs on the path, in order; the
+  // last one that matches decides.
+  std::vector<std::pair<bool, std::string>> filters;
+};
+
+struct SyncOptions {
+  std::string remote;        // the published prefix (any remote URL)
+  std::string ref = "HEAD";  // a ref name (HEAD, a tag) or a manifest id
+  std::string dest;          // the symbolic link that names the dataset
+  std::string cache_dir;     // "": DefaultCacheDir()
+  uint64_t cache_limit = 0;  // bytes; 0: no limit
+  SyncSelection selection;
+  // A first sync into an existing, non-empty real folder: its files are
+  // adopted into the cache by content and the folder is moved aside to
+  // `.<name>.ferry-old-<time>` beside DEST; with remove_replaced it is
+  // removed instead.
+  bool remove_replaced = false;
+  bool dry_run = false;
+  RemoteOptions remote_options;
+  TransferOptions transfer;
+};
+
+struct SyncReport {
+  bool unchanged = false;  // the ref and DEST were as recorded: no-op
+  std::string manifest_id;
+  std::string view;               // the folder DEST points to
+  uint64_t files = 0, bytes = 0;  // in the view
+  uint64_t files_cached = 0;      // linked from the cache as they were
+  uint64_t files_adopted = 0, bytes_adopted = 0;  // taken from DEST's files
+  uint64_t objects_fetched = 0, bytes_fetched = 0, bytes_resumed = 0;
+  uint64_t requests = 0;  // requests this run sent to the remote
+  uint64_t evicted_objects = 0, evicted_bytes = 0;
+  uint64_t old_views_removed = 0, old_views_in_use = 0;
+  std::string replaced_folder;  // where a real DEST folder was moved
+  // Objects that could not be fetched (then DEST was not switched).
+  std::vector<std::pair<std::string, Status>> failures;
+};
+
+// Syncs DEST to the ref's manifest. A failed object leaves DEST as it was
+// (the report lists it; objects that arrived stay in the cache).
+FERRY_EXPORT Result<SyncReport> Sync(const SyncOptions& options, Env* env);
+
+struct CheckReport {
+  std::string manifest_id;
+  uint64_t files = 0, bytes = 0;
+  // Each file that is missing, differs or should not be there, and why.
+  std::vector<std::pair<std::string, std::string>> problems;
+};
+
+// Re-hashes DEST's view against the manifest it was built from (found in
+// the cache the view records).
+FERRY_EXPORT Result<CheckReport> CheckView(const std::string& dest, Env* env);
+
+}  // namespace ferry
+
+#endif  // FERRY_SYNC_H_

@@ -1,0 +1,120 @@
+#include "sync/plan.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "formats/manifest/manifest.h"
+
+namespace ferry::sync {
+
+Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
+  // The id first: nothing of a manifest that is not the one asked for is
+  // even parsed.
+  Status v = manifest::VerifyId(bytes, id);
+  if (!v.ok()) return Status::Corruption("manifest " + id.ToHex(), v.message());
+  manifest::StringSource source(bytes);
+  manifest::ManifestReader reader(&source);
+  reader.ExpectId(id);
+  FERRY_RETURN_IF_ERROR(reader.Open());
+  ManifestInfo info;
+  info.id = id;
+  info.part_size = reader.header().part_size();
+  std::unordered_set<std::string> paths;
+  manifest::File f;
+  while (true) {
+    bool done = false;
+    FERRY_RETURN_IF_ERROR(reader.Next(&f, &done));
+    if (done) break;
+    Entry e;
+    e.path = f.path();
+    e.size = f.size();
+    if (!manifest::HashFromBytes(f.xxh3_128(), &e.hash))
+      return Status::Corruption(e.path, "hash is not 16 bytes");
+    e.mode = f.mode();
+    // Sorted order puts "a" before "a/b": a file that is also a folder of a
+    // later path is refused here, so no path can lead through a file (or
+    // a link made in its place).
+    for (size_t slash = e.path.find('/'); slash != std::string::npos;
+         slash = e.path.find('/', slash + 1)) {
+      if (paths.count(e.path.substr(0, slash)))
+        return Status::Corruption("manifest " + id.ToHex(),
+                                  "'" + e.path + "' leads through the file '" +
+                                      e.path.substr(0, slash) + "'");
+    }
+    if (e.path == kViewStateName || e.path == kViewLockName)
+      return Status::Corruption("manifest " + id.ToHex(),
+                                "'" + e.path +
+                                    "' is the name of ferry's own file in "
+                                    "every view");
+    paths.insert(e.path);
+    info.files.push_back(std::move(e));
+  }
+  return info;
+}
+
+bool IsShard(std::string_view path) {
+  auto ends = [&](std::string_view s) {
+    return path.size() > s.size() && path.substr(path.size() - s.size()) == s;
+  };
+  if (ends(".idx")) path.remove_suffix(4);
+  return ends(".tfrecord") || ends(".tfrecord.gz") || ends(".tar");
+}
+
+bool GlobMatch(std::string_view pattern, std::string_view path) {
+  return ::fnmatch(std::string(pattern).c_str(), std::string(path).c_str(),
+                   0) == 0;
+}
+
+std::vector<Entry> Select(const std::vector<Entry>& files,
+                          const SyncSelection& sel) {
+  std::vector<Entry> kept;
+  for (const Entry& e : files) {
+    bool in = true;
+    for (const auto& [include, glob] : sel.filters)
+      if (GlobMatch(glob, e.path)) in = include;
+    if (in) kept.push_back(e);
+  }
+  if (sel.world_size <= 1) return kept;
+  // Shards (without their .idx) by size, largest first.
+  std::vector<size_t> shards;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const std::string& p = kept[i].path;
+    if (IsShard(p) && !(p.size() > 4 && p.substr(p.size() - 4) == ".idx"))
+      shards.push_back(i);
+  }
+  std::sort(shards.begin(), shards.end(), [&](size_t a, size_t b) {
+    if (kept[a].size != kept[b].size) return kept[a].size > kept[b].size;
+    return kept[a].path < kept[b].path;
+  });
+  std::vector<uint64_t> load(sel.world_size, 0);
+  std::unordered_set<std::string> mine;
+  for (size_t i : shards) {
+    size_t r = std::min_element(load.begin(), load.end()) - load.begin();
+    load[r] += kept[i].size;
+    if (static_cast<int>(r) == sel.rank) mine.insert(kept[i].path);
+  }
+  std::vector<Entry> out;
+  for (Entry& e : kept) {
+    if (IsShard(e.path)) {
+      std::string shard = e.path;
+      if (shard.size() > 4 && shard.substr(shard.size() - 4) == ".idx")
+        shard.resize(shard.size() - 4);
+      if (!mine.count(shard)) continue;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string SelectionKey(const SyncSelection& sel) {
+  if (sel.world_size <= 1 && sel.filters.empty()) return "";
+  std::string key =
+      "rank " + std::to_string(sel.rank) + "/" + std::to_string(sel.world_size);
+  for (const auto& [include, glob] : sel.filters)
+    key += std::string(include ? "\n+" : "\n-") + glob;
+  return HashBytes(key).ToHex().substr(0, 16);
+}
+
+}  // namespace ferry::sync

@@ -1,0 +1,59 @@
+// What one node syncs of a manifest: every file read and checked before
+// anything is written (the manifest reader's rules, plus paths that are both
+// a file and a folder), the --include/--exclude filters, and this rank's
+// share of the shards (docs/sync.md "Ranks").
+//
+// Thread-safety: pure functions.
+#ifndef FERRY_LIB_SYNC_PLAN_H_
+#define FERRY_LIB_SYNC_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/hash.h"
+#include "ferry/result.h"
+#include "ferry/sync.h"
+
+namespace ferry::sync {
+
+struct Entry {
+  std::string path;
+  uint64_t size = 0;
+  Hash128 hash;
+  uint32_t mode = 0644;
+};
+
+struct ManifestInfo {
+  Hash128 id;
+  uint64_t part_size = 0;
+  std::vector<Entry> files;  // sorted by path
+};
+
+// Reads a whole manifest (bytes that must hash to id) and checks every rule;
+// Corruption naming the record or path for anything wrong.
+Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id);
+
+// True for a shard: a file whose name ends in .tfrecord, .tfrecord.gz or
+// .tar, and its index sidecar (<shard>.idx), which follows its shard.
+bool IsShard(std::string_view path);
+
+// The files this node takes: filters first (in order, the last match wins,
+// as `aws s3 sync`), then the rank's share of the shards; every other file
+// goes to every rank. Deterministic: shards sorted by size (largest first,
+// then path) are each given to the rank with the fewest bytes so far (the
+// lowest rank on a tie).
+std::vector<Entry> Select(const std::vector<Entry>& files,
+                          const SyncSelection& selection);
+
+// "" for the whole manifest, else 16 hex digits naming the selection (a
+// view of a selection is kept apart from the whole dataset's).
+std::string SelectionKey(const SyncSelection& selection);
+
+// fnmatch(3) without FNM_PATHNAME: '*' also matches '/'.
+bool GlobMatch(std::string_view pattern, std::string_view path);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_PLAN_H_

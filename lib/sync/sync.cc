@@ -1,0 +1,493 @@
+// ferry sync (docs/sync.md "sync REMOTE[@REF] DEST"): ref → manifest →
+// plan → cache (adopt, download) → view → swap.
+#include "ferry/sync.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "ferry/atomic_file.h"
+#include "sync/cache.h"
+#include "sync/fs_util.h"
+#include "sync/layout.h"
+#include "sync/plan.h"
+#include "sync/view.h"
+
+namespace ferry {
+namespace {
+
+using sync::Cache;
+using sync::CacheKey;
+using sync::Entry;
+
+bool IsHexId(std::string_view s) {
+  if (s.size() != 32) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+          (c >= 'A' && c <= 'F')))
+      return false;
+  return true;
+}
+
+// A ref as given after '@': HEAD, a tag name, or "tags/<name>".
+Result<std::string> RefName(std::string_view ref) {
+  if (ref == sync::kHead || ref.rfind("tags/", 0) == 0) return std::string(ref);
+  return sync::TagRef(ref);
+}
+
+// The remote as the cache keys it: a URL without trailing slashes; a plain
+// path as the file:// URL of its absolute form.
+Result<std::string> NormalisedRemote(const std::string& remote) {
+  std::string url = remote;
+  if (url.find("://") == std::string::npos) {
+    FERRY_ASSIGN_OR_RETURN(std::string abs, sync::AbsolutePath(url));
+    url = "file://" + abs;
+  }
+  while (url.size() > 1 && url.back() == '/' &&
+         url.compare(url.size() - 3, 3, ":///") != 0)
+    url.pop_back();
+  return url;
+}
+
+// The manifest's bytes: from the cache if there (and still good), else from
+// the remote. Not stored before it was read whole and checked.
+Result<std::string> LoadManifestBytes(Env* env, Backend* backend,
+                                      const std::string& cached,
+                                      const Hash128& id, bool* from_cache,
+                                      uint64_t* requests) {
+  *from_cache = false;
+  if (!cached.empty() && env->FileExists(cached)) {
+    auto bytes = ReadFileToString(env, cached);
+    if (bytes.ok() && HashBytes(*bytes) == id) {
+      *from_cache = true;
+      return bytes;
+    }
+    (void)env->RemoveFile(cached);  // damaged: fetch again
+  }
+  ++*requests;
+  auto bytes = sync::FetchManifest(backend, id);
+  if (!bytes.ok())
+    return bytes.status().WithContext("manifest " + id.ToHex() + " at " +
+                                      backend->Describe());
+  return bytes;
+}
+
+std::string ObjectName(
+    const CacheKey& k,
+    const std::unordered_map<std::string, std::string>& first_path) {
+  auto it = first_path.find(k.hash.ToHex());
+  return it == first_path.end() ? k.hash.ToHex() : it->second;
+}
+
+// Every regular file below root, not following links: path -> size.
+void ListCandidates(Env* env, const std::string& root, const std::string& rel,
+                    std::map<std::string, uint64_t>* out) {
+  auto children = env->GetChildren(rel.empty() ? root : JoinPath(root, rel));
+  if (!children.ok()) return;
+  for (const DirEntry& e : *children) {
+    if (e.is_link) continue;
+    std::string r = rel.empty() ? e.name : rel + "/" + e.name;
+    if (e.is_dir) {
+      ListCandidates(env, root, r, out);
+    } else if (e.is_regular) {
+      auto info = env->Stat(JoinPath(root, r));
+      if (info.ok()) (*out)[r] = info->size;
+    }
+  }
+}
+
+// Per-object lock: one process fetches or adopts an object at a time; the
+// lock file goes once the object is in the cache.
+struct ObjectLock {
+  CacheKey key;
+  std::unique_ptr<FileLock> lock;
+};
+
+std::string LockPath(const Cache& cache, const CacheKey& k) {
+  return cache.PartialPath(k) + ".lock";
+}
+
+// A complete download left in partial/ by a run killed before it was
+// indexed: used if it is the object.
+Result<bool> TakeLeftover(Env* env, Cache* cache, const CacheKey& k) {
+  const std::string p = cache->PartialPath(k);
+  if (!env->FileExists(p)) return false;
+  uint64_t size = 0;
+  auto h = HashFile(env, p, &size);
+  if (h.ok() && *h == k.hash && size == k.size) {
+    FERRY_RETURN_IF_ERROR(cache->Insert(k, p));
+    return true;
+  }
+  (void)env->RemoveFile(p);
+  return false;
+}
+
+struct Fetcher {
+  Env* env;
+  Cache* cache;
+  Backend* backend;
+  const TransferOptions* transfer;
+  SyncReport* report;
+  const std::unordered_map<std::string, std::string>* first_path;
+
+  // Downloads keys (their locks held) into the cache.
+  Status Fetch(const std::vector<CacheKey>& keys) {
+    if (keys.empty()) return Status::OK();
+    std::vector<GetItem> items;
+    std::map<std::string, const CacheKey*> by_key;
+    for (const CacheKey& k : keys) {
+      GetItem item;
+      item.key = sync::ObjectKey(k.hash);
+      item.dest = cache->PartialPath(k);
+      item.have_expected = true;
+      item.expected = k.hash;
+      by_key[item.key] = &k;
+      items.push_back(std::move(item));
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        TransferReport r,
+        GetObjects(backend, std::move(items), *transfer, env));
+    report->requests += r.requests;
+    report->bytes_fetched += r.bytes;
+    report->bytes_resumed += r.bytes_resumed;
+    std::set<std::string> failed;
+    for (auto& [key, s] : r.failures) {
+      failed.insert(key);
+      auto it = by_key.find(key);
+      std::string name =
+          it == by_key.end() ? key : ObjectName(*it->second, *first_path);
+      report->failures.emplace_back(name, s);
+    }
+    for (const auto& [key, k] : by_key) {
+      if (failed.count(key)) continue;
+      FERRY_RETURN_IF_ERROR(cache->Insert(*k, cache->PartialPath(*k)));
+      ++report->objects_fetched;
+    }
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
+  SyncReport report;
+  FERRY_ASSIGN_OR_RETURN(sync::DestPaths paths, sync::ResolveDest(o.dest));
+  FERRY_ASSIGN_OR_RETURN(
+      std::string cache_dir,
+      sync::AbsolutePath(o.cache_dir.empty() ? sync::DefaultCacheDir()
+                                             : o.cache_dir));
+  FERRY_ASSIGN_OR_RETURN(std::string norm, NormalisedRemote(o.remote));
+  const std::string rk = sync::RemoteKey(norm);
+  const SyncSelection& sel = o.selection;
+  if (sel.world_size < 1 || sel.rank < 0 || sel.rank >= sel.world_size)
+    return Status::InvalidArgument("--rank", "must be in [0, world size)");
+  const std::string sel_key = sync::SelectionKey(sel);
+  FERRY_ASSIGN_OR_RETURN(auto backend,
+                         OpenBackend(o.remote, o.remote_options, env));
+
+  // 1. The ref: one request when nothing changed.
+  auto cur = sync::CurrentState(env, paths);
+  auto same_view = [&](const std::string& id) {
+    return cur.ok() && cur->remote_key == rk && cur->id == id &&
+           cur->selection == sel_key;
+  };
+  Hash128 id;
+  std::string etag;
+  if (IsHexId(o.ref)) {
+    FERRY_ASSIGN_OR_RETURN(id, Hash128::FromHex(o.ref));
+  } else {
+    FERRY_ASSIGN_OR_RETURN(std::string ref_name, RefName(o.ref));
+    FERRY_ASSIGN_OR_RETURN(std::string ref_key, sync::RefKey(ref_name));
+    ++report.requests;
+    auto info = backend->Stat(ref_key);
+    if (!info.ok()) {
+      if (info.status().IsNotFound())
+        return Status::NotFound(
+            backend->Describe(),
+            "has no ref " + o.ref + " (not published with ferry publish?)");
+      return info.status();
+    }
+    etag = info->etag;
+    if (!etag.empty() && same_view(cur.ok() ? cur->id : "") &&
+        cur->ref == o.ref && cur->etag == etag) {
+      report.unchanged = true;
+      report.manifest_id = cur->id;
+      report.files = cur->files;
+      report.bytes = cur->bytes;
+      return report;
+    }
+    // The ref's bytes as they were at the Stat: a publish in between makes
+    // the read fail (FailedPrecondition) rather than pair a new id with the
+    // old ETag.
+    ReadOptions ro;
+    ro.if_match = etag;
+    ++report.requests;
+    FERRY_ASSIGN_OR_RETURN(
+        std::string text,
+        sync::ReadObject(backend.get(), ref_key, sync::kMaxRefBytes, ro));
+    FERRY_ASSIGN_OR_RETURN(
+        id, sync::ParseRef(text, backend->Describe() + "/" + ref_key));
+  }
+  report.manifest_id = id.ToHex();
+
+  // 2. The manifest, read whole and checked before anything is written.
+  std::unique_ptr<Cache> cache;
+  if (!o.dry_run || env->FileExists(JoinPath(cache_dir, "index.sqlite"))) {
+    FERRY_ASSIGN_OR_RETURN(cache, Cache::Open(env, cache_dir));
+  }
+  bool manifest_cached = false;
+  FERRY_ASSIGN_OR_RETURN(
+      std::string mbytes,
+      LoadManifestBytes(env, backend.get(),
+                        cache ? cache->ManifestPath(id) : std::string(), id,
+                        &manifest_cached, &report.requests));
+  FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
+                         sync::ReadManifest(mbytes, id));
+  std::vector<Entry> files = sync::Select(manifest.files, sel);
+  std::vector<CacheKey> keys;
+  std::unordered_map<std::string, std::string> first_path;
+  std::set<std::pair<std::string, uint64_t>> seen;
+  for (const Entry& e : files) {
+    report.files++;
+    report.bytes += e.size;
+    std::string hex = e.hash.ToHex();
+    if (seen.insert({hex, e.size}).second) {
+      keys.push_back(CacheKey{rk, e.hash, e.size});
+      first_path.emplace(hex, e.path);
+    }
+  }
+  uint64_t view_bytes = 0;
+  for (const CacheKey& k : keys) view_bytes += k.size;
+  if (o.cache_limit > 0 && view_bytes > o.cache_limit)
+    return Status::ResourceExhausted(
+        paths.dest, "the view alone needs " + std::to_string(view_bytes) +
+                        " bytes (" + std::to_string(keys.size()) +
+                        " objects), more than --cache-limit " +
+                        std::to_string(o.cache_limit) +
+                        "; nothing was fetched");
+  const std::string view_name =
+      id.ToHex() + (sel_key.empty() ? "" : "." + sel_key);
+  const std::string view = JoinPath(paths.views, view_name);
+  report.view = view;
+
+  if (o.dry_run) {
+    for (const CacheKey& k : keys) {
+      if (cache && env->FileExists(cache->ObjectPath(k))) {
+        ++report.files_cached;
+      } else {
+        ++report.objects_fetched;
+        report.bytes_fetched += k.size;
+      }
+    }
+    if (same_view(id.ToHex())) report.unchanged = true;
+    return report;
+  }
+  if (!manifest_cached)
+    FERRY_RETURN_IF_ERROR(
+        WriteFileAtomically(env, cache->ManifestPath(id), mbytes));
+  mbytes.clear();
+  mbytes.shrink_to_fit();
+
+  // 3. DEST: locked for the whole sync; what is there now.
+  FERRY_ASSIGN_OR_RETURN(auto dest_lock, sync::LockDest(env, paths));
+  std::string cur_view;
+  FERRY_ASSIGN_OR_RETURN(sync::DestKind kind,
+                         sync::InspectDest(env, paths, &cur_view));
+  if (kind == sync::DestKind::kOther)
+    return Status::FailedPrecondition(
+        paths.dest,
+        "is not a folder or a view made by ferry sync (a file, or a link "
+        "ferry did not make): refusing to replace it");
+  bool reuse = false;
+  if (env->FileExists(JoinPath(view, std::string(kViewStateName)))) {
+    auto st = ReadFileToString(env, JoinPath(view, std::string(kViewStateName)),
+                               1 << 20);
+    auto parsed = st.ok() ? sync::ParseViewState(*st)
+                          : Result<sync::ViewState>(st.status());
+    reuse = parsed.ok() && parsed->id == id.ToHex() &&
+            parsed->remote_key == rk && parsed->selection == sel_key;
+  }
+  if (!reuse) {
+    FERRY_RETURN_IF_ERROR(sync::RemoveTree(env, view));  // half-built
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(view));
+  }
+  // Pinned before anything is looked up, so no other process evicts what
+  // this view is about to link.
+  FERRY_RETURN_IF_ERROR(cache->Pin(view, keys));
+
+  // 4. What the cache lacks; room for it.
+  std::vector<CacheKey> missing;
+  for (const CacheKey& k : keys) {
+    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
+    if (!hit) missing.push_back(k);
+  }
+  report.files_cached = keys.size() - missing.size();
+  if (o.cache_limit > 0 && !missing.empty()) {
+    uint64_t need = 0;
+    for (const CacheKey& k : missing) need += k.size;
+    sync::EvictReport ev;
+    FERRY_RETURN_IF_ERROR(cache->MakeRoom(o.cache_limit, need, &ev));
+    report.evicted_objects = ev.objects;
+    report.evicted_bytes = ev.bytes;
+  }
+
+  // 5. Locks on the missing objects; another process's are waited for
+  // after this one's own work (it never waits while holding any).
+  std::vector<ObjectLock> mine;
+  std::vector<CacheKey> theirs;
+  for (const CacheKey& k : missing) {
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(cache->PartialPath(k))));
+    auto lock = env->LockFile(LockPath(*cache, k), false);
+    if (!lock.ok()) {
+      if (!lock.status().IsUnavailable()) return lock.status();
+      theirs.push_back(k);
+      continue;
+    }
+    mine.push_back(ObjectLock{k, std::move(*lock)});
+  }
+
+  // 6. Adopt files already in DEST (a real folder, or the current view).
+  std::map<std::string, uint64_t> candidates;
+  if (kind == sync::DestKind::kDir)
+    ListCandidates(env, paths.dest, "", &candidates);
+  if (kind == sync::DestKind::kView)
+    ListCandidates(env, cur_view, "", &candidates);
+  std::unordered_map<std::string, std::vector<std::string>> by_hash_paths;
+  for (const Entry& e : files) by_hash_paths[e.hash.ToHex()].push_back(e.path);
+  std::multimap<uint64_t, std::string> by_size;
+  for (const auto& [p, size] : candidates) by_size.emplace(size, p);
+  const std::string adopt_root =
+      kind == sync::DestKind::kView ? cur_view : paths.dest;
+  std::vector<CacheKey> to_fetch;
+  for (ObjectLock& ol : mine) {
+    const CacheKey& k = ol.key;
+    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));  // raced in?
+    if (!hit) {
+      FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
+    }
+    if (!hit && !candidates.empty()) {
+      // The same path first, then any file of the same size.
+      std::vector<std::string> tries;
+      for (const std::string& p : by_hash_paths[k.hash.ToHex()]) {
+        auto c = candidates.find(p);
+        if (c != candidates.end() && c->second == k.size) tries.push_back(p);
+      }
+      auto [lo, hi] = by_size.equal_range(k.size);
+      for (auto it = lo; it != hi && tries.size() < 8; ++it)
+        if (std::find(tries.begin(), tries.end(), it->second) == tries.end())
+          tries.push_back(it->second);
+      for (const std::string& p : tries) {
+        FERRY_ASSIGN_OR_RETURN(bool ok,
+                               cache->Adopt(k, JoinPath(adopt_root, p)));
+        if (ok) {
+          hit = true;
+          ++report.files_adopted;
+          report.bytes_adopted += k.size;
+          break;
+        }
+      }
+    }
+    if (!hit) to_fetch.push_back(k);
+  }
+
+  // 7. Download what is still missing, then what other processes were
+  // fetching but did not get.
+  Fetcher fetcher{env,         cache.get(), backend.get(),
+                  &o.transfer, &report,     &first_path};
+  FERRY_RETURN_IF_ERROR(fetcher.Fetch(to_fetch));
+  auto release = [&](ObjectLock& ol) {
+    auto hit = cache->Lookup(ol.key);
+    if (hit.ok() && *hit) (void)env->RemoveFile(LockPath(*cache, ol.key));
+    ol.lock.reset();
+  };
+  for (ObjectLock& ol : mine) release(ol);
+  for (const CacheKey& k : theirs) {
+    FERRY_ASSIGN_OR_RETURN(auto lock, env->LockFile(LockPath(*cache, k), true));
+    ObjectLock ol{k, std::move(lock)};
+    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
+    if (!hit) {
+      FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
+    }
+    if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({k}));
+    release(ol);
+  }
+  if (!report.failures.empty()) return report;  // DEST stays as it was
+
+  // 8. The view, then the swap, then old views nobody reads.
+  if (!reuse) {
+    sync::ViewState state;
+    state.remote = o.remote;
+    state.remote_key = rk;
+    state.ref = o.ref;
+    state.etag = etag;
+    state.id = id.ToHex();
+    state.cache = cache_dir;
+    state.selection = sel_key;
+    state.rank = sel.rank;
+    state.world_size = sel.world_size;
+    state.filters = sel.filters;
+    state.files = report.files;
+    state.bytes = report.bytes;
+    sync::BuildReport br;
+    FERRY_RETURN_IF_ERROR(
+        sync::BuildView(env, *cache, rk, view, files, state, &br));
+  }
+  if (!(kind == sync::DestKind::kView && cur_view == view)) {
+    FERRY_RETURN_IF_ERROR(sync::SwapDest(
+        env, paths, view, kind, o.remove_replaced, &report.replaced_folder));
+  }
+  FERRY_RETURN_IF_ERROR(sync::RemoveOldViews(env, cache.get(), paths, view,
+                                             &report.old_views_removed,
+                                             &report.old_views_in_use));
+  return report;
+}
+
+Result<CheckReport> CheckView(const std::string& dest, Env* env) {
+  FERRY_ASSIGN_OR_RETURN(sync::DestPaths paths, sync::ResolveDest(dest));
+  FERRY_ASSIGN_OR_RETURN(sync::ViewState state, sync::CurrentState(env, paths));
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, Hash128::FromHex(state.id));
+  const std::string mpath = JoinPath(state.cache, "manifests/" + state.id);
+  FERRY_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, mpath));
+  FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
+                         sync::ReadManifest(bytes, id));
+  SyncSelection sel;
+  sel.rank = state.rank;
+  sel.world_size = std::max(1, state.world_size);
+  sel.filters = state.filters;
+  std::vector<Entry> files = sync::Select(manifest.files, sel);
+  std::string view;
+  FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &view).status());
+  CheckReport report;
+  report.manifest_id = state.id;
+  std::set<std::string> expected;
+  for (const Entry& e : files) {
+    expected.insert(e.path);
+    ++report.files;
+    report.bytes += e.size;
+    uint64_t size = 0;
+    auto h = HashFile(env, JoinPath(view, e.path), &size);
+    if (!h.ok()) {
+      report.problems.emplace_back(e.path, std::string(h.status().ToString()));
+    } else if (size != e.size) {
+      report.problems.emplace_back(e.path, "size " + std::to_string(size) +
+                                               ", the manifest says " +
+                                               std::to_string(e.size));
+    } else if (!(*h == e.hash)) {
+      report.problems.emplace_back(
+          e.path,
+          "XXH3-128 " + h->ToHex() + ", the manifest says " + e.hash.ToHex());
+    }
+  }
+  std::map<std::string, uint64_t> present;
+  ListCandidates(env, view, "", &present);
+  for (const auto& [p, size] : present) {
+    if (p == kViewStateName || p == kViewLockName) continue;
+    if (!expected.count(p))
+      report.problems.emplace_back(p, "not in the manifest");
+  }
+  std::sort(report.problems.begin(), report.problems.end());
+  return report;
+}
+
+}  // namespace ferry

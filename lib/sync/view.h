@@ -1,0 +1,92 @@
+// Views (docs/sync.md): DEST is a symbolic link to
+// `<DEST parent>/.<name>.ferry-views/<view>/`, a folder of hard links into
+// the cache (copies where the cache is on another file system). A view is
+// complete once its `.ferry-sync.json` exists (written last); DEST switches
+// to a new view with one rename; an old view goes once its
+// `.ferry-view.lock` can be taken exclusively (a reader holds it shared).
+//
+// Thread-safety: functions of the file system's state; two syncs into one
+// DEST are kept apart by DestLock.
+#ifndef FERRY_LIB_SYNC_VIEW_H_
+#define FERRY_LIB_SYNC_VIEW_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/result.h"
+#include "ferry/sync.h"
+#include "sync/cache.h"
+#include "sync/plan.h"
+
+namespace ferry::sync {
+
+// What a view records about itself, in its .ferry-sync.json.
+struct ViewState {
+  std::string remote;      // the remote as given
+  std::string remote_key;  // the cache's key for it
+  std::string ref, etag;   // the ref read and its ETag then
+  std::string id;          // the manifest id (hex)
+  std::string cache;       // the cache folder (absolute)
+  std::string selection;   // SelectionKey(); "" for all files
+  int rank = 0, world_size = 1;
+  std::vector<std::pair<bool, std::string>> filters;
+  uint64_t files = 0, bytes = 0;
+};
+std::string EncodeViewState(const ViewState& state);
+Result<ViewState> ParseViewState(std::string_view json);
+
+struct DestPaths {
+  std::string dest;      // absolute
+  std::string parent;    // its folder
+  std::string name;      // its last part
+  std::string views;     // <parent>/.<name>.ferry-views
+  std::string tmp_link;  // <parent>/.<name>.ferry-tmp
+};
+Result<DestPaths> ResolveDest(const std::string& dest);
+
+enum class DestKind {
+  kMissing,
+  kView,      // a link into our views folder
+  kEmptyDir,  // a real, empty folder
+  kDir,       // a real folder with files: adopted, then moved aside
+  kOther,     // a file, a foreign link, a device: refused
+};
+// What DEST is now; for kView, *view gets the view folder.
+Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
+                             std::string* view);
+
+// The state of the view DEST points to (NotFound if none or incomplete).
+Result<ViewState> CurrentState(Env* env, const DestPaths& paths);
+
+// Held for a whole sync into one DEST: <views>/.sync.lock, not waited for.
+Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths);
+
+struct BuildReport {
+  uint64_t copied = 0;  // files copied because a link was not possible
+};
+// Fills view (created empty by the caller) with one entry per file from the
+// cache, then its lock file, then state (last). Every object must be in the
+// cache.
+Status BuildView(Env* env, const Cache& cache, const std::string& remote_key,
+                 const std::string& view, const std::vector<Entry>& files,
+                 const ViewState& state, BuildReport* report);
+
+// Points DEST at view (a folder inside paths.views) with one rename. A real
+// folder at DEST (kEmptyDir, kDir) is swapped out atomically too
+// (RENAME_EXCHANGE) and then removed (empty, or remove_replaced) or moved
+// to *replaced.
+Status SwapDest(Env* env, const DestPaths& paths, const std::string& view,
+                DestKind kind, bool remove_replaced, std::string* replaced);
+
+// Removes every view of DEST but keep whose lock is free (unpinning it);
+// views in use by a reader stay for a later sync.
+Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
+                      const std::string& keep, uint64_t* removed,
+                      uint64_t* in_use);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_VIEW_H_

@@ -1,0 +1,458 @@
+#include "ferry/sync.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <string>
+#include <vector>
+
+#include "formats/manifest/manifest.h"
+#include "sync/fs_util.h"
+#include "testutil/publish_tree.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+using test::ReadFile;
+using test::ScratchDir;
+using test::WriteFile;
+
+// Manifest bytes without the writer's checks: what a hostile publisher
+// could put in a bucket.
+std::string RawManifest(const std::vector<manifest::File>& files) {
+  auto varint = [](uint64_t v) {
+    std::string out;
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+    return out;
+  };
+  manifest::Header h;
+  h.set_format_version(1);
+  h.set_part_size(manifest::kDefaultPartSize);
+  std::string plain;
+  std::string rec = h.SerializeAsString();
+  plain += varint(rec.size()) + rec;
+  uint64_t total = 0;
+  for (const manifest::File& f : files) {
+    rec = f.SerializeAsString();
+    plain += varint(rec.size()) + rec;
+    total += f.size();
+  }
+  plain += varint(0);
+  manifest::Footer footer;
+  footer.set_file_count(files.size());
+  footer.set_total_bytes(total);
+  footer.set_records_xxh3_64(manifest::PartHash(plain));
+  rec = footer.SerializeAsString();
+  plain += varint(rec.size()) + rec;
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  std::string out(ZSTD_compressBound(plain.size()), '\0');
+  size_t n =
+      ZSTD_compress2(cctx, out.data(), out.size(), plain.data(), plain.size());
+  ZSTD_freeCCtx(cctx);
+  out.resize(n);
+  return std::string(manifest::kMagic) + out;
+}
+
+manifest::File FileOf(const std::string& path, const std::string& data) {
+  manifest::FileHasher hasher(manifest::kDefaultPartSize);
+  hasher.Update(data);
+  manifest::File f;
+  f.set_path(path);
+  f.set_mode(0644);
+  hasher.Finish(&f);
+  return f;
+}
+
+class SyncTest : public ::testing::Test {
+ protected:
+  Env* env_ = Env::Default();
+  ScratchDir dir_;
+  std::string src_ = dir_.Join("src");
+  std::string bucket_ = dir_.Join("bucket");
+  std::string dest_ = dir_.Join("nodes/dest");
+  std::string cache_ = dir_.Join("cache");
+
+  void SetUp() override { ASSERT_OK(env_->CreateDirs(dir_.Join("nodes"))); }
+
+  void Write(const std::string& rel, const std::string& data) {
+    WriteFile(env_, JoinPath(src_, rel), data);
+  }
+  Hash128 Publish() {
+    auto id = test::PublishTree(env_, src_, bucket_);
+    EXPECT_OK(id.status());
+    return id.ok() ? *id : Hash128{};
+  }
+  SyncOptions Options(const std::string& dest = "") {
+    SyncOptions o;
+    o.remote = bucket_;
+    o.dest = dest.empty() ? dest_ : dest;
+    o.cache_dir = cache_;
+    return o;
+  }
+  Result<SyncReport> Run(const SyncOptions& o) { return Sync(o, env_); }
+  SyncReport RunOk(const SyncOptions& o) {
+    auto r = Run(o);
+    EXPECT_OK(r.status());
+    return r.ok() ? *r : SyncReport{};
+  }
+  // The paths and contents below root, ferry's own files left out.
+  std::map<std::string, std::string> Tree(const std::string& root) {
+    std::map<std::string, std::string> out;
+    auto files = ListFilesRecursive(env_, root);
+    if (!files.ok()) return out;
+    for (const std::string& f : *files) {
+      if (f == kViewStateName || f == kViewLockName) continue;
+      out[f] = ReadFile(env_, JoinPath(root, f));
+    }
+    return out;
+  }
+  // Every path below the scratch folder, to see that nothing was written.
+  std::vector<std::string> Everything() {
+    auto files = ListFilesRecursive(env_, dir_.path());
+    return files.ok() ? *files : std::vector<std::string>{};
+  }
+};
+
+TEST_F(SyncTest, ColdSyncMakesDestALinkToAViewOfHardLinksIntoTheCache) {
+  Write("a.txt", "alpha");
+  Write("sub/b.bin", std::string(3000, 'b'));
+  Write("sub/same.bin", std::string(3000, 'b'));  // one object, two paths
+  Hash128 id = Publish();
+  SyncReport r = RunOk(Options());
+  EXPECT_FALSE(r.unchanged);
+  EXPECT_EQ(r.manifest_id, id.ToHex());
+  EXPECT_EQ(r.files, 3u);
+  EXPECT_EQ(r.objects_fetched, 2u);
+  EXPECT_EQ(r.bytes_fetched, 3005u);
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  auto kind = sync::LinkKind(dest_);
+  ASSERT_OK(kind.status());
+  EXPECT_EQ(*kind, sync::PathKind::kLink);
+  auto target = sync::ReadLink(dest_);
+  EXPECT_EQ(*target, ".dest.ferry-views/" + id.ToHex());
+  struct stat a, b;
+  ASSERT_EQ(::stat(JoinPath(dest_, "sub/b.bin").c_str(), &a), 0);
+  ASSERT_EQ(::stat(JoinPath(dest_, "sub/same.bin").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);  // both links to the one cached object
+  EXPECT_GE(a.st_nlink, 3u);
+  EXPECT_TRUE(env_->FileExists(JoinPath(dest_, std::string(kViewStateName))));
+  // Nothing left in partial/ but empty folders.
+  auto left = ListFilesRecursive(env_, JoinPath(cache_, "partial"));
+  ASSERT_OK(left.status());
+  EXPECT_TRUE(left->empty()) << (*left)[0];
+}
+
+TEST_F(SyncTest, UnchangedRefIsANoOpOfOneRequest) {
+  Write("a.txt", "alpha");
+  Publish();
+  RunOk(Options());
+  SyncReport r = RunOk(Options());
+  EXPECT_TRUE(r.unchanged);
+  EXPECT_EQ(r.requests, 1u);
+  EXPECT_EQ(r.objects_fetched, 0u);
+  EXPECT_EQ(r.files, 1u);
+}
+
+TEST_F(SyncTest, IncrementalSyncFetchesOnlyWhatChangedAndDropsTheOldView) {
+  for (int i = 0; i < 10; ++i)
+    Write("f" + std::to_string(i), "content " + std::to_string(i));
+  Hash128 v1 = Publish();
+  RunOk(Options());
+  Write("f3", "changed");
+  Write("new", "brand new");
+  ASSERT_OK(env_->RemoveFile(JoinPath(src_, "f7")));
+  Hash128 v2 = Publish();
+  ASSERT_FALSE(v1 == v2);
+  SyncReport r = RunOk(Options());
+  EXPECT_EQ(r.objects_fetched, 2u);
+  EXPECT_EQ(r.files_cached, 8u);  // 10 files, 2 of them new
+  EXPECT_EQ(r.old_views_removed, 1u);
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  EXPECT_FALSE(
+      env_->FileExists(dir_.Join("nodes/.dest.ferry-views/" + v1.ToHex())));
+}
+
+TEST_F(SyncTest, AnOldViewAReaderHoldsStaysUntilItIsFree) {
+  Write("a", "one");
+  Hash128 v1 = Publish();
+  RunOk(Options());
+  const std::string v1_dir = dir_.Join("nodes/.dest.ferry-views/" + v1.ToHex());
+  int fd = ::open((v1_dir + "/.ferry-view.lock").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_SH), 0);  // what docs/sync.md tells readers
+  Write("a", "two");
+  Publish();
+  SyncReport r = RunOk(Options());
+  EXPECT_EQ(r.old_views_in_use, 1u);
+  EXPECT_EQ(ReadFile(env_, v1_dir + "/a"), "one");  // the reader's data
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "two");
+  ::close(fd);
+  Write("a", "three");
+  Publish();
+  r = RunOk(Options());
+  EXPECT_EQ(r.old_views_removed, 2u);
+  EXPECT_FALSE(env_->FileExists(v1_dir));
+}
+
+TEST_F(SyncTest, RanksShareTheShardsByBytesAndAllGetTheRest) {
+  Write("dataset.json", "{}");
+  Write("labels.txt", "cat\ndog\n");
+  std::vector<std::string> shards;
+  for (int i = 0; i < 5; ++i) {
+    std::string name = "train-0000" + std::to_string(i) + "-of-00005.tfrecord";
+    Write(name, std::string(1000 * (i + 1), 'a' + i));
+    Write(name + ".idx", "idx" + std::to_string(i));
+    shards.push_back(name);
+  }
+  Publish();
+  std::map<std::string, int> owner;
+  uint64_t bytes[2] = {0, 0};
+  for (int rank = 0; rank < 2; ++rank) {
+    SyncOptions o = Options(dir_.Join("nodes/rank" + std::to_string(rank)));
+    o.selection.rank = rank;
+    o.selection.world_size = 2;
+    RunOk(o);
+    auto tree = Tree(o.dest);
+    EXPECT_EQ(tree.count("dataset.json"), 1u);
+    EXPECT_EQ(tree.count("labels.txt"), 1u);
+    for (const std::string& s : shards) {
+      if (!tree.count(s)) continue;
+      EXPECT_EQ(owner.count(s), 0u) << s << " on two ranks";
+      owner[s] = rank;
+      bytes[rank] += tree[s].size();
+      EXPECT_EQ(tree.count(s + ".idx"), 1u) << "index goes with its shard";
+    }
+  }
+  EXPECT_EQ(owner.size(), shards.size());
+  // Largest first to the least loaded: 5000 | 4000, +3000 -> 1, +2000 -> 0,
+  // +1000 -> 0 or 1: 8000 / 7000.
+  EXPECT_EQ(bytes[0], 8000u);
+  EXPECT_EQ(bytes[1], 7000u);
+}
+
+TEST_F(SyncTest, CacheLimitBelowTheViewFailsBeforeAnyByteIsFetched) {
+  Write("big", std::string(5000, 'x'));
+  Write("small", "s");
+  Publish();
+  SyncOptions o = Options();
+  o.cache_limit = 4000;
+  auto r = Run(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("the view alone needs 5001 bytes"),
+            std::string_view::npos)
+      << r.status().ToString();
+  EXPECT_FALSE(env_->FileExists(dest_));
+  auto objects = ListFilesRecursive(env_, JoinPath(cache_, "objects"));
+  EXPECT_TRUE(!objects.ok() || objects->empty());
+}
+
+TEST_F(SyncTest, CacheLimitEvictsObjectsNoViewUses) {
+  Write("a", std::string(3000, 'a'));
+  Publish();
+  RunOk(Options(dir_.Join("nodes/one")));
+  ASSERT_OK(sync::RemoveTree(env_, dir_.Join("nodes/.one.ferry-views")));
+  ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/one")));
+  Write("a", std::string(3000, 'b'));
+  Publish();
+  SyncOptions o = Options();
+  o.cache_limit = 4000;
+  SyncReport r = RunOk(o);
+  EXPECT_EQ(r.evicted_objects, 1u);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), std::string(3000, 'b'));
+}
+
+class HostileManifestTest : public SyncTest {
+ protected:
+  // Publishes raw manifest bytes under id (its true id unless given) and
+  // expects the sync to refuse it with Corruption naming `why`, writing
+  // nothing but the cache's own folders.
+  void ExpectRefused(const std::string& bytes, const std::string& why,
+                     std::string id = "") {
+    if (id.empty()) id = HashBytes(bytes).ToHex();
+    ASSERT_OK(test::PutManifest(env_, bucket_, id, bytes));
+    auto before = Everything();
+    auto r = Run(Options());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Status::Code::kCorruption)
+        << r.status().ToString();
+    EXPECT_NE(r.status().ToString().find(why), std::string::npos)
+        << r.status().ToString();
+    EXPECT_FALSE(env_->FileExists(dest_));
+    auto after = Everything();
+    std::vector<std::string> added;
+    for (const std::string& f : after)
+      if (std::find(before.begin(), before.end(), f) == before.end())
+        added.push_back(f);
+    for (const std::string& f : added)
+      EXPECT_EQ(f.rfind("cache/index.sqlite", 0), 0u) << f << " was written";
+  }
+};
+
+TEST_F(HostileManifestTest, DotDotPathIsRefused) {
+  ExpectRefused(RawManifest({FileOf("a/../../escape", "x")}), "'..'");
+}
+
+TEST_F(HostileManifestTest, AbsolutePathIsRefused) {
+  ExpectRefused(RawManifest({FileOf("/etc/evil", "x")}), "absolute");
+}
+
+TEST_F(HostileManifestTest, DuplicatePathIsRefused) {
+  ExpectRefused(RawManifest({FileOf("a", "x"), FileOf("a", "y")}), "a");
+}
+
+TEST_F(HostileManifestTest, PathThroughAFileIsRefused) {
+  ExpectRefused(RawManifest({FileOf("a", "x"), FileOf("a/b", "y")}),
+                "leads through the file 'a'");
+}
+
+TEST_F(HostileManifestTest, FerrysOwnFileNameIsRefused) {
+  ExpectRefused(RawManifest({FileOf(".ferry-sync.json", "{}")}),
+                "ferry's own file");
+}
+
+TEST_F(HostileManifestTest, IdThatDoesNotMatchTheBytesIsRefused) {
+  std::string bytes = RawManifest({FileOf("a", "x")});
+  ExpectRefused(bytes, "manifest", std::string(32, '7'));
+}
+
+TEST_F(HostileManifestTest, TruncatedManifestIsRefused) {
+  std::string bytes = RawManifest({FileOf("a", "x"), FileOf("b", "y")});
+  bytes.resize(bytes.size() - 5);
+  // Stored under the truncated bytes' own id: only the format catches it.
+  ExpectRefused(bytes, "Corruption");
+}
+
+TEST_F(HostileManifestTest, HugeDeclaredSizeIsRefused) {
+  manifest::File f = FileOf("a", "x");
+  f.set_size(uint64_t{1} << 60);
+  ExpectRefused(RawManifest({f}), "a");
+}
+
+TEST_F(SyncTest, FirstSyncIntoAFolderAdoptsItsFilesAndMovesItAside) {
+  Write("keep/a.bin", std::string(4000, 'a'));
+  Write("moved.bin", std::string(4000, 'm'));
+  Write("new.bin", std::string(4000, 'n'));
+  Publish();
+  // DEST holds earlier copies (as rsync left them), one under another name,
+  // and a file of the user's that is not in the dataset.
+  WriteFile(env_, dest_ + "/keep/a.bin", std::string(4000, 'a'));
+  WriteFile(env_, dest_ + "/elsewhere/m.bin", std::string(4000, 'm'));
+  WriteFile(env_, dest_ + "/mine.txt", "user's notes");
+  SyncReport r = RunOk(Options());
+  EXPECT_EQ(r.files_adopted, 2u);
+  EXPECT_EQ(r.objects_fetched, 1u);
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  ASSERT_FALSE(r.replaced_folder.empty());
+  EXPECT_EQ(ReadFile(env_, r.replaced_folder + "/mine.txt"), "user's notes");
+}
+
+TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
+  Write("a", "a");
+  Publish();
+  WriteFile(env_, dest_ + "/mine.txt", "user's notes");
+  SyncOptions o = Options();
+  o.remove_replaced = true;
+  SyncReport r = RunOk(o);
+  EXPECT_TRUE(r.replaced_folder.empty());
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  auto left = env_->GetChildren(dir_.Join("nodes"));
+  ASSERT_OK(left.status());
+  for (const DirEntry& e : *left)
+    EXPECT_EQ(e.name.find("ferry-old"), std::string::npos) << e.name;
+}
+
+TEST_F(SyncTest, DestThatIsAFileIsRefused) {
+  Write("a", "a");
+  Publish();
+  WriteFile(env_, dest_, "a file");
+  auto r = Run(Options());
+  EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(ReadFile(env_, dest_), "a file");
+}
+
+TEST_F(SyncTest, CheckFindsChangedMissingAndExtraFiles) {
+  Write("a", "aaaa");
+  Write("b", "bbbb");
+  Write("c", "cccc");
+  Publish();
+  RunOk(Options());
+  auto ok = CheckView(dest_, env_);
+  ASSERT_OK(ok.status());
+  EXPECT_TRUE(ok->problems.empty());
+  EXPECT_EQ(ok->files, 3u);
+  ASSERT_OK(sync::SetMode(dest_ + "/a", 0644));
+  WriteFile(env_, dest_ + "/a", "AAAA");
+  ASSERT_OK(env_->RemoveFile(dest_ + "/b"));
+  WriteFile(env_, dest_ + "/extra", "x");
+  auto bad = CheckView(dest_, env_);
+  ASSERT_OK(bad.status());
+  ASSERT_EQ(bad->problems.size(), 3u);
+  EXPECT_EQ(bad->problems[0].first, "a");
+  EXPECT_NE(bad->problems[0].second.find("XXH3-128"), std::string::npos);
+  EXPECT_EQ(bad->problems[1].first, "b");
+  EXPECT_EQ(bad->problems[2].first, "extra");
+}
+
+TEST_F(SyncTest, ObjectsOfAnotherRemoteAreNotReused) {
+  Write("a", "same bytes");
+  Publish();
+  RunOk(Options());
+  std::string other = dir_.Join("other-bucket");
+  ASSERT_OK(test::PublishTree(env_, src_, other).status());
+  SyncOptions o = Options(dir_.Join("nodes/two"));
+  o.remote = other;
+  SyncReport r = RunOk(o);
+  EXPECT_EQ(r.files_cached, 0u);
+  EXPECT_EQ(r.objects_fetched, 1u);
+}
+
+// Two processes sync the same dataset into two DESTs on one cache at once:
+// both complete and every object is fetched once in all.
+TEST_F(SyncTest, TwoSyncsOnOneCacheFetchEachObjectOnce) {
+  constexpr int kFiles = 40;
+  for (int i = 0; i < kFiles; ++i)
+    Write("f" + std::to_string(i), std::string(20000 + i, 'a' + i % 26));
+  Publish();
+  std::vector<pid_t> kids;
+  for (int p = 0; p < 2; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      SyncOptions o = Options(dir_.Join("nodes/d" + std::to_string(p)));
+      o.transfer.connections = 4;
+      auto r = Sync(o, Env::Default());
+      if (!r.ok()) _exit(10);
+      if (!r->failures.empty()) _exit(11);
+      FILE* f = fopen(dir_.Join("fetched" + std::to_string(p)).c_str(), "w");
+      fprintf(f, "%llu", (unsigned long long)r->objects_fetched);
+      fclose(f);
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  int total = std::stoi(ReadFile(env_, dir_.Join("fetched0"))) +
+              std::stoi(ReadFile(env_, dir_.Join("fetched1")));
+  EXPECT_EQ(total, kFiles);
+  EXPECT_EQ(Tree(dir_.Join("nodes/d0")), Tree(src_));
+  EXPECT_EQ(Tree(dir_.Join("nodes/d1")), Tree(src_));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,302 @@
+// ferry sync: keep DEST a view of a published dataset, moving only what
+// changed (docs/sync.md); ferry sync --check DEST re-hashes a view.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "ferry/json.h"
+#include "ferry/sync.h"
+#include "remote_options.h"
+#include "transfer_cli.h"
+
+namespace ferry::cli {
+namespace {
+
+struct SyncArgs {
+  CommonOptions common;
+  RemoteOptions remote;
+  std::vector<std::string> args;  // REMOTE[@REF] DEST, or DEST with --check
+  std::string cache;
+  std::string cache_limit;
+  std::string rank;
+  int world_size = 0;
+  bool remove_replaced = false;
+  bool dry_run = false;
+  bool check = false;
+  CLI::Option* include = nullptr;
+  CLI::Option* exclude = nullptr;
+  CLI::App* cmd = nullptr;
+};
+
+// "s3://b/data@v2" -> ("s3://b/data", "v2"): the last '@' with no '/'
+// after it (so a user@host in a URL is not taken for a ref).
+void SplitRef(const std::string& arg, std::string* remote, std::string* ref) {
+  size_t at = arg.rfind('@');
+  if (at != std::string::npos && at > 0 &&
+      arg.find('/', at) == std::string::npos && at + 1 < arg.size()) {
+    *remote = arg.substr(0, at);
+    *ref = arg.substr(at + 1);
+  } else {
+    *remote = arg;
+    *ref = "HEAD";
+  }
+}
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// --rank R --world-size N, or --rank auto: torchrun (RANK, WORLD_SIZE),
+// Slurm (SLURM_PROCID, SLURM_NTASKS), Kubernetes indexed jobs
+// (JOB_COMPLETION_INDEX, with --world-size).
+Status ResolveRank(const SyncArgs& a, SyncSelection* sel) {
+  if (a.rank.empty()) {
+    if (a.world_size > 1)
+      return Status::InvalidArgument("--world-size", "needs --rank");
+    return Status::OK();
+  }
+  std::string rank = a.rank, world;
+  if (a.world_size > 0) world = std::to_string(a.world_size);
+  if (rank == "auto") {
+    if (Env("RANK") && Env("WORLD_SIZE")) {
+      rank = Env("RANK");
+      if (world.empty()) world = Env("WORLD_SIZE");
+    } else if (Env("SLURM_PROCID") && Env("SLURM_NTASKS")) {
+      rank = Env("SLURM_PROCID");
+      if (world.empty()) world = Env("SLURM_NTASKS");
+    } else if (Env("JOB_COMPLETION_INDEX")) {
+      rank = Env("JOB_COMPLETION_INDEX");
+    } else {
+      return Status::InvalidArgument(
+          "--rank auto",
+          "found none of RANK/WORLD_SIZE, "
+          "SLURM_PROCID/SLURM_NTASKS, JOB_COMPLETION_INDEX");
+    }
+  }
+  if (world.empty())
+    return Status::InvalidArgument("--rank", "needs --world-size");
+  FERRY_ASSIGN_OR_RETURN(uint64_t n,
+                         ParseUint(world, "--world-size", 1, 1 << 20));
+  FERRY_ASSIGN_OR_RETURN(uint64_t r, ParseUint(rank, "--rank", 0, n - 1));
+  sel->rank = static_cast<int>(r);
+  sel->world_size = static_cast<int>(n);
+  return Status::OK();
+}
+
+// --include/--exclude in the order given on the command line.
+std::vector<std::pair<bool, std::string>> Filters(const SyncArgs& a) {
+  std::vector<std::pair<bool, std::string>> out;
+  std::map<const CLI::Option*, size_t> used;
+  for (const CLI::Option* opt : a.cmd->parse_order()) {
+    if (opt != a.include && opt != a.exclude) continue;
+    const auto& results = opt->results();
+    size_t& i = used[opt];
+    if (i < results.size()) out.emplace_back(opt == a.include, results[i++]);
+  }
+  return out;
+}
+
+int RunCheck(const SyncArgs& a) {
+  if (a.args.size() != 1)
+    return Fail(Status::InvalidArgument("--check", "takes DEST only"));
+  auto r = CheckView(a.args[0], Env::Default());
+  if (!r.ok()) return Fail(r.status());
+  for (const auto& [path, why] : r->problems)
+    std::fprintf(stderr, "ferry: %s: %s\n", path.c_str(), why.c_str());
+  if (a.common.json) {
+    JsonWriter w(stdout);
+    w.BeginObject()
+        .Key("command")
+        .String("sync --check")
+        .Key("manifest_id")
+        .String(r->manifest_id)
+        .Key("files")
+        .Uint(r->files)
+        .Key("bytes")
+        .Uint(r->bytes)
+        .Key("problems")
+        .BeginArray();
+    for (const auto& [path, why] : r->problems)
+      w.BeginObject()
+          .Key("path")
+          .String(path)
+          .Key("error")
+          .String(why)
+          .EndObject();
+    w.EndArray().EndObject();
+    std::fputc('\n', stdout);
+  } else if (!a.common.quiet) {
+    std::printf("%s: %llu files, %llu bytes checked against manifest %s: %s\n",
+                a.args[0].c_str(), (unsigned long long)r->files,
+                (unsigned long long)r->bytes, r->manifest_id.c_str(),
+                r->problems.empty() ? "all good" : "PROBLEMS");
+  }
+  return r->problems.empty() ? kExitOk : kExitIntegrity;
+}
+
+void PrintJson(const SyncReport& r, bool dry_run, double secs) {
+  JsonWriter w(stdout);
+  w.BeginObject()
+      .Key("command")
+      .String("sync")
+      .Key("dry_run")
+      .Bool(dry_run)
+      .Key("unchanged")
+      .Bool(r.unchanged)
+      .Key("manifest_id")
+      .String(r.manifest_id)
+      .Key("view")
+      .String(r.view)
+      .Key("files")
+      .Uint(r.files)
+      .Key("bytes")
+      .Uint(r.bytes)
+      .Key("files_cached")
+      .Uint(r.files_cached)
+      .Key("files_adopted")
+      .Uint(r.files_adopted)
+      .Key("bytes_adopted")
+      .Uint(r.bytes_adopted)
+      .Key("objects_fetched")
+      .Uint(r.objects_fetched)
+      .Key("bytes_fetched")
+      .Uint(r.bytes_fetched)
+      .Key("bytes_resumed")
+      .Uint(r.bytes_resumed)
+      .Key("requests")
+      .Uint(r.requests)
+      .Key("evicted_objects")
+      .Uint(r.evicted_objects)
+      .Key("evicted_bytes")
+      .Uint(r.evicted_bytes)
+      .Key("old_views_removed")
+      .Uint(r.old_views_removed)
+      .Key("old_views_in_use")
+      .Uint(r.old_views_in_use)
+      .Key("replaced_folder")
+      .String(r.replaced_folder)
+      .Key("failures")
+      .BeginArray();
+  for (const auto& [name, s] : r.failures)
+    w.BeginObject()
+        .Key("path")
+        .String(name)
+        .Key("error")
+        .String(s.ToString())
+        .EndObject();
+  w.EndArray().Key("seconds").Double(secs).EndObject();
+  std::fputc('\n', stdout);
+}
+
+int RunSync(SyncArgs& a) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (a.check) return RunCheck(a);
+  if (a.args.size() != 2)
+    return Fail(Status::InvalidArgument("sync", "needs REMOTE[@REF] DEST"));
+  SyncOptions o;
+  SplitRef(a.args[0], &o.remote, &o.ref);
+  o.dest = a.args[1];
+  o.cache_dir = a.cache;
+  if (!a.cache_limit.empty()) {
+    auto limit = ParseByteSize(a.cache_limit, "--cache-limit", 1, ~0ull);
+    if (!limit.ok()) return Fail(limit.status());
+    o.cache_limit = *limit;
+  }
+  Status s = ResolveRank(a, &o.selection);
+  if (!s.ok()) return Fail(s);
+  o.selection.filters = Filters(a);
+  o.remove_replaced = a.remove_replaced;
+  o.dry_run = a.dry_run;
+  o.remote_options = a.remote;
+  o.transfer = TransferOptionsFrom(a.remote, false);
+  auto r = Sync(o, Env::Default());
+  if (!r.ok()) return Fail(r.status());
+  int rc = ReportFailures(r->failures);
+  if (!r->failures.empty())
+    std::fprintf(stderr, "ferry: %s left as it was\n", o.dest.c_str());
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  if (a.common.json) {
+    PrintJson(*r, a.dry_run, secs);
+  } else if (!a.common.quiet) {
+    if (r->unchanged) {
+      std::printf("%s: unchanged (manifest %s, %llu requests)\n",
+                  o.dest.c_str(), r->manifest_id.c_str(),
+                  (unsigned long long)r->requests);
+    } else {
+      std::printf(
+          "%s%s: manifest %s, %llu files, %llu bytes; %llu from the cache, "
+          "%llu adopted, %llu objects fetched (%llu bytes); %llu requests\n",
+          a.dry_run ? "(dry run) " : "", o.dest.c_str(), r->manifest_id.c_str(),
+          (unsigned long long)r->files, (unsigned long long)r->bytes,
+          (unsigned long long)r->files_cached,
+          (unsigned long long)r->files_adopted,
+          (unsigned long long)r->objects_fetched,
+          (unsigned long long)r->bytes_fetched,
+          (unsigned long long)r->requests);
+    }
+    if (!r->replaced_folder.empty())
+      std::printf(
+          "%s was a folder: its files were adopted and it was moved "
+          "to %s\n",
+          o.dest.c_str(), r->replaced_folder.c_str());
+  }
+  return rc;
+}
+
+}  // namespace
+
+Runner RegisterSync(CLI::App* app) {
+  auto a = std::make_shared<SyncArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "sync",
+      "Keep DEST a local copy of a dataset published with ferry publish: only "
+      "what changed moves; DEST (a link to a view of hard links into the "
+      "cache) switches versions atomically.\n"
+      "  ferry sync s3://bucket/imagenet /data/imagenet --cache /nvme/ferry\n"
+      "  ferry sync https://host/ds@v2 /data/ds --rank auto --cache-limit "
+      "500G\n"
+      "  ferry sync --check /data/imagenet");
+  a->cmd = cmd;
+  AddCommonOptions(cmd, &a->common);
+  AddRemoteOptions(cmd, &a->remote);
+  cmd->add_option("args", a->args, "REMOTE[@REF] DEST (DEST with --check)")
+      ->required()
+      ->expected(1, 2);
+  cmd->add_option("--cache", a->cache,
+                  "Cache folder (default: $FERRY_CACHE, else ~/.cache/ferry)");
+  cmd->add_option("--cache-limit", a->cache_limit,
+                  "Evict least recently used objects no view uses to stay "
+                  "below this size (e.g. 500G)");
+  cmd->add_option("--rank", a->rank,
+                  "This node's rank (or auto: RANK, SLURM_PROCID, "
+                  "JOB_COMPLETION_INDEX): only its share of the shards");
+  AddUintOption(cmd, "--world-size", &a->world_size,
+                "Number of ranks sharing the shards", 1, 1 << 20)
+      ->default_str("");
+  a->include = cmd->add_option("--include",
+                               "Take paths matching GLOB (after an --exclude)")
+                   ->type_name("GLOB")
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  a->exclude = cmd->add_option("--exclude", "Leave out paths matching GLOB")
+                   ->type_name("GLOB")
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--delete", a->remove_replaced,
+                "A first sync into a folder with files: remove that folder "
+                "after adopting its files (default: moved aside)");
+  cmd->add_flag("--dry-run", a->dry_run,
+                "Read the ref and manifest, print what would move; write "
+                "nothing");
+  cmd->add_flag("--check", a->check,
+                "Re-hash DEST's view against its manifest (exit 3 naming "
+                "files)");
+  return [a] { return RunSync(*a); };
+}
+
+}  // namespace ferry::cli
