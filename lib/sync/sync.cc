@@ -168,6 +168,29 @@ struct Fetcher {
   }
 };
 
+// On a no-op: old views a reader held (or a killed run left half-removed)
+// go now if free. The cache is opened only when there is one.
+Status CleanOldViews(Env* env, const sync::DestPaths& paths,
+                     const std::string& cache_dir, SyncReport* report) {
+  std::string view;
+  FERRY_ASSIGN_OR_RETURN(sync::DestKind kind,
+                         sync::InspectDest(env, paths, &view));
+  if (kind != sync::DestKind::kView) return Status::OK();
+  auto children = env->GetChildren(paths.views);
+  if (!children.ok()) return Status::OK();
+  bool stale = false;
+  for (const DirEntry& e : *children)
+    stale = stale || (e.is_dir && !e.name.empty() && e.name[0] != '.' &&
+                      JoinPath(paths.views, e.name) != view);
+  if (!stale) return Status::OK();
+  auto lock = sync::LockDest(env, paths);
+  if (!lock.ok()) return Status::OK();  // a sync is running: its job
+  FERRY_ASSIGN_OR_RETURN(auto cache, Cache::Open(env, cache_dir));
+  return sync::RemoveOldViews(env, cache.get(), paths, view,
+                              &report->old_views_removed,
+                              &report->old_views_in_use);
+}
+
 }  // namespace
 
 Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
@@ -215,6 +238,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       report.manifest_id = cur->id;
       report.files = cur->files;
       report.bytes = cur->bytes;
+      if (!o.dry_run)
+        FERRY_RETURN_IF_ERROR(CleanOldViews(env, paths, cache_dir, &report));
       return report;
     }
     // The ref's bytes as they were at the Stat: a publish in between makes

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# ferry sync from nginx (http) killed with -9 at random moments of a cold and
+# an incremental sync, each followed by a rerun: DEST is at every moment
+# missing, the old tree or the new one (never a mix); after the rerun it
+# equals the published tree byte for byte, the cache index matches the
+# object files, and no part, journal, lock or temporary file is left. Then
+# two syncs on one cache at once: both complete, each object fetched once.
+set -euo pipefail
+ferry=$1 publish=$2
+. "${FERRY_TEST_SERVERS_ENV:?}"
+. "$(dirname "$0")/../cli/testlib.sh"
+root=$FERRY_TEST_HTTP_ROOT/synckill url=$FERRY_TEST_HTTP_URL/synckill
+rm -rf "$root"
+trap 'rm -rf "$work" "$root"' EXIT
+
+mkdir -p tree/small
+for i in $(seq 0 39); do head -c $((100000 + i)) /dev/urandom > "tree/small/f$i.bin"; done
+for i in 0 1 2; do head -c $((20000000 + i)) /dev/urandom > "tree/shard-$i.tar"; done
+printf '{}' > tree/dataset.json
+"$publish" tree "$root" > /dev/null
+mkdir nodes
+args=(sync -q --connections 4 --part-size 4M --bwlimit 30M "$url" nodes/ds --cache cache)
+
+# same_tree A B: equal files (ferry's view files left out).
+same_tree() { diff -r --exclude=.ferry-sync.json --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
+# DEST now: missing, or exactly one of the trees given.
+dest_is_whole() {
+  [ -e nodes/ds ] || return 0
+  for t in "$@"; do same_tree "$t" nodes/ds && return 0; done
+  fail "DEST is a mix after a kill"
+}
+# Nothing of a download or a temporary left; the index has exactly the
+# object files.
+clean_cache() {
+  local left
+  left=$(find cache nodes \( -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock' \
+         -o -name '*.adopt' -o -name '.ferry-tmp-*' -o -name '.ds.ferry-tmp' \) \
+         ! -name '.ferry-view.lock' ! -name '.sync.lock' -print)
+  [ -z "$left" ] || fail "left behind: $left"
+  /usr/bin/python3 - <<'PY' || fail "index and object files differ"
+import os, sqlite3, sys
+rows = {(rk, h) for rk, h in sqlite3.connect("cache/index.sqlite").execute("SELECT rk, hash FROM objects")}
+files = set()
+for rk in os.listdir("cache/objects"):
+    for fan in os.listdir(f"cache/objects/{rk}"):
+        for h in os.listdir(f"cache/objects/{rk}/{fan}"):
+            files.add((rk, h))
+sys.exit(0 if rows == files and rows else 1)
+PY
+}
+
+resumed=0 kills=0
+for round in cold incremental; do
+  if [ $round = incremental ]; then
+    cp -r tree old
+    for i in 3 17 29; do head -c 90000 /dev/urandom > "tree/small/f$i.bin"; done
+    head -c 21000000 /dev/urandom > tree/shard-1.tar
+    rm tree/small/f5.bin
+    "$publish" tree "$root" > /dev/null
+  fi
+  for i in $(seq 5); do
+    if [ $round = cold ]; then rm -rf cache nodes/ds nodes/.ds.ferry-views; fi
+    if [ $round = incremental ] && [ "$i" -gt 1 ]; then
+      # back to v1 in DEST so that every kill lands in an incremental sync
+      "$ferry" sync -q "$url@$v1" nodes/ds --cache cache
+    fi
+    "$ferry" "${args[@]}" & pid=$!
+    sleep "0.$((RANDOM % 8 + 1))"
+    kill -9 $pid 2>/dev/null && kills=$((kills + 1))
+    wait $pid 2>/dev/null || true
+    if [ $round = cold ]; then dest_is_whole tree; else dest_is_whole old tree; fi
+    "$ferry" sync --json --connections 4 --part-size 4M "$url" nodes/ds --cache cache > out.json \
+      || { cat out.json; fail "rerun after kill $i ($round)"; }
+    r=$(/usr/bin/python3 -c "import json; print(json.load(open('out.json'))['bytes_resumed'])")
+    resumed=$((resumed + r))
+    same_tree tree nodes/ds || fail "DEST differs from the tree after the rerun ($round $i)"
+    clean_cache
+    [ $round = cold ] && v1=$(/usr/bin/python3 -c "import json; print(json.load(open('out.json'))['manifest_id'])")
+  done
+done
+echo "kills=$kills bytes_resumed=$resumed"
+[ "$resumed" -gt 0 ] || fail "no kill left a download to resume"
+
+# A no-op over http is exactly one request (nginx's access log).
+log=${FERRY_TEST_HTTP_ACCESS_LOG:-}
+if [ -n "$log" ]; then
+  sleep 0.5; before=$(wc -l < "$log")
+  "$ferry" sync --json "$url" nodes/ds --cache cache > out.json
+  grep -q '"unchanged":true' out.json || fail "not a no-op: $(cat out.json)"
+  sleep 0.5; after=$(wc -l < "$log")
+  echo "no-op: $((after - before)) request(s): $(tail -n 1 "$log" | cut -f1)"
+  [ $((after - before)) = 1 ] || fail "no-op sent $((after - before)) requests"
+fi
+
+# Two syncs on one (empty) cache at once, into two DESTs.
+rm -rf cache2
+"$ferry" sync --json --connections 4 "$url" nodes/a --cache cache2 > a.json & pa=$!
+"$ferry" sync --json --connections 4 "$url" nodes/b --cache cache2 > b.json & pb=$!
+wait $pa || fail "first concurrent sync"
+wait $pb || fail "second concurrent sync"
+same_tree tree nodes/a && same_tree tree nodes/b || fail "concurrent syncs"
+fetched=$(/usr/bin/python3 -c "import json; print(sum(json.load(open(f))['objects_fetched'] for f in ('a.json','b.json')))")
+objects=$(find cache2/objects -type f | wc -l)
+echo "concurrent: objects=$objects fetched=$fetched"
+[ "$fetched" = "$objects" ] || fail "an object was fetched twice ($fetched for $objects)"
+echo ok
