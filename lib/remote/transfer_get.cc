@@ -19,6 +19,7 @@
 #include "remote/download.h"
 #include "remote/http.h"
 #include "remote/multi_loop.h"
+#include "remote/opener.h"
 #include "remote/publisher.h"
 #include "remote/range_check.h"
 #include "remote/retry.h"
@@ -52,14 +53,14 @@ class GetEngine : public CurlMultiLoop::Client {
   GetEngine(HttpBackend* backend, std::vector<GetItem> items,
             const TransferOptions& options, Env* env, TransferReport* report)
       : backend_(backend),
-        items_(std::move(items)),
+        opener_(std::move(items), options.part_size, backend->Describe(), env),
         opt_(options),
         env_(env),
         report_(report),
         loop_(backend->settings(), options, {.buffer_size = 256L << 10},
               report),
         progress_(loop_.progress()) {
-    progress_.SetFilesTotal(items_.size());
+    progress_.SetFilesTotal(opener_.size());
   }
 
   Status Run() {
@@ -79,7 +80,7 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   size_t OpenCount() const override { return open_.size(); }
-  bool MoreToOpen() const override { return next_item_ < items_.size(); }
+  bool MoreToOpen() const override { return opener_.More(); }
 
   Status Prepare(LoopRequest* lr) override {
     Req* r = static_cast<Req*>(lr);
@@ -129,12 +130,10 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   void OpenNext() override {
-    GetItem item = std::move(items_[next_item_++]);
-    std::string url = backend_->Describe() + "/" + item.key;
+    // Created, locked and checked for a journal on the opener's thread.
+    auto [dl, s] = opener_.Next();
     auto o = std::make_unique<Obj>();
-    o->dl =
-        std::make_unique<Download>(std::move(item), opt_.part_size, url, env_);
-    Status s = o->dl->Open();
+    o->dl = std::move(dl);
     Obj* raw = o.get();
     open_.push_back(std::move(o));
     if (!s.ok()) return Fail(raw, s);
@@ -358,13 +357,12 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   HttpBackend* backend_;
-  std::vector<GetItem> items_;
+  Opener opener_;
   const TransferOptions& opt_;
   Env* env_;
   TransferReport* report_;
   CurlMultiLoop loop_;
   ProgressTicker& progress_;
-  size_t next_item_ = 0;
   std::list<std::unique_ptr<Obj>> open_;
   Publisher publisher_{env_};  // after env_
 };

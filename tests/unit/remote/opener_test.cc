@@ -1,0 +1,72 @@
+#include "remote/opener.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testutil/test_util.h"
+
+namespace ferry::remote {
+namespace {
+
+std::vector<GetItem> Items(const test::ScratchDir& dir, size_t n) {
+  std::vector<GetItem> items;
+  for (size_t i = 0; i < n; ++i) {
+    GetItem item;
+    item.key = "k/" + std::to_string(i);
+    item.dest = dir.Join("out/" + item.key);
+    items.push_back(item);
+  }
+  return items;
+}
+
+// More items than are opened ahead: each comes out once, in item order,
+// opened (its part file created and held).
+TEST(OpenerTest, HandsOutEveryItemInOrder) {
+  Env* env = Env::Default();
+  test::ScratchDir dir;
+  const size_t n = Opener::kAhead * 3 + 5;
+  Opener opener(Items(dir, n), 1 << 20, "http://h/p", env);
+  EXPECT_EQ(opener.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(opener.More());
+    auto [dl, s] = opener.Next();
+    ASSERT_OK(s);
+    EXPECT_EQ(dl->item().key, "k/" + std::to_string(i));
+    EXPECT_TRUE(env->FileExists(dl->item().dest + ".ferry-part"));
+  }
+  EXPECT_FALSE(opener.More());
+}
+
+// An item that cannot be opened comes out with its error; the others open.
+TEST(OpenerTest, AFailedOpenIsThatItemsAlone) {
+  Env* env = Env::Default();
+  test::ScratchDir dir;
+  std::vector<GetItem> items = Items(dir, 3);
+  test::WriteFile(env, dir.Join("file"), "x");
+  items[1].dest = dir.Join("file/below");  // a file where a folder must be
+  Opener opener(std::move(items), 1 << 20, "http://h/p", env);
+  EXPECT_OK(opener.Next().second);
+  auto [dl, s] = opener.Next();
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(dl->item().key, "k/1");
+  EXPECT_OK(opener.Next().second);
+}
+
+// Opened ahead and never taken (a run that ends early): nothing is left.
+TEST(OpenerTest, UntakenDownloadsLeaveNoPartFiles) {
+  Env* env = Env::Default();
+  test::ScratchDir dir;
+  {
+    Opener opener(Items(dir, 10), 1 << 20, "http://h/p", env);
+    auto first = opener.Next();
+    ASSERT_OK(first.second);
+    first.first.reset();
+  }
+  auto left = ListFilesRecursive(env, dir.Join("out"));
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty()) << left->front();
+}
+
+}  // namespace
+}  // namespace ferry::remote
