@@ -7,6 +7,7 @@
 
 #include "remote/curl_util.h"
 #include "remote/http_client.h"
+#include "remote/http_read.h"
 #include "remote/range_check.h"
 
 namespace ferry::remote {
@@ -31,35 +32,6 @@ std::string EncodeKey(std::string_view key) {
     }
   }
   return out;
-}
-
-// One request, no retry: the answer's headers, and its body to on_body
-// (error answers' bodies are kept in the response, up to 64 KiB). Reads do
-// not go through HttpClient: its sink sees no headers, and the answer must
-// be judged before the first byte reaches the caller's sink.
-Result<HttpResponse> Perform(
-    const HttpRequest& req, const HttpSettings& settings, std::string_view what,
-    std::function<bool(CurlExchange&, std::string_view)> on_body) {
-  EnsureCurlGlobalInit();
-  CurlEasy easy(curl_easy_init());
-  if (!easy) return Status::IOError(std::string(what), "curl_easy_init failed");
-  CurlExchange ex;
-  ex.request = &req;
-  ex.on_body = [&](CurlExchange& e, std::string_view data) {
-    if (e.response.status < 200 || e.response.status >= 300) {
-      if (e.response.body.size() < (64u << 10)) e.response.body.append(data);
-      return true;
-    }
-    return on_body ? on_body(e, data) : true;
-  };
-  FERRY_RETURN_IF_ERROR(SetupEasy(easy.get(), &ex, settings));
-  CURLcode rc = curl_easy_perform(easy.get());
-  long status = 0;
-  curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
-  LogRequest(settings, req, status);
-  if (rc != CURLE_OK) return CurlError(what, rc, ex.error);
-  ex.response.status = status;
-  return std::move(ex.response);
 }
 
 class HttpBackendImpl final : public HttpBackend {
@@ -94,52 +66,7 @@ class HttpBackendImpl final : public HttpBackend {
 
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
-    FERRY_ASSIGN_OR_RETURN(HttpRequest req,
-                           MakeGet(key, range, options.if_match));
-    Status body_status;
-    std::optional<GetAnswer> answer;
-    uint64_t got = 0;
-    auto on_body = [&](CurlExchange& e, std::string_view data) {
-      if (!answer) {
-        auto a = CheckGetAnswer(req.url, req.range, options.if_match,
-                                range.length == ByteRange::kToEnd, e.response);
-        if (!a.ok()) {
-          body_status = a.status();
-          return false;
-        }
-        answer = *a;
-      }
-      got += data.size();
-      if (got > answer->length) {
-        body_status = Status::Unavailable(req.url, "body longer than asked");
-        return false;
-      }
-      body_status = sink->Append(data);
-      return body_status.ok();
-    };
-    auto r = Perform(req, settings_, req.url, on_body);
-    if (!body_status.ok()) return body_status;
-    FERRY_RETURN_IF_ERROR(r.status());
-    if (r->status < 200 || r->status >= 300) {
-      if (r->status == 416) {
-        auto a = CheckGetAnswer(req.url, req.range, options.if_match,
-                                range.length == ByteRange::kToEnd, *r);
-        if (a.ok()) return Status::OK();  // an empty object
-      }
-      return ErrorFor(key, *r);
-    }
-    if (!answer) {  // no body at all
-      auto a = CheckGetAnswer(req.url, req.range, options.if_match,
-                              range.length == ByteRange::kToEnd, *r);
-      FERRY_RETURN_IF_ERROR(a.status());
-      answer = *a;
-    }
-    if (got != answer->length) {
-      return Status::Unavailable(req.url, "short body: " + std::to_string(got) +
-                                              " of " +
-                                              std::to_string(answer->length));
-    }
-    return Status::OK();
+    return ReadObject(this, &client_, key, UrlFor(key), range, options, sink);
   }
 
   Result<ObjectInfo> Write(std::string_view key, ByteSource*,

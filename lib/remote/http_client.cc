@@ -44,15 +44,25 @@ Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
   ex.request = &req;
   Status sink_error;
   bool too_large = false, checked = false;
+  // A success is judged as soon as its headers are in: before its first
+  // body byte, and also when no body comes.
+  ex.on_headers = [&](CurlExchange& x) {
+    long code = x.response.status;
+    if (body_sink == nullptr || !check || code < 200 || code >= 300)
+      return true;
+    checked = true;
+    sink_error = check(x.response);
+    return sink_error.ok();
+  };
   ex.on_body = [&](CurlExchange& x, std::string_view data) {
     long code = 0;
     curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
     if (body_sink != nullptr && code >= 200 && code < 300) {
       if (check && !checked) {
         x.response.status = code;
+        checked = true;
         sink_error = check(x.response);
         if (!sink_error.ok()) return false;
-        checked = true;
       }
       sink_error = body_sink->Append(data);
       if (!sink_error.ok()) return false;

@@ -42,11 +42,11 @@ class HttpClient {
   // is not retried here (the sink cannot take the bytes twice): the caller
   // resumes with a narrower range.
   //
-  // check, when given, judges a 2xx answer's status and headers before the
-  // first byte of its body reaches body_sink (a 200 to a Range request, a
-  // wrong Content-Range): a non-OK status aborts the attempt and is
-  // returned, retried only when it is Unavailable. An answer without a body
-  // never reaches it: the caller judges that one.
+  // check, when given with body_sink, judges a 2xx answer's status and
+  // headers as soon as they are in, before the first byte of its body
+  // reaches body_sink (a 200 to a Range request, a wrong Content-Range),
+  // with or without a body to come: a non-OK status aborts the attempt and
+  // is returned, retried only when it is Unavailable.
   using HeaderCheck = std::function<Status(const HttpResponse&)>;
   Result<HttpResponse> Perform(const std::function<Result<HttpRequest>()>& make,
                                ByteSink* body_sink = nullptr,

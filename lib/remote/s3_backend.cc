@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "remote/http_client.h"
+#include "remote/http_read.h"
 #include "remote/range_check.h"
 #include "remote/s3_errors.h"
 #include "remote/s3_xml.h"
@@ -93,50 +94,6 @@ Result<Endpoint> ParseEndpoint(const std::string& url) {
   return e;
 }
 
-// Passes a GET's body on once its answer was judged: the status and
-// Content-Range are those asked, the ETag unchanged, and no more bytes come
-// than the answer announced.
-class CheckedSink : public ByteSink {
- public:
-  explicit CheckedSink(ByteSink* out) : out_(out) {}
-
-  Status Judge(const std::string& what, const std::optional<ByteRange>& asked,
-               std::string* etag, const HttpResponse& r) {
-    judged_ = true;
-    // Asked past the end: the caller's mistake, not worth a retry.
-    const std::string* cr = FindHeader(r.headers, "content-range");
-    if (asked && asked->length != ByteRange::kToEnd && r.status == 206 && cr) {
-      auto c = ParseContentRange(*cr);
-      if (c && c->total && asked->offset + asked->length > *c->total) {
-        return Status::IOError(
-            what, RangeHeader(*asked) + " ends beyond the end of the object (" +
-                      *cr + ")");
-      }
-    }
-    FERRY_ASSIGN_OR_RETURN(GetAnswer a,
-                           CheckGetAnswer(what, asked, *etag, false, r));
-    if (etag->empty()) *etag = a.etag;
-    expected_ = a.length;
-    return Status::OK();
-  }
-
-  Status Append(std::string_view data) override {
-    if (bytes_ + data.size() > expected_)
-      return Status::Unavailable("body longer than announced");
-    bytes_ += data.size();
-    return out_->Append(data);
-  }
-
-  bool judged() const { return judged_; }
-  uint64_t bytes() const { return bytes_; }
-  uint64_t expected() const { return expected_; }
-
- private:
-  ByteSink* out_;
-  bool judged_ = false;
-  uint64_t bytes_ = 0, expected_ = ByteRange::kToEnd;
-};
-
 class S3Backend final : public HttpBackend {
  public:
   S3Backend(std::string bucket, std::string prefix, AwsConfig config,
@@ -216,49 +173,10 @@ class S3Backend final : public HttpBackend {
     return ObjectInfoFromHead(key, Name(key), r);
   }
 
-  // A GET (ranged unless the whole object is asked), its answer judged
-  // before a byte reaches sink; resumed where it broke, with If-Match on the
-  // ETag the first answer had, when the connection fails mid-body.
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
-    FERRY_ASSIGN_OR_RETURN(std::string full, Full(key));
-    std::string etag = options.if_match;
-    uint64_t done = 0;
-    for (int resumes = 0;; ++resumes) {
-      ByteRange cur{range.offset + done, range.length == ByteRange::kToEnd
-                                             ? ByteRange::kToEnd
-                                             : range.length - done};
-      std::optional<ByteRange> asked;
-      if (cur.offset != 0 || cur.length != ByteRange::kToEnd) asked = cur;
-      CheckedSink checked(sink);
-      auto check = [&](const HttpResponse& r) {
-        return checked.Judge(Name(key), asked, &etag, r);
-      };
-      auto r =
-          client_.Perform([&] { return MakeGetRequest(full, asked, etag); },
-                          &checked, 64 << 10, check);
-      done += checked.bytes();
-      Status s = r.status();
-      if (s.ok() && Is2xx(r->status)) {
-        if (!checked.judged()) s = check(*r);  // no body at all
-        if (s.ok() && checked.expected() != ByteRange::kToEnd &&
-            checked.bytes() < checked.expected())
-          s = Status::Unavailable(Name(key), "short body");
-        if (s.ok()) return Status::OK();
-      } else if (s.ok()) {
-        if (r->status == 416 && cur.length == ByteRange::kToEnd) {
-          // Nothing from cur.offset on: fine if that is the object's end.
-          auto st = Stat(key);
-          if (st.ok() && st->size == cur.offset &&
-              (etag.empty() || st->etag == etag))
-            return Status::OK();
-        }
-        return ErrorFor(key, *r);
-      }
-      if (!s.IsUnavailable() || checked.bytes() == 0 ||
-          resumes >= client_.policy().max_retries)
-        return s;
-    }
+    FERRY_RETURN_IF_ERROR(Full(key).status());
+    return ReadObject(this, &client_, key, Name(key), range, options, sink);
   }
 
   Result<ObjectInfo> Write(std::string_view key, ByteSource* source,

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,13 +23,6 @@ namespace {
 
 using test::StringSink;
 using test::StringSource;
-
-std::string Pattern(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  std::mt19937 rng(seed);
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
 
 // What differs between the backends under test.
 struct Kind {
@@ -262,7 +254,7 @@ TEST_P(BackendConformanceTest, StatReportsSizeAndStableEtag) {
 }
 
 TEST_P(BackendConformanceTest, RangesReadExactlyTheirBytes) {
-  const std::string data = Pattern(1000, 1);
+  const std::string data = test::RandomBytes(1000, 1);
   Put("r", data);
   Put("empty", "");
   if (GetParam().first_byte_range_broken) {
@@ -308,7 +300,8 @@ TEST_P(BackendConformanceTest, IfMatchRefusesAChangedObject) {
 
 TEST_P(BackendConformanceTest, WriteReplacesWholeObjects) {
   SKIP_UNLESS_CAP(writes);
-  const std::string big = Pattern(3 << 20, 2);  // several write chunks
+  const std::string big =
+      test::RandomBytes(3 << 20, 2);  // several write chunks
   StringSource src(big);
   auto w = backend_->Write("w/obj", &src, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
@@ -473,7 +466,7 @@ TEST_F(S3BackendTest, LargeWritesGoMultipart) {
   };
   auto b = Open(servers_.s3_bucket);
   ASSERT_TRUE(b);
-  const std::string data = Pattern((2 << 20) + 123, 7);
+  const std::string data = test::RandomBytes((2 << 20) + 123, 7);
   StringSource src(data);
   auto w = b->Write("big", &src, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();

@@ -4,7 +4,6 @@
 // mixed file under the final name.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 
 #include "ferry/transfer.h"
@@ -18,13 +17,6 @@ namespace {
 
 using test::FaultRule;
 
-std::string Bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = char(rng());
-  return s;
-}
-
 class TransferFaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,7 +29,7 @@ class TransferFaultsTest : public ::testing::Test {
     ASSERT_OK(proxy_->Reset());
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = std::string("faults-") + info->name();
-    data_ = Bytes((1 << 20) + 1, 7);
+    data_ = test::RandomBytes((1 << 20) + 1, 7);
     file_ = servers_.http_root + "/" + dir_ + "/obj.bin";
     test::WriteFile(env_, file_, data_);
     remote_.low_speed_limit = 1024;

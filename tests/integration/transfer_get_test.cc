@@ -3,7 +3,6 @@
 // a changed object, a locked destination.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 
 #include "ferry/transfer.h"
@@ -15,13 +14,6 @@
 
 namespace ferry {
 namespace {
-
-std::string Bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = char(rng());
-  return s;
-}
 
 class TransferGetTest : public ::testing::Test {
  protected:
@@ -67,7 +59,7 @@ class TransferGetTest : public ::testing::Test {
 };
 
 TEST_F(TransferGetTest, MultiPartObjectArrivesByteIdenticalInParallelParts) {
-  std::string data = Bytes((1 << 20) + 12345, 1);
+  std::string data = test::RandomBytes((1 << 20) + 12345, 1);
   Serve("big.bin", data);
   TransferReport r = Get({Item("big.bin", tmp_.Join("out/big.bin"))});
   ASSERT_EQ(r.files_failed, 0u) << r.failures[0].second.ToString();
@@ -84,7 +76,7 @@ TEST_F(TransferGetTest, ManySmallObjectsIncludingAnEmptyOne) {
   std::vector<std::string> datas;
   for (int i = 0; i < 120; ++i) {
     std::string key = "small/" + std::to_string(i) + ".bin";
-    datas.push_back(Bytes(i == 0 ? 0 : size_t(i * 997 % 70000), i));
+    datas.push_back(test::RandomBytes(i == 0 ? 0 : size_t(i * 997 % 70000), i));
     Serve(key, datas.back());
     items.push_back(Item(key, tmp_.Join(key)));
   }
@@ -99,7 +91,7 @@ TEST_F(TransferGetTest, ManySmallObjectsIncludingAnEmptyOne) {
 // A journal saying parts 0, 2 and the last are done: only the others are
 // fetched, and the bytes of the journalled parts are not fetched again.
 TEST_F(TransferGetTest, ResumeFetchesOnlyThePartsTheJournalLacks) {
-  std::string data = Bytes(10 * (64 << 10) + 100, 2);
+  std::string data = test::RandomBytes(10 * (64 << 10) + 100, 2);
   Serve("r.bin", data);
   auto info = backend_->Stat("r.bin");
   ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -128,7 +120,7 @@ TEST_F(TransferGetTest, ResumeFetchesOnlyThePartsTheJournalLacks) {
 }
 
 TEST_F(TransferGetTest, DamagedJournalIsIgnoredAndTheObjectFetchedWhole) {
-  std::string data = Bytes(4 * (64 << 10), 3);
+  std::string data = test::RandomBytes(4 * (64 << 10), 3);
   Serve("d.bin", data);
   auto info = backend_->Stat("d.bin");
   ASSERT_TRUE(info.ok());
@@ -153,7 +145,7 @@ TEST_F(TransferGetTest, DamagedJournalIsIgnoredAndTheObjectFetchedWhole) {
 // The object changed since the journal was written: its parts are not
 // mixed in, the download starts over.
 TEST_F(TransferGetTest, ObjectChangedSinceTheJournalStartsOver) {
-  std::string data = Bytes(3 * (64 << 10) + 1, 4);
+  std::string data = test::RandomBytes(3 * (64 << 10) + 1, 4);
   Serve("c.bin", data);
   std::string dest = tmp_.Join("c.bin");
   remote::JournalHeader h;
@@ -172,7 +164,7 @@ TEST_F(TransferGetTest, ObjectChangedSinceTheJournalStartsOver) {
 }
 
 TEST_F(TransferGetTest, ExpectedHashMismatchRemovesTheDownload) {
-  std::string data = Bytes(200000, 5);
+  std::string data = test::RandomBytes(200000, 5);
   Serve("h.bin", data);
   GetItem good = Item("h.bin", tmp_.Join("good.bin"));
   good.have_expected = true;
@@ -218,7 +210,7 @@ TEST_F(TransferGetTest, DestinationHeldByAnotherRunFailsClearly) {
 }
 
 TEST_F(TransferGetTest, BandwidthLimitedRunStillCompletes) {
-  std::string data = Bytes(300000, 6);
+  std::string data = test::RandomBytes(300000, 6);
   Serve("bw.bin", data);
   opt_.bwlimit = 4 << 20;
   TransferReport r = Get({Item("bw.bin", tmp_.Join("bw.bin"))});

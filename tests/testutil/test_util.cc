@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 
 namespace ferry::test {
 
@@ -31,6 +32,13 @@ std::string ReadFile(Env* env, const std::string& path) {
   auto s = ReadFileToString(env, path);
   if (!s.ok()) return "<error: " + s.status().ToString() + ">";
   return *s;
+}
+
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
 }
 
 }  // namespace ferry::test

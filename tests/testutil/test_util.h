@@ -41,6 +41,9 @@ void WriteFile(Env* env, const std::string& path, const std::string& data);
 // The file's content, or "<error: ...>".
 std::string ReadFile(Env* env, const std::string& path);
 
+// n pseudo-random bytes, the same for the same seed (std::mt19937).
+std::string RandomBytes(size_t n, uint32_t seed);
+
 }  // namespace ferry::test
 
 #endif  // FERRY_TESTS_TESTUTIL_TEST_UTIL_H_
