@@ -23,6 +23,7 @@ struct GetArgs {
   bool recursive = false;
   bool dry_run = false;
   std::string expect;
+  PathFilters filters;
 };
 
 // One backend and the items fetched from it.
@@ -34,6 +35,8 @@ struct Batch {
 Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches) {
   std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
   const std::string& dst = a.args.back();
+  if (!a.recursive && !a.filters.empty())
+    return Status::InvalidArgument("--include/--exclude", "need -R");
   auto st = env->Stat(dst);
   bool into_dir = a.recursive || srcs.size() > 1 ||
                   (!dst.empty() && dst.back() == '/') ||
@@ -52,7 +55,8 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches) {
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
       FERRY_RETURN_IF_ERROR(
           backend->List("", ListOptions{}, [&](const ObjectInfo& info) {
-            if (info.is_prefix) return Status::OK();
+            if (info.is_prefix || !a.filters.Takes(info.key))
+              return Status::OK();
             GetItem item;
             item.key = info.key;
             item.dest = JoinPath(dst, info.key);
@@ -145,6 +149,7 @@ Runner RegisterGet(CLI::App* app) {
   cmd->add_flag("-R,--recursive", a->recursive,
                 "SRC names prefixes: every object below each");
   cmd->add_flag("--dry-run", a->dry_run, "Print what would be fetched");
+  a->filters.AddOptions(cmd, "; with -R, on keys below each SRC prefix");
   cmd->add_option("--expect", a->expect,
                   "XXH3-128 (32 hex digits) the one object must have; a "
                   "mismatch removes the download (exit 3)");

@@ -20,6 +20,7 @@ struct PutArgs {
   std::vector<std::string> args;  // SRC... DST
   bool recursive = false;
   bool dry_run = false;
+  PathFilters filters;
 };
 
 std::string BaseName(const std::string& path) {
@@ -31,11 +32,14 @@ std::string BaseName(const std::string& path) {
 
 // The backend's URL and the items: a DST ending in '/', several SRCs or -R
 // make DST a prefix (keys are file names, or paths below each SRC tree);
-// otherwise DST names the one object.
+// otherwise DST names the one object. Below a folder, ferry's own working
+// files are never taken, and --include/--exclude choose among the rest.
 Status Plan(const PutArgs& a, Env* env, std::string* url,
             std::vector<PutItem>* items) {
   std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
   std::string dst = a.args.back();
+  if (!a.recursive && !a.filters.empty())
+    return Status::InvalidArgument("--include/--exclude", "need -R");
   bool into_prefix =
       a.recursive || srcs.size() > 1 || (!dst.empty() && dst.back() == '/');
   std::string key_prefix;
@@ -59,8 +63,10 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
       if (!a.recursive)
         return Status::InvalidArgument(src, "is a folder (use -R)");
       FERRY_ASSIGN_OR_RETURN(auto files, ListFilesRecursive(env, src));
-      for (const std::string& rel : files)
+      for (const std::string& rel : files) {
+        if (IsFerryWorkingFile(rel) || !a.filters.Takes(rel)) continue;
         FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
+      }
       continue;
     }
     FERRY_RETURN_IF_ERROR(add(src, into_prefix ? BaseName(src) : key_prefix));
@@ -111,6 +117,7 @@ Runner RegisterPut(CLI::App* app) {
   cmd->add_flag("-R,--recursive", a->recursive,
                 "Folders among SRC: every file below each");
   cmd->add_flag("--dry-run", a->dry_run, "Print what would be put");
+  a->filters.AddOptions(cmd, "; with -R, on paths below each SRC folder");
   return [a] { return RunPut(*a); };
 }
 

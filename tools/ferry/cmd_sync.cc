@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -27,9 +26,7 @@ struct SyncArgs {
   bool remove_replaced = false;
   bool dry_run = false;
   bool check = false;
-  CLI::Option* include = nullptr;
-  CLI::Option* exclude = nullptr;
-  CLI::App* cmd = nullptr;
+  PathFilters filters;
 };
 
 // "s3://b/data@v2" -> ("s3://b/data", "v2"): the last '@' with no '/'
@@ -86,19 +83,6 @@ Status ResolveRank(const SyncArgs& a, SyncSelection* sel) {
   sel->rank = static_cast<int>(r);
   sel->world_size = static_cast<int>(n);
   return Status::OK();
-}
-
-// --include/--exclude in the order given on the command line.
-std::vector<std::pair<bool, std::string>> Filters(const SyncArgs& a) {
-  std::vector<std::pair<bool, std::string>> out;
-  std::map<const CLI::Option*, size_t> used;
-  for (const CLI::Option* opt : a.cmd->parse_order()) {
-    if (opt != a.include && opt != a.exclude) continue;
-    const auto& results = opt->results();
-    size_t& i = used[opt];
-    if (i < results.size()) out.emplace_back(opt == a.include, results[i++]);
-  }
-  return out;
 }
 
 int RunCheck(const SyncArgs& a) {
@@ -209,7 +193,7 @@ int RunSync(SyncArgs& a) {
   }
   Status s = ResolveRank(a, &o.selection);
   if (!s.ok()) return Fail(s);
-  o.selection.filters = Filters(a);
+  o.selection.filters = a.filters.List();
   o.remove_replaced = a.remove_replaced;
   o.dry_run = a.dry_run;
   o.remote_options = a.remote;
@@ -263,7 +247,6 @@ Runner RegisterSync(CLI::App* app) {
       "  ferry sync https://host/ds@v2 /data/ds --rank auto --cache-limit "
       "500G\n"
       "  ferry sync --check /data/imagenet");
-  a->cmd = cmd;
   AddCommonOptions(cmd, &a->common);
   AddRemoteOptions(cmd, &a->remote);
   cmd->add_option("args", a->args, "REMOTE[@REF] DEST (DEST with --check)")
@@ -280,13 +263,7 @@ Runner RegisterSync(CLI::App* app) {
   AddUintOption(cmd, "--world-size", &a->world_size,
                 "Number of ranks sharing the shards", 1, 1 << 20)
       ->default_str("");
-  a->include = cmd->add_option("--include",
-                               "Take paths matching GLOB (after an --exclude)")
-                   ->type_name("GLOB")
-                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  a->exclude = cmd->add_option("--exclude", "Leave out paths matching GLOB")
-                   ->type_name("GLOB")
-                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  a->filters.AddOptions(cmd, "");
   cmd->add_flag("--delete", a->remove_replaced,
                 "A first sync into a folder with files: remove that folder "
                 "after adopting its files (default: moved aside)");

@@ -1,8 +1,12 @@
 #include "transfer_cli.h"
 
+#include <fnmatch.h>
+
 #include <cstdio>
+#include <map>
 
 #include "ferry/json.h"
+#include "ferry/sync.h"
 
 namespace ferry::cli {
 
@@ -26,6 +30,88 @@ Result<ObjectUrl> SplitObjectUrl(std::string_view url) {
   std::string parent(url.substr(0, slash));
   if (parent.empty()) parent = "/";
   return ObjectUrl{parent, std::string(url.substr(slash + 1))};
+}
+
+void PathFilters::AddOptions(CLI::App* cmd, std::string_view what) {
+  cmd_ = cmd;
+  include_ = cmd->add_option("--include")
+                 ->description(
+                     "Take paths matching GLOB again (after an --exclude; "
+                     "repeatable, in order)" +
+                     std::string(what))
+                 ->type_name("GLOB")
+                 ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  exclude_ = cmd->add_option("--exclude")
+                 ->description(
+                     "Leave out paths matching GLOB (fnmatch; '*' also "
+                     "matches '/'; repeatable, in order)" +
+                     std::string(what))
+                 ->type_name("GLOB")
+                 ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+std::vector<std::pair<bool, std::string>> PathFilters::List() const {
+  std::vector<std::pair<bool, std::string>> out;
+  if (cmd_ == nullptr) return out;
+  std::map<const CLI::Option*, size_t> used;
+  for (const CLI::Option* opt : cmd_->parse_order()) {
+    if (opt != include_ && opt != exclude_) continue;
+    const auto& results = opt->results();
+    size_t& i = used[opt];
+    if (i < results.size()) out.emplace_back(opt == include_, results[i++]);
+  }
+  return out;
+}
+
+bool PathFilters::empty() const {
+  return include_ == nullptr ||
+         (include_->count() == 0 && exclude_->count() == 0);
+}
+
+bool PathFilters::Takes(std::string_view path) const {
+  bool in = true;
+  const std::string p(path);
+  for (const auto& [include, glob] : List())
+    if (::fnmatch(glob.c_str(), p.c_str(), 0) == 0) in = include;
+  return in;
+}
+
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view end) {
+  return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
+}
+
+bool StartsWith(std::string_view s, std::string_view start) {
+  return s.substr(0, start.size()) == start;
+}
+
+// A folder ferry works in: everything below it is ferry's.
+bool IsFerryWorkFolder(std::string_view name) {
+  return (name.size() > 1 && name[0] == '.' &&
+          (EndsWith(name, ".ferry-views") ||
+           name.find(".ferry-split-") != std::string_view::npos)) ||
+         StartsWith(name, ".ferry-old-") ||
+         name.find(".ferry-tmp") != std::string_view::npos;
+}
+
+}  // namespace
+
+bool IsFerryWorkingFile(std::string_view rel) {
+  size_t slash = rel.rfind('/');
+  std::string_view name =
+      slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+  for (size_t start = 0; slash != std::string_view::npos && start <= slash;) {
+    size_t end = rel.find('/', start);
+    if (IsFerryWorkFolder(rel.substr(start, end - start))) return true;
+    start = end + 1;
+  }
+  return name == ".ferry-pack.lock" || StartsWith(name, ".ferry-pack-state") ||
+         name == ".ferry-convert" || name == ".ferry-convert.lock" ||
+         name == kViewStateName || name == kViewLockName ||
+         name == ".ferry-lock" || EndsWith(name, ".ferry-part") ||
+         EndsWith(name, ".ferry-part.journal") ||
+         name.find(".ferry-tmp") != std::string_view::npos;
 }
 
 TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {

@@ -28,6 +28,35 @@ Result<ObjectUrl> SplitObjectUrl(std::string_view url);
 
 TransferOptions TransferOptionsFrom(const RemoteOptions& remote, bool dry_run);
 
+// --include GLOB / --exclude GLOB, each repeatable, kept in command-line
+// order (as `aws s3 cp` and `aws s3 sync`): a path is taken unless the last
+// filter that matches it is an --exclude. GLOB is fnmatch(3) on the path
+// relative to the source, without FNM_PATHNAME ('*' also matches '/').
+class PathFilters {
+ public:
+  // Adds the two options; `what` ends their help ("with -R").
+  void AddOptions(CLI::App* cmd, std::string_view what);
+  // (true for --include, GLOB) in the order given.
+  std::vector<std::pair<bool, std::string>> List() const;
+  bool empty() const;
+  bool Takes(std::string_view path) const;
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  CLI::Option* include_ = nullptr;
+  CLI::Option* exclude_ = nullptr;
+};
+
+// Whether a file below a tree is one of ferry's own working files, which
+// `put -R` never uploads: locks and state of pack, convert and sync views
+// (.ferry-pack.lock, .ferry-pack-state, .ferry-convert[.lock],
+// .ferry-sync.json, .ferry-view.lock, the file backend's .ferry-lock),
+// downloads in progress (*.ferry-part, *.ferry-part.journal), temporaries
+// of atomic writes (.ferry-tmp-*, .<name>.ferry-tmp) and anything below
+// folders ferry works in (.<name>.ferry-views/, .ferry-old-*,
+// .*.ferry-split-*).
+bool IsFerryWorkingFile(std::string_view rel);
+
 // Feeds TransferProgress into a terminal bar (nothing when quiet or not a
 // terminal).
 class TransferBar {
