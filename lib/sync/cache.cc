@@ -127,7 +127,7 @@ Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
   return true;
 }
 
-Result<bool> Cache::Lookup(const CacheKey& key) {
+Result<bool> Cache::Lookup(const CacheKey& key, bool touch) {
   const std::string path = ObjectPath(key);
   bool have_row = false;
   {
@@ -147,7 +147,7 @@ Result<bool> Cache::Lookup(const CacheKey& key) {
       if (!info.ok()) return false;
       return RecoverFile(key, path);
     }
-    FERRY_RETURN_IF_ERROR(IndexRow(key));  // touch
+    if (touch) FERRY_RETURN_IF_ERROR(IndexRow(key));
     return true;
   }
   if (!info.ok()) return false;
@@ -168,6 +168,20 @@ Status Cache::Insert(const CacheKey& key, const std::string& src) {
     FERRY_RETURN_IF_ERROR(env_->RenameFile(src, path));
   }
   return IndexRow(key);
+}
+
+Status Cache::Touch(const std::vector<CacheKey>& keys) {
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st,
+        db_->Prepare(
+            "UPDATE objects SET last_use = ?1 WHERE rk = ?2 AND hash = ?3"));
+    const int64_t now = static_cast<int64_t>(env_->NowMicros());
+    for (const CacheKey& k : keys)
+      FERRY_RETURN_IF_ERROR(
+          st.Bind(1, now).Bind(2, k.remote_key).Bind(3, k.hash.ToHex()).Run());
+    return Status::OK();
+  });
 }
 
 Result<bool> Cache::Adopt(const CacheKey& key, const std::string& src) {

@@ -68,8 +68,11 @@ class Cache {
 
   // Whether the object is in the cache (row and file). A row whose file is
   // gone is dropped; a file without a row is re-hashed and indexed if it
-  // hashes to key (removed if not). A hit updates the last use.
-  Result<bool> Lookup(const CacheKey& key);
+  // hashes to key (removed if not). A hit updates the last use unless
+  // touch is false (then Touch the hits in one transaction).
+  Result<bool> Lookup(const CacheKey& key, bool touch = true);
+  // Marks the objects used now, in one transaction.
+  Status Touch(const std::vector<CacheKey>& keys);
 
   // Moves the verified file src (same file system) into the cache as key,
   // read-only, and indexes it. If another process inserted it meanwhile,

@@ -342,11 +342,12 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   FERRY_RETURN_IF_ERROR(cache->Pin(view, keys));
 
   // 4. What the cache lacks; room for it.
-  std::vector<CacheKey> missing;
+  std::vector<CacheKey> missing, hits;
   for (const CacheKey& k : keys) {
-    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
-    if (!hit) missing.push_back(k);
+    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k, /*touch=*/false));
+    (hit ? hits : missing).push_back(k);
   }
+  FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = keys.size() - missing.size();
   if (o.cache_limit > 0 && !missing.empty()) {
     uint64_t need = 0;

@@ -142,6 +142,19 @@ TEST_F(CacheTest, MakeRoomEvictsLeastRecentlyUsedUnpinnedObjects) {
   EXPECT_FALSE(env_.FileExists(cache_->ObjectPath(c)));
 }
 
+TEST_F(CacheTest, TouchMakesObjectsRecentlyUsed) {
+  CacheKey a = Put(std::string(100, 'a'));
+  CacheKey b = Put(std::string(100, 'b'));
+  auto hit = cache_->Lookup(a, /*touch=*/false);
+  ASSERT_OK(hit.status());
+  EvictReport r;
+  ASSERT_OK(cache_->Touch({a}));  // a is now newer than b
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/200, /*need=*/100, &r));
+  EXPECT_EQ(r.objects, 1u);
+  EXPECT_TRUE(Has(a));
+  EXPECT_FALSE(Has(b));
+}
+
 TEST_F(CacheTest, MakeRoomThatCannotFitEvictsNothing) {
   CacheKey a = Put(std::string(100, 'a'));
   CacheKey b = Put(std::string(100, 'b'));

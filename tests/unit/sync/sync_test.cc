@@ -373,6 +373,24 @@ TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
     EXPECT_EQ(e.name.find("ferry-old"), std::string::npos) << e.name;
 }
 
+TEST_F(SyncTest, ASecondSyncIntoTheSameDestFailsAtOnce) {
+  Write("a", "a");
+  Publish();
+  ASSERT_OK(env_->CreateDirs(dir_.Join("nodes/.dest.ferry-views")));
+  auto held =
+      env_->LockFile(dir_.Join("nodes/.dest.ferry-views/.sync.lock"), false);
+  ASSERT_OK(held.status());
+  auto r = Run(Options());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsUnavailable()) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("another ferry sync"),
+            std::string_view::npos);
+  EXPECT_FALSE(env_->FileExists(dest_));
+  held->reset();
+  RunOk(Options());
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+}
+
 TEST_F(SyncTest, DestThatIsAFileIsRefused) {
   Write("a", "a");
   Publish();

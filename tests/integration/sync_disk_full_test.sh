@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# ferry sync with its cache on a small tmpfs (so also on another file system
+# than DEST: the view is made of checked copies, not links): a full cache is a
+# clean IO error (exit 4) naming the file, DEST is not made, nothing is
+# half-installed; with room, a rerun completes and resumes the synced parts.
+set -euo pipefail
+ferry=$1 publish=$2
+. "${FERRY_TEST_SERVERS_ENV:?}"
+. "$(dirname "$0")/../cli/testlib.sh"
+root=$FERRY_TEST_HTTP_ROOT/syncfull url=$FERRY_TEST_HTTP_URL/syncfull
+rm -rf "$root"
+mkdir -p tree small nodes
+head -c $((6 << 20)) /dev/urandom > tree/big.bin
+printf 'small\n' > tree/small.txt
+"$publish" tree "$root" > /dev/null
+if ! mount -t tmpfs -o size=3m tmpfs small 2>/dev/null; then
+  echo "skipped: cannot mount a tmpfs (needs root)"; exit 77
+fi
+trap 'umount "$work/small" 2>/dev/null; rm -rf "$work" "$root"' EXIT
+expect_rc 4 "$ferry" sync --connections 1 --part-size 512K "$url" nodes/ds --cache small/cache
+grep -q "big.bin" err.txt && grep -qi "no space" err.txt || fail "message: $(cat err.txt)"
+[ ! -e nodes/ds ] || fail "DEST made from a failed sync"
+[ -z "$(find small/cache/objects -type f)" ] || [ "$(find small/cache/objects -type f | wc -l)" = 1 ] \
+  || fail "objects: $(find small/cache/objects -type f)"
+mount -o remount,size=16m small
+expect_rc 0 "$ferry" sync --json --connections 1 --part-size 512K "$url" nodes/ds --cache small/cache
+grep -q '"bytes_resumed":[1-9]' out.txt || fail "nothing resumed: $(cat out.txt)"
+diff -r --exclude=.ferry-sync.json --exclude=.ferry-view.lock tree nodes/ds || fail "DEST differs"
+[ "$(stat -c %h nodes/ds/big.bin)" = 1 ] || fail "a link across file systems?"
+expect_rc 0 "$ferry" sync --check nodes/ds
+echo ok
