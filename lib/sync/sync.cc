@@ -261,6 +261,12 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   if (!o.dry_run || env->FileExists(JoinPath(cache_dir, "index.sqlite"))) {
     FERRY_ASSIGN_OR_RETURN(cache, Cache::Open(env, cache_dir));
   }
+  if (!o.dry_run) {
+    // Temporaries of killed runs (a manifest or an adopted copy being
+    // written); a live run's are kept.
+    RemoveStaleTemps(env, JoinPath(cache_dir, "manifests"));
+    RemoveStaleTemps(env, JoinPath(cache_dir, "partial/" + rk));
+  }
   bool manifest_cached = false;
   FERRY_ASSIGN_OR_RETURN(
       std::string mbytes,
@@ -370,6 +376,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       theirs.push_back(k);
       continue;
     }
+    // Ours now: an adopted copy a killed run left is stale.
+    (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
     mine.push_back(ObjectLock{k, std::move(*lock)});
   }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "formats/manifest/manifest.h"
+#include "sync/cache.h"
 #include "sync/fs_util.h"
 #include "testutil/publish_tree.h"
 #include "testutil/test_util.h"
@@ -371,6 +372,23 @@ TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
   ASSERT_OK(left.status());
   for (const DirEntry& e : *left)
     EXPECT_EQ(e.name.find("ferry-old"), std::string::npos) << e.name;
+}
+
+TEST_F(SyncTest, TemporariesOfAKilledRunAreRemoved) {
+  Write("a", "a");
+  Publish();
+  RunOk(Options());
+  const std::string rk = sync::RemoteKey("file://" + bucket_);
+  const std::string dead = ".ferry-tmp-999999-0123456789ab-";
+  WriteFile(env_, JoinPath(cache_, "manifests/" + dead + "m"), "x");
+  WriteFile(env_, JoinPath(cache_, "partial/" + rk + "/" + dead + "o.adopt"),
+            "x");
+  Write("a", "b");
+  Publish();
+  RunOk(Options());
+  EXPECT_FALSE(env_->FileExists(JoinPath(cache_, "manifests/" + dead + "m")));
+  EXPECT_FALSE(env_->FileExists(
+      JoinPath(cache_, "partial/" + rk + "/" + dead + "o.adopt")));
 }
 
 TEST_F(SyncTest, ASecondSyncIntoTheSameDestFailsAtOnce) {
