@@ -88,17 +88,22 @@ std::string Cache::ManifestPath(const Hash128& id) const {
   return dir_ + "/manifests/" + id.ToHex();
 }
 
-Status Cache::IndexRow(const CacheKey& key) {
+Status Cache::IndexRow(const CacheKey& key) { return IndexRows({key}); }
+
+Status Cache::IndexRows(const std::vector<CacheKey>& keys) {
   return InTransaction(db_.get(), [&]() -> Status {
     FERRY_ASSIGN_OR_RETURN(
         auto st, db_->Prepare("INSERT INTO objects(rk, hash, size, last_use)"
                               " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(rk, hash)"
                               " DO UPDATE SET last_use = excluded.last_use"));
-    return st.Bind(1, key.remote_key)
-        .Bind(2, key.hash.ToHex())
-        .Bind(3, static_cast<int64_t>(key.size))
-        .Bind(4, static_cast<int64_t>(env_->NowMicros()))
-        .Run();
+    const int64_t now = static_cast<int64_t>(env_->NowMicros());
+    for (const CacheKey& key : keys)
+      FERRY_RETURN_IF_ERROR(st.Bind(1, key.remote_key)
+                                .Bind(2, key.hash.ToHex())
+                                .Bind(3, static_cast<int64_t>(key.size))
+                                .Bind(4, now)
+                                .Run());
+    return Status::OK();
   });
 }
 
@@ -155,19 +160,34 @@ Result<bool> Cache::Lookup(const CacheKey& key, bool touch) {
 }
 
 Status Cache::Insert(const CacheKey& key, const std::string& src) {
-  const std::string path = ObjectPath(key);
-  FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(path)));
-  FERRY_RETURN_IF_ERROR(SetMode(src, kObjectMode));
-  auto existing = env_->Stat(path);
-  if (existing.ok() && existing->size == key.size) {
-    // Another process got there first; its file is as good as ours (both
-    // were verified) and may already be linked into views.
-    Status s = env_->RemoveFile(src);
-    if (!s.ok() && !s.IsNotFound()) return s;
-  } else {
-    FERRY_RETURN_IF_ERROR(env_->RenameFile(src, path));
+  return InsertAll({{key, src}});
+}
+
+Status Cache::InsertAll(
+    const std::vector<std::pair<CacheKey, std::string>>& items) {
+  std::vector<CacheKey> keys;
+  std::string last_dir;
+  for (const auto& [key, src] : items) {
+    const std::string path = ObjectPath(key);
+    if (DirName(path) != last_dir) {
+      last_dir = DirName(path);
+      FERRY_RETURN_IF_ERROR(env_->CreateDirs(last_dir));
+    }
+    FERRY_RETURN_IF_ERROR(SetMode(src, kObjectMode));
+    auto existing = env_->Stat(path);
+    if (existing.ok() && existing->size == key.size) {
+      // Another process got there first; its file is as good as ours (both
+      // were verified) and may already be linked into views.
+      Status s = env_->RemoveFile(src);
+      if (!s.ok() && !s.IsNotFound()) return s;
+    } else {
+      FERRY_RETURN_IF_ERROR(env_->RenameFile(src, path));
+    }
+    keys.push_back(key);
   }
-  return IndexRow(key);
+  // The files first, then their rows in one transaction: a crash between
+  // leaves files without rows, which Lookup and Recover index.
+  return IndexRows(keys);
 }
 
 Status Cache::Touch(const std::vector<CacheKey>& keys) {

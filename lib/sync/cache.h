@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/env.h"
@@ -78,6 +79,8 @@ class Cache {
   // read-only, and indexes it. If another process inserted it meanwhile,
   // src is removed and the existing object kept.
   Status Insert(const CacheKey& key, const std::string& src);
+  // Insert for many (key, src), indexed in one transaction.
+  Status InsertAll(const std::vector<std::pair<CacheKey, std::string>>& items);
 
   // Copies src into the cache as key if its bytes are key's (size and
   // XXH3-128, hashed while copying); false, and nothing kept, if not. A copy,
@@ -104,6 +107,7 @@ class Cache {
  private:
   Cache(Env* env, std::string dir, std::unique_ptr<Db> db);
   Status IndexRow(const CacheKey& key);
+  Status IndexRows(const std::vector<CacheKey>& keys);
   Status DropRow(const CacheKey& key);
   Result<bool> RecoverFile(const CacheKey& key, const std::string& path);
 

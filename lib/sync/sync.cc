@@ -159,12 +159,13 @@ struct Fetcher {
           it == by_key.end() ? key : ObjectName(*it->second, *first_path);
       report->failures.emplace_back(name, s);
     }
+    std::vector<std::pair<CacheKey, std::string>> done;
     for (const auto& [key, k] : by_key) {
       if (failed.count(key)) continue;
-      FERRY_RETURN_IF_ERROR(cache->Insert(*k, cache->PartialPath(*k)));
+      done.emplace_back(*k, cache->PartialPath(*k));
       ++report->objects_fetched;
     }
-    return Status::OK();
+    return cache->InsertAll(done);
   }
 };
 
