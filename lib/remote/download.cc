@@ -121,18 +121,22 @@ Status Download::Write(uint64_t offset, std::string_view data) {
   return file_->WriteAt(offset, data);
 }
 
-Status Download::PartDone(uint64_t part) {
-  if (journal_) {
-    // The bytes first, then the record that says they are there.
-    FERRY_RETURN_IF_ERROR(file_->Sync());
-    FERRY_RETURN_IF_ERROR(journal_->Append(
-        EncodeJournalRecord(journal_header_, part, PartRange(part).length)));
-  }
+Status Download::SyncParts(const std::vector<uint64_t>& parts) {
+  if (!journal_ || parts.empty()) return Status::OK();
+  // The bytes first, then the records that say they are there.
+  FERRY_RETURN_IF_ERROR(file_->Sync());
+  std::string records;
+  for (uint64_t part : parts)
+    records +=
+        EncodeJournalRecord(journal_header_, part, PartRange(part).length);
+  return journal_->Append(records);
+}
+
+void Download::MarkDone(uint64_t part) {
   if (state_[part] != kDone) {
     state_[part] = kDone;
     ++done_;
   }
-  return Status::OK();
 }
 
 Status Download::Verify(bool sync) {

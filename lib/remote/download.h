@@ -49,7 +49,19 @@ class Download {
   void ReturnPart(uint64_t part);  // in flight -> to do (a retry later)
   Status Write(uint64_t offset, std::string_view data);
   // The part's bytes are all written: synced and journalled.
-  Status PartDone(uint64_t part);
+  Status PartDone(uint64_t part) {
+    if (journalled()) FERRY_RETURN_IF_ERROR(SyncParts({part}));
+    MarkDone(part);
+    return Status::OK();
+  }
+  // PartDone in two steps, so that syncs can run on another thread while
+  // the loop goes on writing other parts: SyncParts makes the parts' bytes
+  // durable (one fdatasync of the part file) and then journals them (one
+  // synced append); it may run on another thread than the other calls as
+  // long as the download is not restarted, abandoned, finished or
+  // destroyed meanwhile. MarkDone counts a part done (after its sync).
+  Status SyncParts(const std::vector<uint64_t>& parts);
+  void MarkDone(uint64_t part);
   bool AllDone() const { return known_ && done_ == state_.size(); }
   uint64_t resumed_bytes() const { return resumed_bytes_; }
 

@@ -56,7 +56,7 @@ Status CurlMultiLoop::Run(Client* client) {
     Unpause();
     client_->OnTurn();
     progress_.Tick(false);
-    if (active_ > 0 || !waiting_.empty())
+    if (active_ > 0 || !waiting_.empty() || client_->Held() > 0)
       curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
   }
   return Status::OK();
@@ -65,7 +65,7 @@ Status CurlMultiLoop::Run(Client* client) {
 // Retries whose time has come go first, while there is room.
 void CurlMultiLoop::StartRipe() {
   uint64_t now = NowMicros();
-  for (size_t i = 0; i < waiting_.size() && active_ < connections_;) {
+  for (size_t i = 0; i < waiting_.size() && Room();) {
     LoopRequest* r = waiting_[i];
     if (r->not_before_us <= now) {
       waiting_.erase(waiting_.begin() + i);
@@ -78,7 +78,7 @@ void CurlMultiLoop::StartRipe() {
 
 // Requests of open objects, opening more objects while there is room.
 void CurlMultiLoop::StartNew() {
-  while (active_ < connections_) {
+  while (Room()) {
     if (client_->StartRequest()) continue;
     if (client_->OpenCount() >= max_open_ || !client_->MoreToOpen()) break;
     client_->OpenNext();
@@ -128,6 +128,10 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   LogRequest(settings_, r->http, status);
   Release(r);
   client_->OnDone(r, rc, status);
+}
+
+void CurlMultiLoop::Wakeup() {
+  if (CURLM* m = multi_.load()) curl_multi_wakeup(m);
 }
 
 void CurlMultiLoop::Release(LoopRequest* r) {

@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -64,6 +65,12 @@ class CurlMultiLoop {
     virtual void OnDone(LoopRequest* r, CURLcode rc, long status) = 0;
     // Once per turn of the loop.
     virtual void OnTurn() {}
+    // Connection slots held by work on another thread that will come back
+    // to the loop (a finished part being synced: a kill loses it as it
+    // would a request in flight). They count against `connections`, and
+    // while any is held the loop waits for Wakeup (or its poll timeout)
+    // rather than spin.
+    virtual size_t Held() const { return 0; }
   };
 
   struct Options {
@@ -101,10 +108,14 @@ class CurlMultiLoop {
   // Deletes every request of owner, in flight or waiting.
   void Cancel(const void* owner);
 
+  // Ends the loop's current wait at once; from any thread.
+  void Wakeup();
+
   const HttpSettings& settings() const { return settings_; }
   ProgressTicker& progress() { return progress_; }
 
  private:
+  bool Room() const { return active_ + client_->Held() < connections_; }
   void StartRipe();
   void StartNew();
   void Finish(LoopRequest* r, CURLcode rc);
@@ -121,7 +132,7 @@ class CurlMultiLoop {
   size_t connections_ = 16;
   size_t max_open_ = 34;  // objects open at once: 2 * connections + 2
   Client* client_ = nullptr;
-  CURLM* multi_ = nullptr;
+  std::atomic<CURLM*> multi_{nullptr};
   size_t active_ = 0;
   std::unordered_map<LoopRequest*, std::unique_ptr<LoopRequest>> reqs_;
   std::vector<LoopRequest*> waiting_;

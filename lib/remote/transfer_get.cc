@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "remote/http.h"
 #include "remote/multi_loop.h"
 #include "remote/opener.h"
+#include "remote/part_syncer.h"
 #include "remote/publisher.h"
 #include "remote/range_check.h"
 #include "remote/retry.h"
@@ -65,6 +67,7 @@ class GetEngine : public CurlMultiLoop::Client {
 
   Status Run() {
     Status s = loop_.Run(this);
+    syncer_.Close();
     publisher_.Close();
     Published();
     FERRY_RETURN_IF_ERROR(s);
@@ -104,7 +107,11 @@ class GetEngine : public CurlMultiLoop::Client {
     Fail(o, s);
   }
 
-  void OnTurn() override { Published(); }
+  void OnTurn() override {
+    Synced();
+    Published();
+  }
+  size_t Held() const override { return syncer_.pending(); }
 
  private:
   bool StartOne(Obj* o) {
@@ -257,6 +264,11 @@ class GetEngine : public CurlMultiLoop::Client {
         s = Status::Unavailable(
             r->http.url, "short body: " + std::to_string(r->received) + " of " +
                              std::to_string(r->answer->length) + " bytes");
+      } else if (o->dl->journalled()) {
+        // Synced and journalled on the syncer's thread; done after that.
+        syncer_.Add(o, o->dl.get(), r->part);
+        loop_.Delete(r);
+        return;
       } else if (o->dl->parts() > 0) {
         s = o->dl->PartDone(r->part);
       }
@@ -293,8 +305,25 @@ class GetEngine : public CurlMultiLoop::Client {
     Fail(o, s);
   }
 
+  // Parts the syncer made durable (or failed to).
+  void Synced() {
+    std::set<void*> failed;  // closed: their other parts are moot
+    for (PartSyncer::Done& d : syncer_.TakeDone()) {
+      Obj* o = static_cast<Obj*>(d.tag);
+      if (failed.count(o)) continue;
+      if (!d.status.ok()) {
+        failed.insert(o);
+        Fail(o, d.status);
+        continue;
+      }
+      o->dl->MarkDone(d.part);
+      if (o->dl->AllDone()) Finish(o);
+    }
+  }
+
   void Restart(Obj* o, const Status& why) {
     loop_.Cancel(o);
+    syncer_.Forget(o->dl.get());
     if (++o->restarts > 3) {
       return Fail(o, why.WithContext("the object kept changing while read"));
     }
@@ -305,6 +334,7 @@ class GetEngine : public CurlMultiLoop::Client {
 
   void Fail(Obj* o, const Status& s) {
     loop_.Cancel(o);
+    syncer_.Forget(o->dl.get());
     o->dl->Abandon();
     ++report_->files_failed;
     report_->failures.emplace_back(o->dl->item().key, s);
@@ -365,6 +395,8 @@ class GetEngine : public CurlMultiLoop::Client {
   ProgressTicker& progress_;
   std::list<std::unique_ptr<Obj>> open_;
   Publisher publisher_{env_};  // after env_
+  // After loop_ (its wake-ups) and open_ (its downloads): goes first.
+  PartSyncer syncer_{[this] { loop_.Wakeup(); }};
 };
 
 // Appends a Read's bytes at their offsets in the part file.
