@@ -24,7 +24,13 @@ Download::~Download() {
 }
 
 Status Download::Open() {
-  FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(item_.dest)));
+  if (item_.root.empty()) {
+    FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(item_.dest)));
+  } else {  // no symbolic link below the root is followed
+    FERRY_RETURN_IF_ERROR(env_->CreateDirs(item_.root));
+    FERRY_RETURN_IF_ERROR(CreateDirsBelow(item_.root, DirName(item_.dest)));
+  }
+  FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(journal_path_));
   FERRY_ASSIGN_OR_RETURN(file_, PartFile::Open(part_path_, /*wait=*/false));
   bool resumed = false;
   if (env_->FileExists(journal_path_)) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 
 namespace ferry::remote {
 namespace {
@@ -25,15 +26,95 @@ Status WriteAll(int fd, const std::string& path, uint64_t offset,
   return Status::OK();
 }
 
+// Why path (an existing non-regular file) is refused.
+Status NotRegular(const std::string& path, const struct stat& st) {
+  const char* what = S_ISLNK(st.st_mode)   ? "a symbolic link (not followed)"
+                     : S_ISDIR(st.st_mode) ? "a folder"
+                                           : "not a regular file";
+  return Status::IOError(path, std::string("is ") + what);
+}
+
+// fd of the folder path below dir_fd (named shown), created if missing.
+Result<int> OpenDirNoFollow(int dir_fd, const std::string& name,
+                            const std::string& shown) {
+  if (::mkdirat(dir_fd, name.c_str(), 0755) != 0 && errno != EEXIST)
+    return PosixError(shown, errno);
+  int fd = ::openat(dir_fd, name.c_str(),
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  int err = errno;
+  struct stat st;
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      !S_ISDIR(st.st_mode)) {
+    if (S_ISLNK(st.st_mode)) return NotRegular(shown, st);
+    return Status::IOError(shown, "is a file, a folder is needed here");
+  }
+  return PosixError(shown, err);
+}
+
 }  // namespace
+
+Status CreateDirsBelow(const std::string& root, const std::string& dir) {
+  std::string_view rel(dir);
+  std::string_view r(root);
+  while (r.size() > 1 && r.back() == '/') r.remove_suffix(1);
+  if (rel.substr(0, r.size()) != r ||
+      (rel.size() > r.size() && rel[r.size()] != '/' && r != "/"))
+    return Status::InvalidArgument(dir, "is not below " + root);
+  rel.remove_prefix(r.size());
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return PosixError(root, errno);
+  Status s;
+  std::string shown(r);
+  for (size_t start = 0; s.ok() && start < rel.size();) {
+    size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    std::string name(rel.substr(start, end - start));
+    start = end + 1;
+    if (name.empty()) continue;
+    shown += "/" + name;
+    auto next = OpenDirNoFollow(fd, name, shown);
+    ::close(fd);
+    fd = -1;
+    if (!next.ok()) {
+      s = next.status();
+    } else {
+      fd = *next;
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  return s;
+}
+
+Status CheckRegularOrMissing(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? Status::OK() : PosixError(path, errno);
+  return S_ISREG(st.st_mode) ? Status::OK() : NotRegular(path, st);
+}
 
 PartFile::~PartFile() { ::close(fd_); }  // releases the flock
 
 Result<std::unique_ptr<PartFile>> PartFile::Open(const std::string& path,
                                                  bool wait) {
   for (;;) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return PosixError(path, errno);
+    // Never through a link, and without blocking on a FIFO.
+    int fd =
+        ::open(path.c_str(),
+               O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd < 0) {
+      int err = errno;
+      FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(path));
+      return PosixError(path, err);
+    }
+    struct stat held;
+    Status s = ::fstat(fd, &held) != 0  ? PosixError(path, errno)
+               : !S_ISREG(held.st_mode) ? NotRegular(path, held)
+                                        : Status::OK();
+    if (!s.ok()) {
+      ::close(fd);
+      return s;
+    }
     while (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
       int err = errno;
       if (err == EINTR) continue;
@@ -46,9 +127,9 @@ Result<std::unique_ptr<PartFile>> PartFile::Open(const std::string& path,
     }
     // The run that held the lock may have renamed the file into place: the
     // lock is then on a file that is no longer the part file.
-    struct stat held, now;
-    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
-        held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
+    struct stat now;
+    if (::lstat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino) {
       return std::unique_ptr<PartFile>(new PartFile(path, fd));
     }
     ::close(fd);
@@ -94,7 +175,9 @@ JournalFile::~JournalFile() { ::close(fd_); }
 
 Result<std::unique_ptr<JournalFile>> JournalFile::Create(
     const std::string& path, std::string_view header) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(path));
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return PosixError(path, errno);
   std::unique_ptr<JournalFile> j(new JournalFile(path, fd));
   FERRY_RETURN_IF_ERROR(j->Append(header));
@@ -103,7 +186,8 @@ Result<std::unique_ptr<JournalFile>> JournalFile::Create(
 
 Result<std::unique_ptr<JournalFile>> JournalFile::OpenForAppend(
     const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(path));
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return PosixError(path, errno);
   return std::unique_ptr<JournalFile>(new JournalFile(path, fd));
 }

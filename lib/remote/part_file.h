@@ -18,10 +18,21 @@
 
 namespace ferry::remote {
 
+// Creates the folders of dir, which lies below root, one at a time from
+// root (which must exist; a link there is followed: the user named it) with
+// mkdirat + openat(O_NOFOLLOW): a symbolic link on the way is an
+// error naming it, never followed; so is a file.
+Status CreateDirsBelow(const std::string& root, const std::string& dir);
+
+// OK when path does not exist or is a regular file; an error naming it
+// otherwise (a symbolic link is not followed).
+Status CheckRegularOrMissing(const std::string& path);
+
 class PartFile {
  public:
   ~PartFile();
-  // Opens path (created if missing) and locks it. Held by another run:
+  // Opens path (created if missing; never through a symbolic link, and only
+  // a regular file) and locks it. Held by another run:
   // waits, or with wait=false fails with Unavailable naming the path. The
   // lock is on the file the path names once it is held (a file renamed away
   // meanwhile is let go and the new one locked).

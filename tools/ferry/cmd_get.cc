@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +31,11 @@ struct Batch {
   std::vector<GetItem> items;
 };
 
-Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches) {
+// Items that cannot be fetched (a key that is no file name below DST, or
+// whose file another key claims) go into *refused, by key; the others are
+// fetched. S3 folder markers are skipped (counted).
+Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
+            TransferReport* refused) {
   std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
   const std::string& dst = a.args.back();
   if (!a.recursive && !a.filters.empty())
@@ -41,47 +44,71 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches) {
   bool into_dir = a.recursive || srcs.size() > 1 ||
                   (!dst.empty() && dst.back() == '/') ||
                   (st.ok() && st->is_dir);
-  std::set<std::string> dests;
-  auto add = [&](Batch* b, GetItem item) -> Status {
-    if (!dests.insert(item.dest).second)
-      return Status::InvalidArgument(item.dest,
-                                     "two objects would be written here");
-    b->items.push_back(std::move(item));
-    return Status::OK();
+  std::vector<GetItem> items;
+  std::vector<size_t> batch_of;
+  auto refuse = [&](const std::string& key, const Status& s) {
+    ++refused->files_failed;
+    refused->failures.emplace_back(key, s);
+  };
+  // A key below DST: a name that stays below it, no link inside followed.
+  auto add = [&](size_t batch, GetItem item) {
+    if (into_dir) {
+      auto path = KeyPath(dst, item.key);
+      if (!path.ok()) return refuse(item.key, path.status());
+      item.dest = *path;
+      item.root = dst;
+    } else {
+      item.dest = dst;
+    }
+    items.push_back(std::move(item));
+    batch_of.push_back(batch);
   };
   for (const std::string& src : srcs) {
     if (a.recursive) {
-      Batch b{src, {}};
+      batches->push_back(Batch{src, {}});
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
       FERRY_RETURN_IF_ERROR(
           backend->List("", ListOptions{}, [&](const ObjectInfo& info) {
             if (info.is_prefix || !a.filters.Takes(info.key))
               return Status::OK();
+            if (IsFolderMarker(info)) {
+              ++refused->files_skipped;
+              return Status::OK();
+            }
             GetItem item;
             item.key = info.key;
-            item.dest = JoinPath(dst, info.key);
             item.have_info = true;
             item.info = info;
-            return add(&b, std::move(item));
+            add(batches->size() - 1, std::move(item));
+            return Status::OK();
           }));
-      batches->push_back(std::move(b));
       continue;
     }
     FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(src));
-    GetItem item;
-    item.key = u.key;
-    item.dest = into_dir ? JoinPath(dst, u.key) : dst;
     if (batches->empty() || batches->back().url != u.parent)
       batches->push_back(Batch{u.parent, {}});
-    FERRY_RETURN_IF_ERROR(add(&batches->back(), std::move(item)));
+    GetItem item;
+    item.key = u.key;
+    add(batches->size() - 1, std::move(item));
   }
+  std::vector<bool> clashed(items.size());
+  for (auto& [i, s] : FindDestClashes(items)) {
+    clashed[i] = true;
+    refuse(items[i].key, s);
+  }
+  for (size_t i = 0; i < items.size(); ++i)
+    if (!clashed[i])
+      (*batches)[batch_of[i]].items.push_back(std::move(items[i]));
   if (!a.expect.empty()) {
     if (a.recursive || srcs.size() != 1)
       return Status::InvalidArgument("--expect", "takes one object only");
     FERRY_ASSIGN_OR_RETURN(Hash128 h, Hash128::FromHex(a.expect));
-    GetItem& item = batches->front().items.front();
-    item.have_expected = true;
-    item.expected = h;
+    for (Batch& b : *batches) {
+      for (GetItem& item : b.items) {  // the one object, unless refused
+        item.have_expected = true;
+        item.expected = h;
+      }
+    }
   }
   return Status::OK();
 }
@@ -92,7 +119,8 @@ int RunGet(GetArgs& a) {
   if (a.args.size() < 2)
     return Fail(Status::InvalidArgument("get", "needs SRC... DST"));
   std::vector<Batch> batches;
-  Status s = Plan(a, env, &batches);
+  TransferReport total;  // starts with what the plan refused or skipped
+  Status s = Plan(a, env, &batches, &total);
   if (!s.ok()) return Fail(s);
   uint64_t files = 0;
   for (const Batch& b : batches) files += b.items.size();
@@ -101,13 +129,13 @@ int RunGet(GetArgs& a) {
       for (const GetItem& item : b.items)
         std::printf("get %s/%s -> %s\n", b.url.c_str(), item.key.c_str(),
                     item.dest.c_str());
-    return kExitOk;
+    return ReportFailures(total.failures);
   }
   TransferBar bar("get", files, a.common.quiet || a.common.json);
   TransferOptions opt = TransferOptionsFrom(a.remote, false);
-  TransferReport total;
   uint64_t files_before = 0, bytes_before = 0;
   for (Batch& b : batches) {
+    if (b.items.empty()) continue;
     auto backend = OpenBackend(b.url, a.remote, env);
     if (!backend.ok()) return Fail(backend.status());
     opt.progress = [&](const TransferProgress& p) {

@@ -166,6 +166,8 @@ int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
         .Uint(r.files_done)
         .Key("files_failed")
         .Uint(r.files_failed)
+        .Key("files_skipped")
+        .Uint(r.files_skipped)
         .Key("bytes")
         .Uint(r.bytes)
         .Key("bytes_resumed")

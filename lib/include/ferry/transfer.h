@@ -10,6 +10,8 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/env.h"
@@ -24,6 +26,10 @@ namespace ferry {
 struct GetItem {
   std::string key;   // in the backend
   std::string dest;  // local file path (its folder is created)
+  // When set, dest lies below this folder (the user's DST, which may itself
+  // be a symbolic link): the folders between are created one at a time from
+  // it and a symbolic link among them is an error, never followed.
+  std::string root;
   // Known from a listing or a manifest; empty/unset: the engine stats.
   bool have_info = false;
   ObjectInfo info;
@@ -58,6 +64,7 @@ struct TransferOptions {
 struct TransferReport {
   uint64_t files_done = 0;  // transferred (or already complete)
   uint64_t files_failed = 0;
+  uint64_t files_skipped = 0;  // S3 folder markers (empty "x/" objects)
   uint64_t bytes = 0;          // payload bytes moved in this run
   uint64_t bytes_resumed = 0;  // bytes a previous run had already fetched
   uint64_t requests = 0;
@@ -65,6 +72,26 @@ struct TransferReport {
   // Each failed item: its key (get) or source (put), and why.
   std::vector<std::pair<std::string, Status>> failures;
 };
+
+// Where an object listed below a prefix goes in the local folder dst
+// (dst/key). A key must be a relative path of plain names: one that is
+// empty, absolute, has an empty ("a//b", "a/"), "." or ".." segment, or a
+// NUL is refused (InvalidArgument; the caller names the key): it would land
+// outside dst or on another key's file.
+FERRY_EXPORT Result<std::string> KeyPath(std::string_view dst,
+                                         std::string_view key);
+
+// An S3 "folder marker" (the console's "Create folder"): an empty object
+// whose key ends in '/' (or is "", the listed prefix itself). Not a file.
+FERRY_EXPORT bool IsFolderMarker(const ObjectInfo& info);
+
+// Items whose destinations clash: two items with one dest, or one item's
+// dest that is a folder on another's way ("x" and "x/y"), or a part file or
+// journal of another ("x.ferry-part"). Returns each clashing item's index
+// with an error naming the other key (not its own); every item of a clash is in
+// it.
+FERRY_EXPORT std::vector<std::pair<size_t, Status>> FindDestClashes(
+    const std::vector<GetItem>& items);
 
 // Downloads every item. One item's failure does not stop the others; the
 // returned status is not OK only when the run itself could not proceed.
