@@ -239,6 +239,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       report.manifest_id = cur->id;
       report.files = cur->files;
       report.bytes = cur->bytes;
+      report.view = JoinPath(paths.views,
+                             cur->id + (sel_key.empty() ? "" : "." + sel_key));
       if (!o.dry_run)
         FERRY_RETURN_IF_ERROR(CleanOldViews(env, paths, cache_dir, &report));
       return report;

@@ -161,6 +161,7 @@ TEST_F(SyncTest, UnchangedRefIsANoOpOfOneRequest) {
   EXPECT_TRUE(r.unchanged);
   EXPECT_EQ(r.requests, 1u);
   EXPECT_EQ(r.objects_fetched, 0u);
+  EXPECT_EQ(r.view, dir_.Join("nodes/.dest.ferry-views/" + r.manifest_id));
   EXPECT_EQ(r.files, 1u);
 }
 
