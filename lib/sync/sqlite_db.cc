@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 namespace ferry::sync {
 
 Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms) {
@@ -17,8 +20,16 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms) {
   }
   std::unique_ptr<Db> db(new Db(raw, path));
   sqlite3_busy_timeout(raw, busy_ms);
-  FERRY_RETURN_IF_ERROR(
-      db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  // Switching a new database to WAL while another process opens it too can
+  // fail with "database is locked" at once: SQLite does not call the busy
+  // handler there. Retried (10 ms steps) for up to busy_ms.
+  Status s;
+  for (int waited = 0;; waited += 10) {
+    s = db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    if (!s.IsUnavailable() || waited >= busy_ms) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FERRY_RETURN_IF_ERROR(s);
   return db;
 }
 

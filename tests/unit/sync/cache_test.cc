@@ -211,6 +211,46 @@ TEST_F(CacheTest, AdoptCopiesAMatchingFileAndRefusesOthers) {
   EXPECT_FALSE(env_.FileExists(cache_->PartialPath(KeyOf("other")) + ".adopt"));
 }
 
+// Processes that open a fresh cache at once all get it: switching the new
+// index to WAL can fail at once with "database is locked" (no busy handler
+// there); Db::Open retries it.
+TEST_F(CacheTest, ManyProcessesOpeningAFreshCacheAtOnceAllSucceed) {
+  for (int round = 0; round < 20; ++round) {
+    const std::string dir = dir_.Join("fresh" + std::to_string(round));
+    std::vector<pid_t> kids;
+    for (int p = 0; p < 6; ++p) {
+      pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        usleep(p * 300);  // staggered: some open while others write
+        auto c = Cache::Open(Env::Default(), dir);
+        if (!c.ok()) {
+          fprintf(stderr, "%s\n", c.status().ToString().c_str());
+          _exit(10);
+        }
+        const std::string data = "p" + std::to_string(p);
+        const std::string src = dir + "-src" + std::to_string(p);
+        FILE* f = fopen(src.c_str(), "w");
+        fputs(data.c_str(), f);
+        fclose(f);
+        Status s = (*c)->Insert(KeyOf(data), src);
+        if (!s.ok()) {
+          fprintf(stderr, "%s\n", s.ToString().c_str());
+          _exit(11);
+        }
+        _exit(0);
+      }
+      kids.push_back(pid);
+    }
+    for (pid_t pid : kids) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      ASSERT_TRUE(WIFEXITED(status));
+      EXPECT_EQ(WEXITSTATUS(status), 0) << "round " << round;
+    }
+  }
+}
+
 // Two processes insert the same 200 objects at once into one cache: both
 // succeed, every object is there once, and the index agrees with the files.
 TEST_F(CacheTest, TwoProcessesInsertingTheSameObjectsAtOnce) {

@@ -470,7 +470,13 @@ TEST_F(SyncTest, TwoSyncsOnOneCacheFetchEachObjectOnce) {
       SyncOptions o = Options(dir_.Join("nodes/d" + std::to_string(p)));
       o.transfer.connections = 4;
       auto r = Sync(o, Env::Default());
-      if (!r.ok()) _exit(10);
+      if (!r.ok()) {
+        fprintf(stderr, "sync %d: %s\n", p, r.status().ToString().c_str());
+        _exit(10);
+      }
+      for (const auto& [name, st] : r->failures)
+        fprintf(stderr, "sync %d: %s: %s\n", p, name.c_str(),
+                st.ToString().c_str());
       if (!r->failures.empty()) _exit(11);
       FILE* f = fopen(dir_.Join("fetched" + std::to_string(p)).c_str(), "w");
       fprintf(f, "%llu", (unsigned long long)r->objects_fetched);
