@@ -99,11 +99,13 @@ Result<GetAnswer> CheckGetAnswer(std::string_view what,
     a.total = 0;
     return a;
   }
-  // nginx answers a range of an empty file with 200 and no body: nothing
-  // to splice, so a first request (clip_ok) may take it as the object.
-  if (response.status == 200 && clip_ok && range->offset == 0 &&
-      content_length == 0u) {
-    a.total = 0;
+  // A 200 to the first request from 0, which has no condition (clip_ok), is
+  // the whole object: a server that ignores Range (python3 -m http.server),
+  // or nginx's answer for an empty file. Its size must be known.
+  if (response.status == 200 && clip_ok && range->offset == 0 && etag.empty() &&
+      content_length) {
+    a.length = *content_length;
+    a.total = content_length;
     return a;
   }
   if (response.status == 200) {

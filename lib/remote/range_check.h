@@ -37,8 +37,10 @@ struct GetAnswer {
 //    or beyond the end when `clip_ok`, may come back shorter);
 //  - 200 only when no range was asked;
 //  - for a first request from offset 0 (`clip_ok`), an empty object may
-//    answer 416 "bytes */0", 200 with no body (nginx) or 206 "bytes 0-0/0"
-//    (s3rver; its Content-Length 1 is a lie): total 0, length 0;
+//    answer 416 "bytes */0" or 206 "bytes 0-0/0" (s3rver; its
+//    Content-Length 1 is a lie): total 0, length 0; and a 200 with a
+//    Content-Length to such a request without a condition is the whole
+//    object (a server that ignores Range; nginx for an empty file);
 //  - the ETag unchanged. A 200 to a ranged GET whose ETag differs (If-Range
 //    failed), or a 412 (If-Match failed), is FailedPrecondition: the object
 //    changed. Any other mismatch is Unavailable (retryable, "content").

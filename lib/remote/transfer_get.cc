@@ -34,6 +34,7 @@ namespace {
 struct Obj {
   std::unique_ptr<Download> dl;
   bool probing = false;  // the first GET, which learns size and ETag
+  bool stream = false;   // that GET got the whole object (Range ignored)
   int restarts = 0;
 };
 
@@ -48,6 +49,7 @@ struct Req : LoopRequest {
   std::optional<GetAnswer> answer;
   Status body_status;
   bool complete = false;  // judged complete at its headers (no body due)
+  bool overran = false;   // the body went past the range asked
 };
 
 class GetEngine : public CurlMultiLoop::Client {
@@ -93,6 +95,7 @@ class GetEngine : public CurlMultiLoop::Client {
     r->answer.reset();
     r->body_status = Status::OK();
     r->complete = false;
+    r->overran = false;
     r->ex.on_headers = [this, r](CurlExchange& e) { return OnHeaders(r, e); };
     r->ex.on_body = [this, r](CurlExchange& e, std::string_view data) {
       return OnBody(r, e, data);
@@ -126,7 +129,7 @@ class GetEngine : public CurlMultiLoop::Client {
       loop_.Start(r);
       return true;
     }
-    auto part = dl.TakePart();
+    auto part = o->stream ? std::nullopt : dl.TakePart();
     if (!part) return false;
     Req* r = NewReq(o, *part, dl.PartRange(*part), dl.etag());
     // An object of one part needs no Range (s3rver, for one, mishandles
@@ -189,7 +192,8 @@ class GetEngine : public CurlMultiLoop::Client {
       return true;
     }
     if (!r->answer && !Accept(r, e.response)) return false;
-    if (r->received + data.size() > r->answer->length) {
+    if (r->received + data.size() > r->answer->length) {  // never written
+      r->overran = true;
       r->body_status =
           Status::Unavailable(r->http.url, "body longer than asked");
       return false;
@@ -242,6 +246,10 @@ class GetEngine : public CurlMultiLoop::Client {
       r->part = 0;
       r->if_match = a->etag;
       r->range = *a->total == 0 ? ByteRange{0, 0} : o->dl->PartRange(0);
+      if (a->length > r->range.length) {  // a 200: the whole object comes
+        r->range = ByteRange{0, *a->total};
+        o->stream = true;  // one stream, no other part asked (as curl)
+      }
     }
     r->answer = *a;
     return true;
@@ -265,10 +273,16 @@ class GetEngine : public CurlMultiLoop::Client {
             r->http.url, "short body: " + std::to_string(r->received) + " of " +
                              std::to_string(r->answer->length) + " bytes");
       } else if (o->dl->journalled()) {
-        // Synced and journalled on the syncer's thread; done after that.
-        syncer_.Add(o, o->dl.get(), r->part);
+        // Synced and journalled on the syncer's thread; done after that
+        // (every part, when one stream brought them all).
+        uint64_t first = o->stream ? 0 : r->part;
+        uint64_t end = o->stream ? o->dl->parts() : r->part + 1;
+        for (uint64_t p = first; p < end; ++p) syncer_.Add(o, o->dl.get(), p);
         loop_.Delete(r);
         return;
+      } else if (o->stream) {
+        for (uint64_t p = 0; s.ok() && p < o->dl->parts(); ++p)
+          s = o->dl->PartDone(p);
       } else if (o->dl->parts() > 0) {
         s = o->dl->PartDone(r->part);
       }
@@ -293,12 +307,14 @@ class GetEngine : public CurlMultiLoop::Client {
                                              : std::string("content")];
       // Go on from the first byte not yet kept (the bytes before it are in
       // the part file already).
-      if (r->answer) {
+      // An answer that sent all it was asked and then more is not
+      // trusted: its range is asked again, never an empty one.
+      if (r->answer && !(r->overran && r->received == r->range.length)) {
         r->range.offset += r->received;
         r->range.length -= r->received;
         if (r->received > 0) r->whole = false;
-        r->answer.reset();
       }
+      r->answer.reset();
       return loop_.Retry(r);
     }
     loop_.Delete(r);
@@ -328,6 +344,7 @@ class GetEngine : public CurlMultiLoop::Client {
       return Fail(o, why.WithContext("the object kept changing while read"));
     }
     o->probing = false;
+    o->stream = false;
     Status s = o->dl->Restart();
     if (!s.ok()) Fail(o, s);
   }

@@ -2,12 +2,18 @@
 """A tiny S3 stand-in for tests that need listings no real server makes:
 keys with '..', '//', a leading '/', folder markers, keys that clash.
 
-  fake_s3.py OBJECTS.json PORTFILE
+  fake_s3.py OBJECTS.json PORTFILE [MODE]
 
 OBJECTS.json maps each key to its content (a string). Any bucket answers
 ListObjectsV2 (?list-type=2&prefix=...) with those keys and GET/HEAD of a key
-with its bytes (Range honoured). The port it listens on is written to
-PORTFILE; it serves until killed. Standard library only.
+with its bytes (Range honoured; a range past the end: 416). Served as plain
+HTTP too: http://127.0.0.1:PORT/BUCKET/KEY. The port it listens on is written
+to PORTFILE, each GET's Range header (or "-") appended to PORTFILE.log; it
+serves until killed. Standard library only. MODE misbehaves:
+  ignore_range  answer every GET 200 with the whole object (python3 -m
+                http.server does)
+  endless       answer a Range with a correct 206 header, then a chunked body
+                that goes on past the range until the client hangs up
 """
 import hashlib
 import http.server
@@ -19,6 +25,7 @@ import urllib.parse
 from xml.sax.saxutils import escape
 
 objs = {k: v.encode() for k, v in json.load(open(sys.argv[1])).items()}
+mode = sys.argv[3] if len(sys.argv) > 3 else ''
 
 
 def etag(data):
@@ -66,20 +73,44 @@ class Handler(http.server.BaseHTTPRequestHandler):
         data = objs[key]
         headers = [('ETag', etag(data))]
         rng = self.headers.get('Range')
-        if rng and data:
+        with open(sys.argv[2] + '.log', 'a') as log:
+            log.write('%s %s\n' % (key, rng or '-'))
+        if rng and data and mode != 'ignore_range':
             first, last = rng[len('bytes='):].split('-')
             first = int(first)
+            if first >= len(data):
+                return self.send(416, b'', [('Content-Range',
+                                             'bytes */%d' % len(data))])
             last = min(int(last), len(data) - 1) if last else len(data) - 1
             headers.append(('Content-Range',
                             'bytes %d-%d/%d' % (first, last, len(data))))
+            if mode == 'endless':
+                return self.endless(headers, data[first:last + 1])
             return self.send(206, data[first:last + 1], headers)
         return self.send(200, data, headers)
+
+    def endless(self, headers, body):
+        self.send_response(206)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header('Transfer-Encoding', 'chunked')
+        self.end_headers()
+        try:
+            self.wfile.write(b'%x\r\n%s\r\n' % (len(body), body))
+            while True:
+                self.wfile.write(b'10000\r\n' + b'x' * 0x10000 + b'\r\n')
+        except OSError:
+            pass
+        self.close_connection = True
 
     do_HEAD = do_GET
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # clients that hang up (on purpose) are no news
 
 
 server = Server(('127.0.0.1', 0), Handler)

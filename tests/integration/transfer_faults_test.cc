@@ -180,10 +180,21 @@ TEST_F(TransferFaultsTest, PersistentFailureFailsClearlyAndLeavesNoFile) {
 
 TEST_F(TransferFaultsTest, PersistentWrongAnswersFailAndLeaveNoFile) {
   opt_.max_retries = 1;
-  AddRule(FaultRule::IgnoreRange().RangeOnly().Times(0));
+  AddRule(FaultRule::WrongContentRange().Times(0));
   Status s = ExpectFailed(Get());
-  EXPECT_NE(s.ToString().find("answered 200"), std::string::npos)
+  EXPECT_NE(s.ToString().find("is not the range asked"), std::string::npos)
       << s.ToString();
+}
+
+// A server that ignores Range (python3 -m http.server): the answer to the
+// first request, 200 with the whole object, is the object - used as one
+// stream (as curl does), no other part asked, no retry.
+TEST_F(TransferFaultsTest, ServerIgnoringRangeGivesTheObjectInOneStream) {
+  AddRule(FaultRule::IgnoreRange().RangeOnly().Times(0));
+  TransferReport r = Get();
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(r.requests, 1u);
+  EXPECT_TRUE(r.retries.empty());
 }
 
 }  // namespace

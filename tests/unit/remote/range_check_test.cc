@@ -88,15 +88,28 @@ TEST(RangeCheckTest, EmptyObjectAnswers200WithoutABody) {
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->total, 0u);
   EXPECT_FALSE(CheckGetAnswer("k", ByteRange{0, 100}, "", false, r).ok());
-  EXPECT_FALSE(CheckGetAnswer("k", ByteRange{0, 100}, "", true,
-                              Answer(200, {{"content-length", "5"}}))
-                   .ok());
+}
+
+TEST(RangeCheckTest, FirstRequestAnswered200IsTheWholeObject) {
+  // A server that ignores Range: the first unconditional request from 0
+  // gets the whole object, which is used (its size must be said).
+  HttpResponse r = Answer(200, {{"content-length", "500"}});
+  auto a = CheckGetAnswer("k", ByteRange{0, 100}, "", true, r);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->total, 500u);
+  EXPECT_EQ(a->length, 500u);
+  // Never for a later request, a conditional one, or without a size.
+  EXPECT_FALSE(CheckGetAnswer("k", ByteRange{0, 100}, "", false, r).ok());
+  EXPECT_FALSE(CheckGetAnswer("k", ByteRange{100, 100}, "", true, r).ok());
+  EXPECT_FALSE(CheckGetAnswer("k", ByteRange{0, 100}, "\"e\"", true, r).ok());
+  EXPECT_FALSE(
+      CheckGetAnswer("k", ByteRange{0, 100}, "", true, Answer(200, {})).ok());
 }
 
 TEST(RangeCheckTest, EmptyObjectAnswers206ZeroToZeroOfZero) {
   // s3rver: 206 "bytes 0-0/0" with Content-Length 1 and no body.
-  HttpResponse r = Answer(
-      206, {{"content-range", "bytes 0-0/0"}, {"content-length", "1"}});
+  HttpResponse r =
+      Answer(206, {{"content-range", "bytes 0-0/0"}, {"content-length", "1"}});
   auto a = CheckGetAnswer("k", ByteRange{0, 100}, "", true, r);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->total, 0u);
