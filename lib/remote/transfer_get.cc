@@ -264,7 +264,14 @@ class GetEngine : public CurlMultiLoop::Client {
       // (A probe's 416 for an empty object was accepted at its headers.)
       bool success = r->answer || (status >= 200 && status < 300) ||
                      (r->probe && status == 416);
-      if (!success) {
+      if (!success && status == 416) {
+        // A range of the object as it was is past its end now: it shrank
+        // (s3rver says so before If-Match). Start over on the new one.
+        s = Status::FailedPrecondition(
+            r->http.url,
+            "object changed (416: the range asked is past its "
+            "end)");
+      } else if (!success) {
         s = backend_->ErrorFor(o->dl->item().key, r->ex.response);
       } else if (!r->answer && !Accept(r, r->ex.response)) {
         s = r->body_status;

@@ -11,11 +11,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-# fake NAME MODE: serves small (6 bytes) and big (3 MiB + 5) over HTTP.
+# fake NAME MODE [BIG]: serves small (6 bytes) and big (big.txt: 3 MiB + 5,
+# or BIG) over HTTP.
 head -c 2359296 /dev/urandom | base64 -w0 > big.txt && printf abcde >> big.txt
 fake() {
   /usr/bin/python3 -c 'import json,sys; json.dump({"small": "hello\n",
-    "big": open("big.txt").read()}, open(sys.argv[1], "w"))' "$1.json"
+    "big": open(sys.argv[2]).read()}, open(sys.argv[1], "w"))' "$1.json" \
+    "${3:-big.txt}"
   /usr/bin/python3 "$here/../integration/fake_s3.py" "$1.json" "$1.port" $2 &
   pids+=($!)
   for _ in $(seq 100); do [ -s "$1.port" ] && break; sleep 0.1; done
@@ -46,4 +48,19 @@ while read -r key range; do
   [ -z "$last" ] || [ "$last" -ge "$first" ] ||
     fail "asked an inverted range: $range"
 done < endless.port.log
+
+# 8. The object shrank between runs: the rerun's parts past the new end get
+# 416 (s3rver answers so before If-Match): the part file and journal are
+# discarded and the new object fetched from zero.
+fake parts fail_from=2097152
+expect_rc 4 "$ferry" get --retries 0 --part-size 1M "$url/big" shrunk
+[ -e shrunk.ferry-part.journal ] || fail "no journal kept: $(ls)"
+kill "${pids[-1]}"
+head -c 1000000 big.txt > small.txt
+fake shrunk "" small.txt
+expect_rc 0 "$ferry" get --json --part-size 1M "$url/big" shrunk
+cmp shrunk small.txt || fail "shrunk object differs"
+grep -q '"changed":1' out.txt || fail "no restart: $(cat out.txt)"
+[ ! -e shrunk.ferry-part ] && [ ! -e shrunk.ferry-part.journal ] ||
+  fail "left: $(ls)"
 echo ok

@@ -14,6 +14,7 @@ serves until killed. Standard library only. MODE misbehaves:
                 http.server does)
   endless       answer a Range with a correct 206 header, then a chunked body
                 that goes on past the range until the client hangs up
+  fail_from=N   answer 503 to a Range that starts at byte N or later
 """
 import hashlib
 import http.server
@@ -81,6 +82,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if first >= len(data):
                 return self.send(416, b'', [('Content-Range',
                                              'bytes */%d' % len(data))])
+            if mode.startswith('fail_from=') and \
+                    first >= int(mode.split('=')[1]):
+                return self.send(503, b'<Error><Code>SlowDown</Code>'
+                                 b'<Message>later</Message></Error>')
             last = min(int(last), len(data) - 1) if last else len(data) - 1
             headers.append(('Content-Range',
                             'bytes %d-%d/%d' % (first, last, len(data))))
