@@ -110,6 +110,12 @@ size_t ReadCallback(char* buf, size_t size, size_t n, void* user) {
   auto* ex = static_cast<CurlExchange*>(user);
   const HttpRequest& req = *ex->request;
   size_t want = size * n;
+  // --bwlimit meters uploads too (the same bucket as bodies received).
+  if (ex->should_pause &&
+      ex->upload_pos <
+          (req.body_source == nullptr ? req.body.size() : req.body_length)) {
+    if (ex->should_pause(want)) return CURL_READFUNC_PAUSE;
+  }
   if (req.body_source == nullptr) {
     size_t left = req.body.size() - ex->upload_pos;
     size_t k = std::min(want, left);
@@ -123,7 +129,11 @@ size_t ReadCallback(char* buf, size_t size, size_t n, void* user) {
   size_t got = 0;
   Status s =
       req.body_source->ReadAt(req.body_offset + ex->upload_pos, k, buf, &got);
-  if (!s.ok() || got != k) return CURL_READFUNC_ABORT;  // source shrank
+  if (!s.ok() || got != k) {  // the source shrank
+    ex->source_error =
+        s.ok() ? Status::IOError("the source ended early") : std::move(s);
+    return CURL_READFUNC_ABORT;
+  }
   ex->upload_pos += got;
   return got;
 }
@@ -233,12 +243,9 @@ Status CurlError(std::string_view what, CURLcode code, const char* errbuf) {
 void LogRequest(const HttpSettings& settings, const HttpRequest& request,
                 long status) {
   if (!settings.log) return;
-  // The URL carries no secret (SigV4 goes in headers; a presigned URL's
-  // signature would: cut the query of those).
-  std::string url = request.url;
-  if (url.find("X-Amz-Signature=") != std::string::npos)
-    url = url.substr(0, url.find('?')) + "?<presigned>";
-  std::string line = request.method + " " + url;
+  // SigV4 goes in headers; a URL's userinfo and a presigned URL's
+  // signature and tokens are cut.
+  std::string line = request.method + " " + RedactUrls(request.url);
   if (request.range) {
     line += " [" + std::to_string(request.range->offset) + "+" +
             (request.range->length == ByteRange::kToEnd

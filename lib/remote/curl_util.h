@@ -52,6 +52,8 @@ struct CurlExchange {
   // caller unpauses). The engine's shared bandwidth limit.
   std::function<bool(size_t)> should_pause;
   bool headers_done = false;
+  // Why the upload's source failed a read (the transfer was aborted).
+  Status source_error;
 };
 
 // Configures easy for ex->request and settings: URL, method, headers

@@ -86,7 +86,7 @@ class FileBackend : public Backend {
       if (!dir_key.empty() || !prefix.empty()) return Status::OK();
       return VisitFile("", visit);
     }
-    return options.recursive ? ListRecursive(dir_key, prefix, visit)
+    return options.recursive ? ListRecursive(dir_key, prefix, options, visit)
                              : ListOneLevel(dir_key, prefix, visit);
   }
 
@@ -256,12 +256,24 @@ class FileBackend : public Backend {
   }
 
   Status ListRecursive(const std::string& dir_key, std::string_view prefix,
+                       const ListOptions& options,
                        const std::function<Status(const ObjectInfo&)>& visit) {
     FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env_, PathOf(dir_key)));
-    if (!walk.errors.empty()) {
+    if (!walk.errors.empty() && !options.problem) {
       const WalkProblem& p = walk.errors.front();
       return Status::IOError(Name(JoinKey(dir_key, p.path)),
                              p.status.ToString());
+    }
+    if (options.problem) {
+      for (const auto* list : {&walk.errors, &walk.skipped}) {
+        for (const WalkProblem& p : *list) {
+          std::string key = JoinKey(dir_key, p.path);
+          if (IsInternalName(LastPart(p.path)) ||
+              key.compare(0, prefix.size(), prefix) != 0)
+            continue;
+          options.problem(key, p.status);
+        }
+      }
     }
     // The walk's order (bytewise by relative path) is key order.
     for (const std::string& rel : walk.files) {

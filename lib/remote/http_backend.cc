@@ -9,6 +9,7 @@
 #include "remote/http_client.h"
 #include "remote/http_read.h"
 #include "remote/range_check.h"
+#include "remote/remote_url.h"
 
 namespace ferry::remote {
 namespace {
@@ -36,8 +37,10 @@ std::string EncodeKey(std::string_view key) {
 
 class HttpBackendImpl final : public HttpBackend {
  public:
-  HttpBackendImpl(std::string base, HttpSettings settings, int max_retries)
+  HttpBackendImpl(std::string base, HttpSettings settings, int max_retries,
+                  bool keys_as_written)
       : base_(std::move(base)),
+        keys_as_written_(keys_as_written),
         settings_(settings),
         client_(std::move(settings), RetryPolicy{max_retries}) {
     caps_.ranges = true;
@@ -115,7 +118,8 @@ class HttpBackendImpl final : public HttpBackend {
  private:
   std::string UrlFor(std::string_view key) const {
     if (key.empty()) return base_;
-    return base_ + "/" + EncodeKey(key);
+    return base_ + "/" +
+           (keys_as_written_ ? EncodeUrlAsWritten(key) : EncodeKey(key));
   }
   Status ReadOnly(std::string_view key) const {
     return Status::NotSupported(UrlFor(key),
@@ -123,6 +127,7 @@ class HttpBackendImpl final : public HttpBackend {
   }
 
   std::string base_;
+  bool keys_as_written_;
   HttpSettings settings_;
   HttpClient client_;
   BackendCaps caps_;
@@ -175,8 +180,9 @@ Result<std::unique_ptr<HttpBackend>> NewHttpBackend(
   }
   while (u.size() > host_start + host.size() && u.back() == '/') u.pop_back();
   FERRY_ASSIGN_OR_RETURN(HttpSettings settings, HttpSettingsFrom(options));
-  return std::unique_ptr<HttpBackend>(new HttpBackendImpl(
-      std::move(u), std::move(settings), options.max_retries));
+  return std::unique_ptr<HttpBackend>(
+      new HttpBackendImpl(EncodeUrlAsWritten(u), std::move(settings),
+                          options.max_retries, options.http_keys_as_written));
 }
 
 }  // namespace ferry::remote

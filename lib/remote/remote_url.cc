@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "ferry/remote.h"
+
 namespace ferry::remote {
 namespace {
 
@@ -109,4 +111,93 @@ Result<RemoteUrl> ParseRemoteUrl(std::string_view url) {
                          "' (file://, http://, https://, s3:// or a path)");
 }
 
+std::string EncodeUrlAsWritten(std::string_view url) {
+  static const char kHex[] = "0123456789ABCDEF";
+  url = url.substr(0, url.find('#'));
+  std::string out;
+  out.reserve(url.size());
+  for (size_t i = 0; i < url.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(url[i]);
+    bool escape = c <= ' ' || c >= 0x7f ||
+                  std::string_view("\"<>\\^`{|}").find(static_cast<char>(c)) !=
+                      std::string_view::npos;
+    if (c == '%')
+      escape = i + 2 >= url.size() || HexValue(url[i + 1]) < 0 ||
+               HexValue(url[i + 2]) < 0;
+    if (!escape) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    out += '%';
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
 }  // namespace ferry::remote
+
+namespace ferry {
+namespace {
+
+constexpr std::string_view kUrlEnd = " \t\r\n\"'<>";
+
+bool SecretParam(std::string_view name) {
+  std::string n(name);
+  for (char& c : n)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr std::string_view kExact[] = {"sig",  "key",  "pw",
+                                                "pass", "code", "jwt"};
+  for (std::string_view e : kExact)
+    if (n == e) return true;
+  static constexpr std::string_view kPart[] = {
+      "signature",  "credential", "token",   "secret",  "password",
+      "passwd",     "auth",       "api_key", "api-key", "apikey",
+      "access_key", "accesskey",  "session"};
+  for (std::string_view p : kPart)
+    if (n.find(p) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string RedactUrls(std::string_view text) {
+  static constexpr std::string_view kRedacted = "<redacted>";
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ':' && text.substr(i, 3) == "://") {
+      // userinfo: up to the last '@' of the authority.
+      const size_t start = i + 3;
+      size_t end = text.find_first_of(std::string(kUrlEnd) + "/?#", start);
+      if (end == std::string_view::npos) end = text.size();
+      const size_t at = text.substr(start, end - start).rfind('@');
+      out += "://";
+      if (at != std::string_view::npos) {
+        out += kRedacted;
+        i = start + at;  // the '@'
+      } else {
+        i = start;
+      }
+      continue;
+    }
+    out += c;
+    ++i;
+    if (c != '?' && c != '&') continue;
+    const size_t eq = text.find_first_of(std::string(kUrlEnd) + "&=#?/", i);
+    if (eq == std::string_view::npos || text[eq] != '=' ||
+        !SecretParam(text.substr(i, eq - i)))
+      continue;
+    size_t end = text.find_first_of(std::string(kUrlEnd) + "&#", eq + 1);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > eq + 1 && text[end - 1] == ':') --end;  // "URL: why" in a message
+    out += text.substr(i, eq + 1 - i);
+    out += kRedacted;
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace ferry

@@ -29,6 +29,13 @@ std::optional<std::string> UrlScheme(std::string_view url);
 // an s3 URL without a bucket or with an invalid bucket name, an empty path.
 Result<RemoteUrl> ParseRemoteUrl(std::string_view url);
 
+// An http(s) URL (or part of one) as the user wrote it, as curl sends it:
+// %XX escapes, reserved characters and the query kept; only what cannot be
+// in a URL is %XX-encoded (controls, space, non-ASCII bytes, "<>\^`{|},
+// and a '%' not followed by two hex digits); a #fragment is dropped (never
+// sent).
+std::string EncodeUrlAsWritten(std::string_view url);
+
 }  // namespace ferry::remote
 
 #endif  // FERRY_LIB_REMOTE_REMOTE_URL_H_

@@ -18,6 +18,7 @@
 #include "remote/http.h"
 #include "remote/multi_loop.h"
 #include "remote/retry.h"
+#include "remote/token_bucket.h"
 #include "remote/transfer_util.h"
 
 namespace ferry {
@@ -34,21 +35,35 @@ class FileSource : public ByteSource {
     auto s = std::make_unique<FileSource>();
     s->file_ = std::move(f);
     s->size_ = size;
+    s->path_ = path;
     return s;
   }
   uint64_t size() const override { return size_; }
+  // A file that ends before the size it had at the start changed.
   Status ReadAt(uint64_t offset, size_t n, char* scratch,
                 size_t* got) override {
     std::string_view v;
     FERRY_RETURN_IF_ERROR(file_->Read(offset, n, &v, scratch));
     if (v.data() != scratch) std::memcpy(scratch, v.data(), v.size());
     *got = v.size();
+    if (v.size() < n && offset + v.size() < size_) return Changed();
+    return Status::OK();
+  }
+  // After the last byte went: the file still has its size.
+  Status CheckUnchanged() const {
+    auto size = file_->Size();
+    if (size.ok() && *size != size_) return Changed();
     return Status::OK();
   }
 
  private:
+  Status Changed() const {
+    return Status::IOError(path_, "changed while being uploaded");
+  }
+
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t size_ = 0;
+  std::string path_;
 };
 
 // S3 allows at most 10,000 parts: larger objects get larger parts.
@@ -136,7 +151,9 @@ class PutEngine : public CurlMultiLoop::Client {
     PReq* r = static_cast<PReq*>(lr);
     Up* u = r->up;
     Status s;
-    if (rc != CURLE_OK) {
+    if (rc != CURLE_OK && !r->ex.source_error.ok()) {
+      s = r->ex.source_error;  // the file changed: no retry helps
+    } else if (rc != CURLE_OK) {
       s = CurlError(r->http.method + " " + r->http.url, rc, r->ex.error);
     } else if (status < 200 || status >= 300) {
       s = backend_->ErrorFor(u->item.key, r->ex.response);
@@ -205,6 +222,7 @@ class PutEngine : public CurlMultiLoop::Client {
   }
 
   void Finish(Up* u) {
+    if (Status s = u->src->CheckUnchanged(); !s.ok()) return Fail(u, s);
     if (u->multipart) {
       ++report_->requests;
       auto done =
@@ -264,13 +282,16 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
   progress.SetFilesTotal(items.size());
   remote::RetryPolicy policy;
   policy.max_retries = options.max_retries;
+  remote::BlockingBucket bucket(options.bwlimit, env);  // one for the run
   for (const PutItem& item : items) {
     Status s;
     auto src = remote::FileSource::Open(env, item.src);
     for (int attempt = 0; src.ok(); ++attempt) {
       ++report.requests;
-      auto w = backend->Write(item.key, src->get(), WriteOptions{});
+      remote::ThrottledSource throttled(src->get(), &bucket);
+      auto w = backend->Write(item.key, &throttled, WriteOptions{});
       s = w.status();
+      if (s.ok()) s = (*src)->CheckUnchanged();
       if (s.ok()) report.bytes += (*src)->size();
       if (!remote::RetryPolicy::IsRetryable(s) || attempt >= policy.max_retries)
         break;
@@ -288,6 +309,7 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
     }
     progress.Tick(false);
   }
+  bucket.Settle();
   progress.Tick(true);
   return report;
 }

@@ -53,6 +53,9 @@ grep -q "ftp://host/x" err.txt || fail "bad scheme not named"
 expect_rc 2 "$FERRY" ls "file://otherhost/x"
 expect_rc 2 "$FERRY" ls "s3://"
 expect_rc 2 "$FERRY" ls b --part-size 12Q
+# 2^64 bytes or more: a usage error, not a silent "unlimited".
+expect_rc 2 "$FERRY" ls b --bwlimit 99999999T
+expect_rc 2 "$FERRY" ls b --bwlimit 18014398509481985K
 
 # A remote that fails: IO error (4) naming the path.
 expect_rc 4 "$FERRY" ls "b/a.txt/below/"

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <thread>
 
+#include "ferry/remote.h"
+
 namespace ferry::cli {
 
 int ExitCodeFor(const Status& s) {
@@ -70,7 +72,7 @@ int FinishStdout(int rc) {
 }
 
 int Fail(const Status& s) {
-  std::fprintf(stderr, "ferry: %s\n", s.ToString().c_str());
+  std::fprintf(stderr, "ferry: %s\n", RedactUrls(s.ToString()).c_str());
   return ExitCodeFor(s);
 }
 

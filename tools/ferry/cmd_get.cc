@@ -33,9 +33,10 @@ struct Batch {
 
 // Items that cannot be fetched (a key that is no file name below DST, or
 // whose file another key claims) go into *refused, by key; the others are
-// fetched. S3 folder markers are skipped (counted).
+// fetched. S3 folder markers are skipped (counted). What a file:// walk
+// met besides files goes into *problems.
 Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
-            TransferReport* refused) {
+            TransferReport* refused, SourceProblems* problems) {
   std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
   const std::string& dst = a.args.back();
   if (!a.recursive && !a.filters.empty())
@@ -51,9 +52,10 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
     refused->failures.emplace_back(key, s);
   };
   // A key below DST: a name that stays below it, no link inside followed.
-  auto add = [&](size_t batch, GetItem item) {
+  // name: the file name (an http(s) URL's decoded last segment), else key.
+  auto add = [&](size_t batch, GetItem item, const std::string* name) {
     if (into_dir) {
-      auto path = KeyPath(dst, item.key);
+      auto path = KeyPath(dst, name != nullptr ? *name : item.key);
       if (!path.ok()) return refuse(item.key, path.status());
       item.dest = *path;
       item.root = dst;
@@ -67,21 +69,23 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
     if (a.recursive) {
       batches->push_back(Batch{src, {}});
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
-      FERRY_RETURN_IF_ERROR(
-          backend->List("", ListOptions{}, [&](const ObjectInfo& info) {
-            if (info.is_prefix || !a.filters.Takes(info.key))
-              return Status::OK();
-            if (IsFolderMarker(info)) {
-              ++refused->files_skipped;
-              return Status::OK();
-            }
-            GetItem item;
-            item.key = info.key;
-            item.have_info = true;
-            item.info = info;
-            add(batches->size() - 1, std::move(item));
-            return Status::OK();
-          }));
+      ListOptions lo;
+      lo.problem = [&](const std::string& key, const Status& why) {
+        if (a.filters.Takes(key)) problems->Add(key, why);
+      };
+      FERRY_RETURN_IF_ERROR(backend->List("", lo, [&](const ObjectInfo& info) {
+        if (info.is_prefix || !a.filters.Takes(info.key)) return Status::OK();
+        if (IsFolderMarker(info)) {
+          ++refused->files_skipped;
+          return Status::OK();
+        }
+        GetItem item;
+        item.key = info.key;
+        item.have_info = true;
+        item.info = info;
+        add(batches->size() - 1, std::move(item), nullptr);
+        return Status::OK();
+      }));
       continue;
     }
     FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(src));
@@ -89,7 +93,7 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
       batches->push_back(Batch{u.parent, {}});
     GetItem item;
     item.key = u.key;
-    add(batches->size() - 1, std::move(item));
+    add(batches->size() - 1, std::move(item), &u.name);
   }
   std::vector<bool> clashed(items.size());
   for (auto& [i, s] : FindDestClashes(items)) {
@@ -118,16 +122,20 @@ int RunGet(GetArgs& a) {
   Env* env = Env::Default();
   if (a.args.size() < 2)
     return Fail(Status::InvalidArgument("get", "needs SRC... DST"));
+  a.remote.http_keys_as_written = true;  // http(s) URLs used as written
   std::vector<Batch> batches;
   TransferReport total;  // starts with what the plan refused or skipped
-  Status s = Plan(a, env, &batches, &total);
+  SourceProblems problems(a.common.quiet);
+  Status s = Plan(a, env, &batches, &total, &problems);
   if (!s.ok()) return Fail(s);
+  problems.MoveInto(&total);
   uint64_t files = 0;
   for (const Batch& b : batches) files += b.items.size();
   if (a.dry_run) {
     for (const Batch& b : batches)
       for (const GetItem& item : b.items)
-        std::printf("get %s/%s -> %s\n", b.url.c_str(), item.key.c_str(),
+        std::printf("get %s -> %s\n",
+                    RedactUrls(b.url + "/" + item.key).c_str(),
                     item.dest.c_str());
     return ReportFailures(total.failures);
   }

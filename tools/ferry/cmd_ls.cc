@@ -8,6 +8,7 @@
 #include "ferry/json.h"
 #include "ferry/remote.h"
 #include "remote_options.h"
+#include "transfer_cli.h"
 
 namespace ferry::cli {
 namespace {
@@ -62,7 +63,8 @@ int RunLs(const LsArgs& a) {
   std::unique_ptr<JsonWriter> json;
   if (a.common.json) {
     json = std::make_unique<JsonWriter>(stdout);
-    json->BeginObject().Key("command").String("ls").Key("url").String(a.url);
+    json->BeginObject().Key("command").String("ls").Key("url").String(
+        RedactUrls(a.url));
     json->Key("entries").BeginArray();
   }
   auto print = [&](const ObjectInfo& o) {
@@ -95,6 +97,10 @@ int RunLs(const LsArgs& a) {
   };
   ListOptions lo;
   lo.recursive = a.recursive;
+  SourceProblems problems(a.common.quiet);
+  lo.problem = [&](const std::string& key, const Status& why) {
+    problems.Add(key, why);
+  };
   Status s = (*backend)->List("", lo, print);
   // A URL naming one object (s3://bucket/data/file.bin) lists that object.
   if (s.ok() && objects + folders == 0 && !a.url.empty() &&
@@ -110,17 +116,24 @@ int RunLs(const LsArgs& a) {
   if (json) {
     json->EndArray().Key("objects").Uint(objects).Key("folders").Uint(folders);
     json->Key("bytes").Uint(bytes);
-    if (!s.ok()) json->Key("error").String(s.ToString());
+    if (!s.ok()) json->Key("error").String(RedactUrls(s.ToString()));
+    json->Key("failures").BeginArray();
+    for (const auto& [key, why] : problems.failures) {
+      json->BeginObject().Key("key").String(RedactUrls(key));
+      json->Key("error").String(RedactUrls(why.ToString())).EndObject();
+    }
+    json->EndArray();
     json->EndObject();
     std::printf("\n");
   }
   if (!s.ok()) return Fail(s);
+  const int rc = ReportFailures(problems.failures);
   if (a.common.verbose && !a.common.json) {
     std::fprintf(stderr, "ferry ls: %llu objects, %llu bytes, %llu folders\n",
                  (unsigned long long)objects, (unsigned long long)bytes,
                  (unsigned long long)folders);
   }
-  return kExitOk;
+  return rc;
 }
 
 }  // namespace

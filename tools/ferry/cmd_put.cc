@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "ferry/env.h"
+#include "ferry/walk.h"
 #include "remote_options.h"
 #include "transfer_cli.h"
 
@@ -35,7 +36,7 @@ std::string BaseName(const std::string& path) {
 // otherwise DST names the one object. Below a folder, ferry's own working
 // files are never taken, and --include/--exclude choose among the rest.
 Status Plan(const PutArgs& a, Env* env, std::string* url,
-            std::vector<PutItem>* items) {
+            std::vector<PutItem>* items, SourceProblems* problems) {
   std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
   std::string dst = a.args.back();
   if (!a.recursive && !a.filters.empty())
@@ -62,11 +63,15 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
     if (info.is_dir) {
       if (!a.recursive)
         return Status::InvalidArgument(src, "is a folder (use -R)");
-      FERRY_ASSIGN_OR_RETURN(auto files, ListFilesRecursive(env, src));
-      for (const std::string& rel : files) {
-        if (IsFerryWorkingFile(rel) || !a.filters.Takes(rel)) continue;
-        FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
-      }
+      FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, src));
+      auto taken = [&](const std::string& rel) {
+        return !IsFerryWorkingFile(rel) && a.filters.Takes(rel);
+      };
+      for (const auto* list : {&walk.errors, &walk.skipped})
+        for (const WalkProblem& p : *list)
+          if (taken(p.path)) problems->Add(JoinPath(src, p.path), p.status);
+      for (const std::string& rel : walk.files)
+        if (taken(rel)) FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
       continue;
     }
     FERRY_RETURN_IF_ERROR(add(src, into_prefix ? BaseName(src) : key_prefix));
@@ -81,22 +86,24 @@ int RunPut(PutArgs& a) {
     return Fail(Status::InvalidArgument("put", "needs SRC... DST"));
   std::string url;
   std::vector<PutItem> items;
-  Status s = Plan(a, env, &url, &items);
+  SourceProblems problems(a.common.quiet);
+  Status s = Plan(a, env, &url, &items, &problems);
   if (!s.ok()) return Fail(s);
   auto backend = OpenBackend(url, a.remote, env);
   if (!backend.ok()) return Fail(backend.status());
   if (a.dry_run) {
     std::string base = (*backend)->Describe();
     for (const PutItem& item : items)
-      std::printf("put %s -> %s/%s\n", item.src.c_str(), base.c_str(),
-                  item.key.c_str());
-    return kExitOk;
+      std::printf("put %s -> %s\n", item.src.c_str(),
+                  RedactUrls(base + "/" + item.key).c_str());
+    return ReportFailures(problems.failures);
   }
   TransferBar bar("put", items.size(), a.common.quiet || a.common.json);
   TransferOptions opt = TransferOptionsFrom(a.remote, false);
   opt.progress = [&](const TransferProgress& p) { bar.Update(p); };
   auto r = PutObjects(backend->get(), std::move(items), opt, env);
   if (!r.ok()) return Fail(r.status());
+  problems.MoveInto(&*r);
   return ReportTransfer("put", *r, a.common.json, t0);
 }
 

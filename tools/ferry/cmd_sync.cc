@@ -171,7 +171,7 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
         .Key("path")
         .String(name)
         .Key("error")
-        .String(s.ToString())
+        .String(RedactUrls(s.ToString()))
         .EndObject();
   w.EndArray().Key("seconds").Double(secs).EndObject();
   std::fputc('\n', stdout);

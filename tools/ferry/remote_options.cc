@@ -71,11 +71,9 @@ Result<uint64_t> ParseByteSize(std::string_view text, std::string_view name,
   auto n = ParseUint(text.substr(0, digits), name, 0, UINT64_MAX);
   if (!n.ok()) return bad();
   uint64_t v = *n;
-  if (shift > 0 && v > (UINT64_MAX >> shift))
-    v = UINT64_MAX;  // out of range
-  else
-    v <<= shift;
-  if (v < lo || v > hi) {
+  const bool overflow = shift > 0 && v > (UINT64_MAX >> shift);  // >= 2^64
+  if (!overflow) v <<= shift;
+  if (overflow || v < lo || v > hi) {
     return Status::InvalidArgument(
         std::string(name) + ": " + std::string(text) + " is out of range (" +
         std::to_string(lo) + " to " + std::to_string(hi) + " bytes)");

@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -10,26 +11,73 @@
 
 namespace ferry::cli {
 
+namespace {
+
+bool IsHttpUrl(std::string_view url) {
+  std::string scheme(url.substr(0, url.find("://")));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(c));
+  return url.find("://") != std::string_view::npos &&
+         (scheme == "http" || scheme == "https");
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(std::tolower(c));
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+// The file name for an http(s) URL's last path segment (no query): %XX
+// decoded as wget does; kept as written when decoding would give a name
+// with '/' or NUL, or "." or "..".
+std::string HttpFileName(std::string_view segment) {
+  std::string out;
+  for (size_t i = 0; i < segment.size(); ++i) {
+    int hi = -1, lo = -1;
+    if (segment[i] == '%' && i + 2 < segment.size()) {
+      hi = HexDigit(segment[i + 1]);
+      lo = HexDigit(segment[i + 2]);
+    }
+    if (hi < 0 || lo < 0) {
+      out += segment[i];
+      continue;
+    }
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  if (out.find_first_of(std::string_view("/\0", 2)) != std::string::npos ||
+      out == "." || out == "..")
+    return std::string(segment);
+  return out;
+}
+
+}  // namespace
+
 Result<ObjectUrl> SplitObjectUrl(std::string_view url) {
   size_t scheme = url.find("://");
   size_t authority_end = 0;
+  // An http(s) URL's query may hold '/' (presigned credentials).
+  const bool http = IsHttpUrl(url);
+  std::string_view path = url;
+  if (http) path = url.substr(0, url.find_first_of("?#", scheme + 3));
   if (scheme != std::string_view::npos) {
-    authority_end = url.find('/', scheme + 3);
-    if (authority_end == std::string_view::npos) authority_end = url.size();
+    authority_end = path.find('/', scheme + 3);
+    if (authority_end == std::string_view::npos) authority_end = path.size();
   }
-  size_t slash = url.rfind('/');
+  size_t slash = path.rfind('/');
   if (slash == std::string_view::npos ||
       (scheme != std::string_view::npos && slash < authority_end)) {
     if (scheme != std::string_view::npos || url.empty())
       return Status::InvalidArgument(std::string(url), "names no object");
-    return ObjectUrl{".", std::string(url)};
+    return ObjectUrl{".", std::string(url), std::string(url)};
   }
-  if (slash + 1 == url.size())
+  if (slash + 1 == path.size())
     return Status::InvalidArgument(std::string(url),
                                    "names a folder, not an object (use -R)");
   std::string parent(url.substr(0, slash));
   if (parent.empty()) parent = "/";
-  return ObjectUrl{parent, std::string(url.substr(slash + 1))};
+  std::string key(url.substr(slash + 1));
+  std::string name = http ? HttpFileName(path.substr(slash + 1)) : key;
+  return ObjectUrl{parent, std::move(key), std::move(name)};
 }
 
 void PathFilters::AddOptions(CLI::App* cmd, std::string_view what) {
@@ -126,6 +174,21 @@ TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {
   return t;
 }
 
+void SourceProblems::Add(const std::string& path, const Status& why) {
+  if (why.code() != Status::Code::kNotSupported) {
+    failures.emplace_back(path, why);
+  } else if (!quiet) {
+    std::fprintf(stderr, "ferry: %s: skipped: %s\n", RedactUrls(path).c_str(),
+                 std::string(why.message()).c_str());
+  }
+}
+
+void SourceProblems::MoveInto(TransferReport* report) {
+  report->files_failed += failures.size();
+  for (auto& f : failures) report->failures.push_back(std::move(f));
+  failures.clear();
+}
+
 TransferBar::TransferBar(std::string_view what, uint64_t files, bool quiet)
     : bar_(NewTerminalProgress(quiet)) {
   bar_->Begin(what, files, 0);
@@ -143,7 +206,8 @@ int ReportFailures(
     const std::vector<std::pair<std::string, Status>>& failures) {
   int rc = kExitOk;
   for (const auto& [key, s] : failures) {
-    std::fprintf(stderr, "ferry: %s: %s\n", key.c_str(), s.ToString().c_str());
+    std::fprintf(stderr, "ferry: %s: %s\n", RedactUrls(key).c_str(),
+                 RedactUrls(s.ToString()).c_str());
     int code = ExitCodeFor(s);
     if (code == kExitUsage) code = kExitIo;  // a failed item, not a bad flag
     if (code == kExitIntegrity || rc != kExitIntegrity) rc = code;
@@ -181,9 +245,9 @@ int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
     for (const auto& [key, s] : r.failures) {
       w.BeginObject()
           .Key("key")
-          .String(key)
+          .String(RedactUrls(key))
           .Key("error")
-          .String(s.ToString())
+          .String(RedactUrls(s.ToString()))
           .EndObject();
     }
     w.EndArray().Key("seconds").Double(secs).EndObject();

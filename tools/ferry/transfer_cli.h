@@ -19,10 +19,13 @@
 namespace ferry::cli {
 
 // "s3://b/dir/x.bin" -> {"s3://b/dir", "x.bin"}; a plain "x.bin" ->
-// {".", "x.bin"}. InvalidArgument when the URL names no object.
+// {".", "x.bin"}. An http(s) URL is split before its query, and its key is
+// kept as written ("https://h/d/a%20b?sig=1" -> {"https://h/d",
+// "a%20b?sig=1"}, name "a b"). InvalidArgument when the URL names no object.
 struct ObjectUrl {
   std::string parent;
   std::string key;
+  std::string name;  // the file name a download gets
 };
 Result<ObjectUrl> SplitObjectUrl(std::string_view url);
 
@@ -56,6 +59,21 @@ class PathFilters {
 // folders ferry works in (.<name>.ferry-views/, .ferry-old-*,
 // .*.ferry-split-*).
 bool IsFerryWorkingFile(std::string_view rel);
+
+// What walking a local source (put -R, or a file:// listing) met besides
+// files, by the rules of ferry/walk.h and said as `ferry hash` says it: a
+// skipped entry (NotSupported: a FIFO, a device, a link to a folder) on
+// stderr unless quiet, "ferry: PATH: skipped: why"; anything else (a
+// dangling link, an unreadable folder) is a failed item, reported and
+// counted with the transfer's failures (MoveInto).
+struct SourceProblems {
+  explicit SourceProblems(bool quiet) : quiet(quiet) {}
+  void Add(const std::string& path, const Status& why);
+  void MoveInto(TransferReport* report);
+
+  bool quiet;
+  std::vector<std::pair<std::string, Status>> failures;
+};
 
 // Feeds TransferProgress into a terminal bar (nothing when quiet or not a
 // terminal).

@@ -68,6 +68,12 @@ class FERRY_EXPORT ByteSource {
 
 struct ListOptions {
   bool recursive = true;  // false: one level, "folders" as is_prefix entries
+  // A file:// listing's entries that are no objects, by key, and the listing
+  // goes on (the rules of ferry/walk.h): NotSupported for one skipped (a
+  // FIFO, a device, a link to a folder), another error for one that cannot
+  // be read (a dangling link, an unreadable folder). Unset: skipped ones are
+  // left out silently and the first unreadable one fails the listing.
+  std::function<void(const std::string& key, const Status& why)> problem;
 };
 
 struct ReadOptions {
@@ -122,6 +128,10 @@ struct RemoteOptions {
   bool no_sign_request = false;
   // HTTP(S): extra request headers ("Name: value"), never printed.
   std::vector<std::string> headers;
+  // HTTP(S) keys are the rest of a URL as the user wrote it ("a%20b",
+  // "x?token=1"), sent as curl sends it (only characters that cannot be in a
+  // URL encoded). false: keys are names, every reserved byte %XX-encoded.
+  bool http_keys_as_written = false;
   // Transfers.
   int connections = 16;
   uint64_t part_size = 8u << 20;
@@ -132,6 +142,14 @@ struct RemoteOptions {
   // -v: one line per request (method, URL, status; secrets redacted).
   std::function<void(std::string_view)> log;
 };
+
+// text with the secrets of every URL in it replaced by "<redacted>": the
+// userinfo of "scheme://user:password@host", and the values of query
+// parameters that carry credentials (X-Amz-Signature, X-Amz-Credential,
+// X-Amz-Security-Token, Signature, sig, and names with token, secret,
+// password, key, auth or credential in them), also in a bare "key?query".
+// What prints a URL, a key or an error about one goes through this.
+FERRY_EXPORT std::string RedactUrls(std::string_view text);
 
 // file:///path, a plain path, http(s)://host/prefix, s3://bucket/prefix.
 FERRY_EXPORT bool IsRemoteUrl(std::string_view url);

@@ -61,5 +61,40 @@ TEST(RemoteUrlTest, BadUrlsAreInvalidArgumentNamingTheUrl) {
   }
 }
 
+// As curl sends a URL: escapes, reserved characters and the query kept;
+// only what cannot be in a URL encoded.
+TEST(RemoteUrlTest, HttpUrlUsedAsWritten) {
+  EXPECT_EQ(EncodeUrlAsWritten("http://h/k/sp%20ace"), "http://h/k/sp%20ace");
+  EXPECT_EQ(EncodeUrlAsWritten("http://h/k/plus+x?X-Amz-Signature=ab%2Fc&t=1"),
+            "http://h/k/plus+x?X-Amz-Signature=ab%2Fc&t=1");
+  EXPECT_EQ(EncodeUrlAsWritten("http://h/d i r/x y"),
+            "http://h/d%20i%20r/x%20y");
+  EXPECT_EQ(EncodeUrlAsWritten("a\xc3\xa9\x01\x7f"), "a%C3%A9%01%7F");
+  EXPECT_EQ(EncodeUrlAsWritten("100%"), "100%25");
+  EXPECT_EQ(EncodeUrlAsWritten("a%zz%4"), "a%25zz%254");
+  EXPECT_EQ(EncodeUrlAsWritten("a\"<>\\^`{|}"), "a%22%3C%3E%5C%5E%60%7B%7C%7D");
+  EXPECT_EQ(EncodeUrlAsWritten("x?q=1#frag ment"), "x?q=1");
+}
+
+TEST(RemoteUrlTest, RedactsUserinfoAndSignatures) {
+  EXPECT_EQ(RedactUrls("GET http://alice:s3cretPW@127.0.0.1:8/k1/nope -> 404"),
+            "GET http://<redacted>@127.0.0.1:8/k1/nope -> 404");
+  EXPECT_EQ(RedactUrls("https://u@h/x"), "https://<redacted>@h/x");
+  EXPECT_EQ(RedactUrls("x?X-Amz-Algorithm=AWS4&X-Amz-Credential=AK%2F1/2&"
+                       "X-Amz-Signature=abc&X-Amz-Security-Token=t&a=b"),
+            "x?X-Amz-Algorithm=AWS4&X-Amz-Credential=<redacted>&"
+            "X-Amz-Signature=<redacted>&X-Amz-Security-Token=<redacted>&a=b");
+  EXPECT_EQ(RedactUrls("'http://h/p?token=T1&Signature=S&sig=G&api_key=K' x"),
+            "'http://h/p?token=<redacted>&Signature=<redacted>&sig=<redacted>&"
+            "api_key=<redacted>' x");
+  EXPECT_EQ(RedactUrls("NotFound: http://h/x?token=T: HTTP 404"),
+            "NotFound: http://h/x?token=<redacted>: HTTP 404");
+  // No secret: unchanged (an '@' after the authority is a path).
+  for (const char* same :
+       {"file:///tmp/a@b", "s3://bucket/k@x?y=1", "http://h/a?prefix=p&n=2",
+        "NotFound: http://h/x: HTTP 404", "plain text ? & = @"})
+    EXPECT_EQ(RedactUrls(same), same);
+}
+
 }  // namespace
 }  // namespace ferry::remote

@@ -37,5 +37,24 @@ TEST(TokenBucketTest, DebtIsPaidBeforeTheNextTake) {
   EXPECT_TRUE(b.Take(1, wait));
 }
 
+// A small rate gets no burst above a second of it (it was 16 KiB: 20 KB at
+// 500 B/s went through in 0.2 s).
+TEST(TokenBucketTest, BurstIsAtMostOneSecond) {
+  for (uint64_t rate : {1u, 500u, 10000u, 16384u, 100000u, 1u << 30}) {
+    TokenBucket b(rate, 0);
+    EXPECT_LE(b.burst(), rate) << rate;
+  }
+  // Counted per window of simulated time: bytes taken by t never exceed
+  // rate x t + a burst + one buffer of debt.
+  const uint64_t rate = 500, buf = 1000;
+  TokenBucket b(rate, 0);
+  uint64_t taken = 0;
+  for (uint64_t now = 0; now <= 60000000; now += 10000) {
+    if (b.Take(buf, now)) taken += buf;
+    EXPECT_LE(taken, rate * now / 1000000 + b.burst() + buf) << now;
+  }
+  EXPECT_GE(taken, rate * 59);
+}
+
 }  // namespace
 }  // namespace ferry::remote

@@ -40,6 +40,15 @@ TEST(ParseByteSizeTest, RangeIsChecked) {
   EXPECT_FALSE(
       ParseByteSize("18446744073709551615K", "x", 0, UINT64_MAX >> 1).ok());
   EXPECT_FALSE(ParseByteSize("99999999999999999999", "x", 0, UINT64_MAX).ok());
+  // At or beyond 2^64 bytes with a unit: out of range even for hi = max.
+  for (const char* big :
+       {"18014398509481985K", "99999999T", "16777216T", "17179869184G"}) {
+    auto r = ParseByteSize(big, "--bwlimit", 0, UINT64_MAX);
+    ASSERT_FALSE(r.ok()) << big;
+    EXPECT_TRUE(r.status().IsInvalidArgument());
+  }
+  EXPECT_EQ(*ParseByteSize("16777215T", "x", 0, UINT64_MAX),
+            uint64_t{16777215} << 40);
 }
 
 struct Parsed {

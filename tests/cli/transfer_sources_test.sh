@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# put -R / ls -R / get -R of file:// trees holding a dangling link, an
+# unreadable folder and a FIFO: each named on stderr (the FIFO as skipped,
+# as ferry hash says it), the link and the folder counted as failed (exit 4),
+# every other file transferred.
+set -euo pipefail
+FERRY=$1
+. "$(dirname "$0")/testlib.sh"
+chmod 755 "$work"
+mkdir -p src/a src/locked
+echo one > src/a/one.txt; echo two > src/two.txt; echo hidden > src/locked/x.txt
+ln -s nowhere src/a/dangling
+mkfifo src/a/pipe
+chmod -R a+rX src; chmod 000 src/locked
+mkdir -m 777 bucket got
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+check_err() {
+  grep -q "a/dangling" err.txt || fail "$1: dangling link not named: $(cat err.txt)"
+  grep -q "locked" err.txt || fail "$1: unreadable folder not named: $(cat err.txt)"
+  grep -q "a/pipe: skipped: not a regular file" err.txt || fail "$1: FIFO not named: $(cat err.txt)"
+}
+
+expect_rc 4 as_nobody "$FERRY" put -R --json src/ "file://$work/bucket/"
+check_err put
+[ "$(cat bucket/a/one.txt)" = one ] && [ "$(cat bucket/two.txt)" = two ] || fail "put: $(find bucket)"
+grep -q '"files_done":2,"files_failed":2' out.txt || fail "put json: $(cat out.txt)"
+[ ! -e bucket/a/pipe ] && [ ! -e bucket/a/dangling ] || fail "put took the FIFO or the link"
+
+# The same tree as a file:// source of ls -R and get -R.
+expect_rc 4 as_nobody "$FERRY" ls -R "file://$work/src/"
+check_err ls
+grep -q "^two.txt" out.txt && grep -q "^a/one.txt" out.txt || fail "ls: $(cat out.txt)"
+expect_rc 4 as_nobody "$FERRY" get -R "file://$work/src/" got/
+check_err get
+[ "$(cat got/a/one.txt)" = one ] && [ "$(cat got/two.txt)" = two ] || fail "get: $(find got)"
+
+# Only a FIFO: skipped, said, exit 0.
+chmod 755 src/locked; rm src/a/dangling
+expect_rc 0 "$FERRY" put -R src/ "file://$work/bucket2/"
+grep -q "a/pipe: skipped" err.txt || fail "FIFO not said: $(cat err.txt)"
+echo ok

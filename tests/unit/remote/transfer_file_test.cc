@@ -1,0 +1,143 @@
+// file:// transfers of the engine (GetObjects/PutObjects without HTTP):
+// --bwlimit holds for them (a clock that moves only when they sleep), and a
+// source that changes during a put fails naming the file.
+#include <gtest/gtest.h>
+
+#include "ferry/remote.h"
+#include "ferry/transfer.h"
+#include "remote/token_bucket.h"
+#include "testutil/test_util.h"
+
+namespace ferry::remote {
+namespace {
+
+// A clock for BlockingBucket that moves only when it sleeps.
+class FakeClockEnv : public EnvWrapper {
+ public:
+  FakeClockEnv() : EnvWrapper(Env::Default()) {}
+  uint64_t NowMicros() override { return now_; }
+  void Sleep(uint64_t us) {
+    now_ += us;
+    slept_ += us;
+  }
+  uint64_t slept() const { return slept_; }
+
+ private:
+  uint64_t now_ = 1000000;
+  uint64_t slept_ = 0;
+};
+
+TEST(FileTransferTest, BlockingBucketSleepsForTheRate) {
+  FakeClockEnv env;
+  BlockingBucket b(1000, &env, [&](uint64_t us) { env.Sleep(us); });
+  b.Take(10000);
+  b.Settle();
+  // 10 kB at 1 kB/s, less the first second's burst.
+  EXPECT_GE(env.slept(), 9000000u);
+  EXPECT_LE(env.slept(), 10100000u);
+  FakeClockEnv env2;
+  BlockingBucket unlimited(0, &env2, [&](uint64_t us) { env2.Sleep(us); });
+  unlimited.Take(1 << 30);
+  unlimited.Settle();
+  EXPECT_EQ(env2.slept(), 0u);
+}
+
+// A clock 100 s further on at each reading: the bucket is always full, so
+// nothing sleeps, and the readings count how often the bucket was asked.
+class CountingClockEnv : public EnvWrapper {
+ public:
+  CountingClockEnv() : EnvWrapper(Env::Default()) {}
+  uint64_t NowMicros() override { return (++reads_) * 100000000; }
+  uint64_t reads() const { return reads_; }
+
+ private:
+  uint64_t reads_ = 0;
+};
+
+// --bwlimit holds for file:// transfers too: put and get ask the run's bucket
+// for every burst (1 kB at 1 kB/s) of the 10 kB (they copied at disk speed).
+TEST(FileTransferTest, FileTransfersAskTheBucket) {
+  test::ScratchDir dir;
+  test::WriteFile(Env::Default(), dir.Join("src.bin"),
+                  test::RandomBytes(10000, 1));
+  auto reads = [&](uint64_t bwlimit, bool put) {
+    CountingClockEnv env;
+    auto backend = OpenBackend("file://" + dir.Join("bucket"), {}, &env);
+    EXPECT_TRUE(backend.ok()) << backend.status().ToString();
+    TransferOptions opt;
+    opt.bwlimit = bwlimit;
+    const uint64_t before = env.reads();
+    if (put) {
+      auto r = PutObjects(backend->get(), {PutItem{dir.Join("src.bin"), "k"}},
+                          opt, &env);
+      EXPECT_TRUE(r.ok() && r->failures.empty());
+    } else {
+      GetItem item;
+      item.key = "k";
+      item.dest = dir.Join("got.bin");
+      auto r = GetObjects(backend->get(), {item}, opt, &env);
+      EXPECT_TRUE(r.ok() && r->failures.empty());
+      EXPECT_EQ(test::ReadFile(&env, dir.Join("got.bin")),
+                test::RandomBytes(10000, 1));
+    }
+    return env.reads() - before;
+  };
+  for (bool put : {true, false}) {
+    const uint64_t unlimited = reads(0, put);
+    EXPECT_GE(reads(1000, put), unlimited + 10) << (put ? "put" : "get");
+  }
+}
+
+// A file whose size, as its open handle says, is 100 bytes more than it
+// holds: it shrank after the put looked at it.
+class ShrinkingEnv : public EnvWrapper {
+ public:
+  ShrinkingEnv() : EnvWrapper(Env::Default()) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    FERRY_ASSIGN_OR_RETURN(auto f, target()->NewRandomAccessFile(path));
+    if (path.find("shrinks") == std::string::npos) return f;
+    return std::unique_ptr<RandomAccessFile>(new Lying(std::move(f)));
+  }
+
+ private:
+  class Lying : public RandomAccessFile {
+   public:
+    explicit Lying(std::unique_ptr<RandomAccessFile> f) : f_(std::move(f)) {}
+    Status Read(uint64_t offset, size_t n, std::string_view* result,
+                char* scratch) const override {
+      return f_->Read(offset, n, result, scratch);
+    }
+    Result<uint64_t> Size() const override {
+      FERRY_ASSIGN_OR_RETURN(uint64_t size, f_->Size());
+      return size + 100;
+    }
+
+   private:
+    std::unique_ptr<RandomAccessFile> f_;
+  };
+};
+
+TEST(FileTransferTest, SourceChangedDuringPutIsNamed) {
+  test::ScratchDir dir;
+  ShrinkingEnv env;
+  test::WriteFile(&env, dir.Join("shrinks.bin"), test::RandomBytes(5000, 2));
+  test::WriteFile(&env, dir.Join("fine.bin"), "fine");
+  auto backend = OpenBackend("file://" + dir.Join("bucket"), {}, &env);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto put = PutObjects(backend->get(),
+                        {PutItem{dir.Join("shrinks.bin"), "a"},
+                         PutItem{dir.Join("fine.bin"), "b"}},
+                        TransferOptions{}, &env);
+  ASSERT_TRUE(put.ok());
+  EXPECT_EQ(put->files_done, 1u);
+  ASSERT_EQ(put->failures.size(), 1u);
+  const std::string why = put->failures[0].second.ToString();
+  EXPECT_NE(why.find("shrinks.bin: changed while being uploaded"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(env.FileExists(dir.Join("bucket/a")));
+}
+
+}  // namespace
+}  // namespace ferry::remote
