@@ -149,6 +149,8 @@ class MemEnv final : public Env {
     std::lock_guard<std::mutex> fl(it->second->mu);
     info.size = it->second->data.size();
     info.mtime_ns = it->second->mtime_ns;
+    info.ctime_ns = info.mtime_ns;
+    info.mode = 0644;
     return info;
   }
 

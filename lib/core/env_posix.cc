@@ -221,6 +221,9 @@ class PosixEnv final : public Env {
     info.size = static_cast<uint64_t>(st.st_size);
     info.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
                     st.st_mtim.tv_nsec;
+    info.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 +
+                    st.st_ctim.tv_nsec;
+    info.mode = static_cast<uint32_t>(st.st_mode & 07777);
     info.is_dir = S_ISDIR(st.st_mode);
     info.type = TypeOf(st.st_mode);
     info.dev = static_cast<uint64_t>(st.st_dev);

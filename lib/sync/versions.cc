@@ -22,6 +22,7 @@ Status ReadManifest(std::string_view bytes, const Hash128& id,
     info->has_parent = manifest::HashFromBytes(h.parent_id(), &info->parent);
   }
   info->created_unix_s = h.created_unix_s();
+  info->part_size = h.part_size();
   info->message = h.message();
   manifest::File f;
   for (bool done = false;;) {

@@ -81,6 +81,9 @@ Runner RegisterLs(CLI::App* app);
 Runner RegisterGet(CLI::App* app);
 Runner RegisterPut(CLI::App* app);
 Runner RegisterSync(CLI::App* app);
+Runner RegisterPublish(CLI::App* app);
+Runner RegisterLog(CLI::App* app);
+Runner RegisterGc(CLI::App* app);
 
 }  // namespace ferry::cli
 

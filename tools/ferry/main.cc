@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   ferry::cli::Runner get = ferry::cli::RegisterGet(&app);
   ferry::cli::Runner put = ferry::cli::RegisterPut(&app);
   ferry::cli::Runner sync = ferry::cli::RegisterSync(&app);
+  ferry::cli::Runner publish = ferry::cli::RegisterPublish(&app);
+  ferry::cli::Runner log = ferry::cli::RegisterLog(&app);
+  ferry::cli::Runner gc = ferry::cli::RegisterGc(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,5 +56,8 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("get")) rc = get();
   if (app.got_subcommand("put")) rc = put();
   if (app.got_subcommand("sync")) rc = sync();
+  if (app.got_subcommand("publish")) rc = publish();
+  if (app.got_subcommand("log")) rc = log();
+  if (app.got_subcommand("gc")) rc = gc();
   return ferry::cli::FinishStdout(rc);
 }

@@ -68,6 +68,11 @@ enum class FileType {
 struct FileInfo {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
+  // Changes whenever the file's contents or metadata do, and cannot be set
+  // back by a user (the publish stat cache trusts a file only while size,
+  // mtime, ctime and inode all stay the same). An in-memory Env copies mtime.
+  int64_t ctime_ns = 0;
+  uint32_t mode = 0;  // permission bits (st_mode & 07777)
   bool is_dir = false;
   FileType type = FileType::kRegular;
   // Identity of the file (device, inode): two spellings of one directory

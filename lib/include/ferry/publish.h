@@ -18,6 +18,7 @@
 #include "ferry/hash.h"
 #include "ferry/remote.h"
 #include "ferry/status.h"
+#include "ferry/transfer.h"
 
 namespace ferry {
 
@@ -29,6 +30,7 @@ struct VersionInfo {
   int64_t created_unix_s = 0;
   uint64_t files = 0;
   uint64_t bytes = 0;  // total size of the files
+  uint64_t part_size = 0;
   std::string message;
   std::vector<std::string> tags;  // tag names pointing at this version
 };
@@ -42,6 +44,79 @@ struct VersionInfo {
 FERRY_EXPORT Status
 ListVersions(Backend* backend, std::string_view ref, uint64_t max,
              const std::function<Status(const VersionInfo&)>& visit);
+
+struct PublishOptions {
+  std::string tag;       // also point tags/<tag> at the version
+  std::string message;   // -m
+  bool dry_run = false;  // read everything, write nothing (not even the cache)
+  bool mirror = false;   // also write each file at its path under the prefix
+  uint64_t part_size = uint64_t{8} << 20;
+  std::vector<std::string> include, exclude;  // globs (lib/sync/tree_scan.h)
+  // The stat cache's folder ("" : $FERRY_CACHE, else ~/.cache/ferry).
+  std::string cache_dir;
+  bool use_stat_cache = true;
+  int jobs = 1;              // threads reading files
+  TransferOptions transfer;  // uploads
+  // Files not published (FIFOs, links to folders) and other notes.
+  std::function<void(std::string_view)> note;
+  // Called right before the ref is written (tests race another publisher
+  // here).
+  std::function<void()> before_ref_write;
+};
+
+struct PublishReport {
+  Hash128 id;  // the version published (the parent itself when unchanged)
+  bool has_parent = false;
+  Hash128 parent;
+  bool unchanged = false;  // the tree equals the parent: no new version
+  bool dry_run = false;
+  uint64_t files = 0, bytes = 0;
+  uint64_t files_read = 0, bytes_read = 0;  // hashed (not from the cache)
+  uint64_t skipped = 0;                     // not regular files
+  uint64_t objects_uploaded = 0, bytes_uploaded = 0;
+  uint64_t objects_present = 0;  // already in the bucket
+  uint64_t manifest_bytes = 0;
+  // True when the backend itself refused a HEAD write that lost a race
+  // (conditional write); false when HEAD was checked just before writing.
+  bool ref_conditional = false;
+  bool tag_moved = false;  // the tag pointed at another version before
+  uint64_t mirrored = 0, mirror_deleted = 0;
+};
+
+// Publishes the tree at `source` as a new version of the remote: objects it
+// lacks, the manifest, then HEAD (and the tag). A publisher that moved HEAD
+// meanwhile makes this one fail with FailedPrecondition ("remote changed
+// since this publish started (parent X, now Y)"); nothing of the remote's
+// state is then changed but unreferenced objects (gc reclaims them).
+FERRY_EXPORT Result<PublishReport> Publish(const std::string& source,
+                                           Backend* backend,
+                                           const PublishOptions& options,
+                                           Env* env);
+
+struct GcOptions {
+  uint64_t keep = 10;  // versions from HEAD back (>= 1); tagged ones too
+  // Objects and manifests younger than this are never deleted: a publish
+  // running meanwhile uploads objects before the manifest that references
+  // them, and must not lose them.
+  int64_t grace_s = 24 * 3600;
+  bool dry_run = false;
+  // Each key deleted (or that would be, with dry_run), with its size.
+  std::function<void(std::string_view key, uint64_t size)> deleted;
+};
+
+struct GcReport {
+  uint64_t versions_kept = 0;
+  uint64_t objects_kept = 0, objects_deleted = 0, bytes_deleted = 0;
+  uint64_t manifests_deleted = 0;
+  uint64_t young_kept = 0;  // unreferenced but within the grace period
+};
+
+// Deletes objects (and manifests) no kept version references and older than
+// the grace period. Listing is streamed; memory holds the referenced hashes
+// (16 bytes each), never the listing.
+FERRY_EXPORT Result<GcReport> CollectGarbage(Backend* backend,
+                                             const GcOptions& options,
+                                             Env* env);
 
 }  // namespace ferry
 

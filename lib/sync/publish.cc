@@ -1,0 +1,462 @@
+// Publish (docs/sync.md): scan the tree, upload what the remote lacks, write
+// the manifest, then swap HEAD with a condition on the version it was built
+// on.
+#include "ferry/publish.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <unordered_map>
+
+#include "ferry/version.h"
+#include "formats/manifest/manifest.h"
+#include "sync/layout.h"
+#include "sync/stat_cache.h"
+#include "sync/tree_scan.h"
+#include "sync/versions.h"
+
+namespace ferry {
+namespace {
+
+using sync::LocalFile;
+
+// An object found in the bucket but referenced by no version this publish
+// knows is uploaded again when older than this, so a gc running meanwhile
+// (which spares objects younger than its grace, docs/sync.md) cannot delete
+// it between this check and the new HEAD.
+constexpr int64_t kRefreshAgeNs = int64_t{3600} * 1000000000;
+// Above this many objects of unknown presence, one listing of the objects
+// folder is cheaper than a HEAD request each.
+constexpr size_t kStatLimit = 64;
+
+bool HashLess(const Hash128& a, const Hash128& b) {
+  return a.high != b.high ? a.high < b.high : a.low < b.low;
+}
+
+std::string Hex(bool has, const Hash128& h) {
+  return has ? h.ToHex() : std::string("none");
+}
+
+// What publish needs of the parent version.
+struct Parent {
+  bool exists = false;
+  sync::Ref ref;
+  VersionInfo info;
+  std::vector<Hash128> hashes;                         // sorted, unique
+  std::vector<std::pair<std::string, Hash128>> paths;  // sorted (for --mirror)
+  Hash128 digest;  // of its File records and part size
+};
+
+// The identity of a version's content: its File records and part size (not
+// its time, message or parent).
+class ContentDigest {
+ public:
+  explicit ContentDigest(uint64_t part_size) {
+    h_.Update(std::string_view(reinterpret_cast<const char*>(&part_size), 8));
+  }
+  void Add(const manifest::File& f) {
+    f.SerializeToString(&buf_);
+    uint64_t n = buf_.size();
+    h_.Update(std::string_view(reinterpret_cast<const char*>(&n), 8));
+    h_.Update(buf_);
+  }
+  Hash128 Digest() const { return h_.Digest(); }
+
+ private:
+  Hasher128 h_;
+  std::string buf_;
+};
+
+Result<Parent> LoadParent(Backend* backend, bool mirror) {
+  Parent p;
+  auto ref = sync::ReadRef(backend, sync::kHead);
+  if (!ref.ok()) {
+    if (ref.status().IsNotFound()) return p;  // the first version
+    return ref.status();
+  }
+  p.exists = true;
+  p.ref = *ref;
+  const std::string head = JoinPath(backend->Describe(), ".ferry/refs/HEAD");
+  auto bytes = sync::FetchManifest(backend, p.ref.id);
+  if (!bytes.ok()) {
+    Status s = bytes.status();
+    std::string why = head + " names manifest " + p.ref.id.ToHex() + ", but " +
+                      std::string(s.message()) +
+                      ": nothing published (fix or remove HEAD)";
+    return s.IsCorruption() ? Status::Corruption(why) : Status::IOError(why);
+  }
+  std::optional<ContentDigest> digest;  // made once the header is read
+  Status s = sync::ReadManifest(
+      *bytes, p.ref.id,
+      JoinPath(backend->Describe(), sync::ManifestKey(p.ref.id)), &p.info,
+      [&](const manifest::File& f) {
+        if (!digest) digest.emplace(p.info.part_size);
+        digest->Add(f);
+        Hash128 h;
+        manifest::HashFromBytes(f.xxh3_128(), &h);
+        p.hashes.push_back(h);
+        if (mirror) p.paths.emplace_back(f.path(), h);
+        return Status::OK();
+      });
+  if (!s.ok()) {
+    return Status::Corruption(head + " names manifest " + p.ref.id.ToHex() +
+                              ", which is unreadable (" +
+                              std::string(s.message()) +
+                              "): nothing published");
+  }
+  if (!digest) digest.emplace(p.info.part_size);
+  p.digest = digest->Digest();
+  std::sort(p.hashes.begin(), p.hashes.end(), HashLess);
+  p.hashes.erase(std::unique(p.hashes.begin(), p.hashes.end()), p.hashes.end());
+  return p;
+}
+
+int64_t CreatedTime(Env* env) {
+  if (const char* e = std::getenv("SOURCE_DATE_EPOCH"); e && *e) {
+    char* end = nullptr;
+    long long v = std::strtoll(e, &end, 10);
+    if (end && *end == '\0') return v;
+  }
+  return static_cast<int64_t>(env->NowMicros() / 1000000);
+}
+
+struct Upload {
+  Hash128 hash;
+  size_t file;  // index of a file with these bytes
+};
+
+// Which of the wanted objects the bucket has (and is young enough to keep).
+Status FindPresent(Backend* backend, std::vector<Upload>* wanted,
+                   uint64_t* present, Env* env) {
+  const int64_t now = static_cast<int64_t>(env->NowMicros()) * 1000;
+  auto fresh = [&](const ObjectInfo& o) {
+    return o.mtime_ns != 0 && now - o.mtime_ns < kRefreshAgeNs;
+  };
+  std::vector<bool> have(wanted->size(), false);
+  if (wanted->size() > kStatLimit && backend->caps().listing) {
+    std::vector<std::pair<Hash128, size_t>> order;
+    for (size_t i = 0; i < wanted->size(); ++i)
+      order.emplace_back((*wanted)[i].hash, i);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return HashLess(a.first, b.first);
+    });
+    FERRY_RETURN_IF_ERROR(
+        backend->List(sync::kObjectsDir, {}, [&](const ObjectInfo& o) {
+          Hash128 h;
+          if (!sync::ParseObjectKey(o.key, &h) || !fresh(o))
+            return Status::OK();
+          auto it = std::lower_bound(order.begin(), order.end(), h,
+                                     [](const auto& a, const Hash128& b) {
+                                       return HashLess(a.first, b);
+                                     });
+          if (it != order.end() && it->first == h) have[it->second] = true;
+          return Status::OK();
+        }));
+  } else {
+    for (size_t i = 0; i < wanted->size(); ++i) {
+      auto st = backend->Stat(sync::ObjectKey((*wanted)[i].hash));
+      if (st.ok()) {
+        have[i] = fresh(*st);
+      } else if (!st.status().IsNotFound()) {
+        return st.status();
+      }
+    }
+  }
+  std::vector<Upload> left;
+  for (size_t i = 0; i < wanted->size(); ++i) {
+    if (have[i]) {
+      ++*present;
+    } else {
+      left.push_back((*wanted)[i]);
+    }
+  }
+  *wanted = std::move(left);
+  return Status::OK();
+}
+
+Status RunPuts(Backend* backend, std::vector<PutItem> items,
+               const TransferOptions& options, Env* env, uint64_t* bytes) {
+  if (items.empty()) return Status::OK();
+  FERRY_ASSIGN_OR_RETURN(TransferReport r,
+                         PutObjects(backend, std::move(items), options, env));
+  *bytes += r.bytes;
+  if (!r.failures.empty()) {
+    const auto& [what, why] = r.failures.front();
+    return Status::IOError(
+        what,
+        "upload failed (" + why.ToString() + ")" +
+            (r.failures.size() > 1
+                 ? " and " + std::to_string(r.failures.size() - 1) + " more"
+                 : std::string()));
+  }
+  return Status::OK();
+}
+
+Status Conflict(Backend* backend, const Parent& parent) {
+  auto now = sync::ReadRef(backend, sync::kHead);
+  std::string cur = now.ok()                    ? now->id.ToHex()
+                    : now.status().IsNotFound() ? "none"
+                                                : "unreadable";
+  return Status::FailedPrecondition(
+      backend->Describe(),
+      "remote changed since this publish started (parent " +
+          Hex(parent.exists, parent.ref.id) + ", now " + cur +
+          "): nothing published; rerun to publish on top of it");
+}
+
+// Moves HEAD from the parent to id: a conditional write (If-Match the
+// parent's ETag, If-None-Match for the first version), which the backend
+// enforces where caps say so; elsewhere HEAD is read again just before.
+Status WriteHead(Backend* backend, const Parent& parent, const Hash128& id,
+                 PublishReport* report) {
+  FERRY_ASSIGN_OR_RETURN(std::string key, sync::RefKey(sync::kHead));
+  WriteOptions wo;
+  if (parent.exists) {
+    wo.if_match = parent.ref.etag;
+  } else {
+    wo.if_none_match = true;
+  }
+  if (!report->ref_conditional) {
+    auto now = sync::ReadRef(backend, sync::kHead);
+    bool same = now.ok() ? parent.exists && now->id == parent.ref.id &&
+                               now->etag == parent.ref.etag
+                         : now.status().IsNotFound() && !parent.exists;
+    if (!now.ok() && !now.status().IsNotFound()) return now.status();
+    if (!same) return Conflict(backend, parent);
+  }
+  auto w = sync::WriteObject(backend, key, sync::FormatRef(id), wo);
+  if (w.status().IsFailedPrecondition()) return Conflict(backend, parent);
+  return w.status();
+}
+
+Status WriteTag(Backend* backend, const std::string& tag, const Hash128& id,
+                PublishReport* report) {
+  FERRY_ASSIGN_OR_RETURN(std::string ref, sync::TagRef(tag));
+  FERRY_ASSIGN_OR_RETURN(std::string key, sync::RefKey(ref));
+  WriteOptions wo;
+  auto cur = sync::ReadRef(backend, ref);
+  if (cur.ok()) {
+    if (cur->id == id) return Status::OK();
+    report->tag_moved = true;
+    wo.if_match = cur->etag;
+  } else if (cur.status().IsNotFound()) {
+    wo.if_none_match = true;
+  } else {
+    return cur.status();
+  }
+  auto w = sync::WriteObject(backend, key, sync::FormatRef(id), wo);
+  if (w.status().IsFailedPrecondition())
+    return Status::FailedPrecondition(
+        JoinPath(backend->Describe(), key),
+        "the tag changed while it was written: HEAD is published, the tag "
+        "is not; rerun with the same --tag");
+  return w.status();
+}
+
+// --mirror: each file at its own path under the prefix. Uploads the files
+// missing there, of another size, or changed since the parent; deletes the
+// parent's files the new version dropped (only those: other objects under
+// the prefix are not ferry's).
+Status Mirror(Backend* backend, const std::string& root,
+              const std::vector<LocalFile>& files, const Parent& parent,
+              const PublishOptions& o, Env* env, PublishReport* report) {
+  std::unordered_map<std::string, uint64_t> there;  // key -> size
+  std::unordered_map<std::string_view, size_t> wanted;
+  for (size_t i = 0; i < files.size(); ++i) wanted.emplace(files[i].path, i);
+  std::unordered_map<std::string_view, Hash128> before;
+  for (const auto& [path, hash] : parent.paths) before.emplace(path, hash);
+  auto record = [&](const ObjectInfo& info) {
+    if (wanted.count(info.key) || before.count(info.key))
+      there.emplace(info.key, info.size);
+    return Status::OK();
+  };
+  // Every top-level entry but .ferry/ (which may hold millions of objects).
+  std::vector<std::string> tops;
+  ListOptions one_level;
+  one_level.recursive = false;
+  FERRY_RETURN_IF_ERROR(backend->List("", one_level, [&](const ObjectInfo& i) {
+    if (i.is_prefix) {
+      if (i.key != ".ferry/") tops.push_back(i.key);
+      return Status::OK();
+    }
+    return record(i);
+  }));
+  for (const std::string& top : tops)
+    FERRY_RETURN_IF_ERROR(backend->List(top, {}, record));
+  std::vector<PutItem> puts;
+  for (const LocalFile& f : files) {
+    auto it = there.find(f.path);
+    auto old = before.find(f.path);
+    Hash128 h;
+    manifest::HashFromBytes(f.entry.xxh3_128(), &h);
+    if (it != there.end() && it->second == f.info.size &&
+        (parent.paths.empty() || (old != before.end() && old->second == h)))
+      continue;
+    puts.push_back(PutItem{JoinPath(root, f.path), f.path});
+  }
+  report->mirrored = puts.size();
+  std::vector<std::string> deletes;
+  for (const auto& [path, hash] : parent.paths) {
+    if (!wanted.count(path) && there.count(path)) deletes.push_back(path);
+  }
+  report->mirror_deleted = deletes.size();
+  if (o.dry_run) return Status::OK();
+  uint64_t bytes = 0;
+  FERRY_RETURN_IF_ERROR(
+      RunPuts(backend, std::move(puts), o.transfer, env, &bytes));
+  for (const std::string& key : deletes)
+    FERRY_RETURN_IF_ERROR(backend->Delete(key));
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<PublishReport> Publish(const std::string& source, Backend* backend,
+                              const PublishOptions& o, Env* env) {
+  if (o.part_size == 0)
+    return Status::InvalidArgument("--part-size", "must be above 0");
+  if (!o.tag.empty()) FERRY_RETURN_IF_ERROR(sync::CheckTagName(o.tag));
+  if (!o.dry_run && !backend->caps().writes)
+    return Status::NotSupported(
+        backend->Describe(), "is read-only: publish needs a writable remote");
+  PublishReport report;
+  report.dry_run = o.dry_run;
+  report.ref_conditional = backend->caps().conditional_writes;
+
+  // 1. The tree, hashed (the stat cache answers for unchanged files).
+  std::unique_ptr<sync::StatCache> cache;
+  if (o.use_stat_cache) {
+    FERRY_ASSIGN_OR_RETURN(std::string path,
+                           sync::StatCachePath(env, o.cache_dir, source));
+    if (!o.dry_run || env->FileExists(path)) {
+      FERRY_ASSIGN_OR_RETURN(cache, sync::StatCache::Open(env, path));
+    }
+  }
+  sync::ScanOptions so;
+  so.part_size = o.part_size;
+  so.include = o.include;
+  so.exclude = o.exclude;
+  so.cache = cache.get();
+  so.store = !o.dry_run;
+  so.jobs = o.jobs;
+  FERRY_ASSIGN_OR_RETURN(sync::ScanResult scan,
+                         sync::ScanTree(env, source, so));
+  cache.reset();
+  report.files_read = scan.files_read;
+  report.bytes_read = scan.bytes_read;
+  report.skipped = scan.skipped.size();
+  if (o.note) {
+    for (const WalkProblem& p : scan.skipped)
+      o.note(JoinPath(source, p.path) +
+             ": not published: " + std::string(p.status.message()));
+  }
+
+  // 2. The version it is built on.
+  FERRY_ASSIGN_OR_RETURN(Parent parent, LoadParent(backend, o.mirror));
+  report.has_parent = parent.exists;
+  report.parent = parent.ref.id;
+
+  // 3. The manifest (deterministic bytes: sorted paths, SOURCE_DATE_EPOCH).
+  manifest::Header header;
+  header.set_format_version(manifest::kFormatVersion);
+  if (parent.exists) header.set_parent_id(manifest::HashToBytes(parent.ref.id));
+  header.set_created_unix_s(CreatedTime(env));
+  header.set_ferry_version(FERRY_VERSION_STRING);
+  header.set_message(o.message);
+  header.set_part_size(o.part_size);
+  manifest::StringSink sink;
+  manifest::ManifestWriter writer(&sink);
+  FERRY_RETURN_IF_ERROR(writer.Begin(header));
+  ContentDigest digest(o.part_size);
+  for (const LocalFile& f : scan.files) {
+    Status s = writer.Add(f.entry);
+    if (!s.ok())
+      return Status::InvalidArgument(JoinPath(source, f.path), s.message());
+    digest.Add(f.entry);
+    ++report.files;
+    report.bytes += f.info.size;
+  }
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, writer.Finish());
+  report.manifest_bytes = sink.bytes().size();
+
+  if (parent.exists && digest.Digest() == parent.digest) {
+    // Nothing to publish (git's "nothing to commit"); a tag may still move.
+    report.unchanged = true;
+    report.id = parent.ref.id;
+    if (!o.dry_run && !o.tag.empty())
+      FERRY_RETURN_IF_ERROR(WriteTag(backend, o.tag, parent.ref.id, &report));
+    if (o.mirror)
+      FERRY_RETURN_IF_ERROR(
+          Mirror(backend, source, scan.files, parent, o, env, &report));
+    return report;
+  }
+  report.id = id;
+
+  // 4. Objects the remote lacks: not in the parent, not found in the bucket.
+  std::vector<Upload> wanted;
+  {
+    std::vector<Upload> all;
+    for (size_t i = 0; i < scan.files.size(); ++i) {
+      Hash128 h;
+      manifest::HashFromBytes(scan.files[i].entry.xxh3_128(), &h);
+      all.push_back({h, i});
+    }
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Upload& a, const Upload& b) {
+                       return HashLess(a.hash, b.hash);
+                     });
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i > 0 && all[i].hash == all[i - 1].hash) continue;
+      if (std::binary_search(parent.hashes.begin(), parent.hashes.end(),
+                             all[i].hash, HashLess)) {
+        ++report.objects_present;
+        continue;
+      }
+      wanted.push_back(all[i]);
+    }
+  }
+  FERRY_RETURN_IF_ERROR(
+      FindPresent(backend, &wanted, &report.objects_present, env));
+  report.objects_uploaded = wanted.size();
+  for (const Upload& u : wanted)
+    report.bytes_uploaded += scan.files[u.file].info.size;
+  if (o.dry_run) {
+    if (o.mirror)
+      FERRY_RETURN_IF_ERROR(
+          Mirror(backend, source, scan.files, parent, o, env, &report));
+    return report;
+  }
+  std::vector<PutItem> puts;
+  for (const Upload& u : wanted)
+    puts.push_back(PutItem{JoinPath(source, scan.files[u.file].path),
+                           sync::ObjectKey(u.hash)});
+  uint64_t moved = 0;
+  FERRY_RETURN_IF_ERROR(
+      RunPuts(backend, std::move(puts), o.transfer, env, &moved));
+  // A file rewritten since it was hashed would have uploaded other bytes
+  // under its hash: refuse the version (sync would refuse the object).
+  for (const Upload& u : wanted) {
+    const LocalFile& f = scan.files[u.file];
+    auto now = env->Stat(JoinPath(source, f.path));
+    if (!now.ok() || !sync::SameFile(f.info, *now)) {
+      (void)backend->Delete(sync::ObjectKey(u.hash));
+      return Status::IOError(JoinPath(source, f.path),
+                             "changed while it was published: nothing "
+                             "published; rerun");
+    }
+  }
+
+  // 5. The manifest, then HEAD (last: until then readers see the parent).
+  FERRY_RETURN_IF_ERROR(
+      sync::WriteObject(backend, sync::ManifestKey(id), sink.bytes()).status());
+  if (o.before_ref_write) o.before_ref_write();
+  FERRY_RETURN_IF_ERROR(WriteHead(backend, parent, id, &report));
+  if (!o.tag.empty())
+    FERRY_RETURN_IF_ERROR(WriteTag(backend, o.tag, id, &report));
+  if (o.mirror)
+    FERRY_RETURN_IF_ERROR(
+        Mirror(backend, source, scan.files, parent, o, env, &report));
+  return report;
+}
+
+}  // namespace ferry

@@ -1,0 +1,189 @@
+#include "sync/tree_scan.h"
+
+#include <fnmatch.h>
+
+#include <optional>
+
+#include "core/ordered_pipeline.h"
+
+namespace ferry::sync {
+namespace {
+
+constexpr size_t kReadChunk = 1 << 20;
+
+bool Match(const std::string& pattern, const std::string& text) {
+  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+bool MatchesAny(const std::vector<std::string>& patterns,
+                std::string_view path) {
+  const std::string p(path);
+  for (const std::string& pat : patterns) {
+    if (pat.find('/') != std::string::npos) {
+      if (Match(pat, p)) return true;
+      continue;
+    }
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t end = p.find('/', start);
+      if (end == std::string::npos) end = p.size();
+      if (Match(pat, p.substr(start, end - start))) return true;
+      start = end + 1;
+    }
+  }
+  return false;
+}
+
+bool HasWorkingPart(std::string_view path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (IsFerryWorkingName(path.substr(start, end - start))) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+uint32_t ModeOf(const FileInfo& info) {
+  // Only whether it is executable: the umask of the machine that wrote the
+  // tree must not make a new version.
+  return (info.mode & 0111) ? 0755 : 0644;
+}
+
+struct Hashed {
+  Status status;
+  manifest::File entry;
+  int64_t started_ns = 0;
+};
+
+Hashed ReadAndHash(Env* env, const std::string& path, const FileInfo& before,
+                   uint64_t part_size) {
+  Hashed h;
+  h.started_ns = static_cast<int64_t>(env->NowMicros()) * 1000;
+  auto file = env->NewSequentialFile(path);
+  if (!file.ok()) {
+    h.status = file.status();
+    return h;
+  }
+  manifest::FileHasher hasher(part_size);
+  std::vector<char> buf(kReadChunk);
+  for (;;) {
+    std::string_view got;
+    Status s = (*file)->Read(buf.size(), &got, buf.data());
+    if (!s.ok()) {
+      h.status = s;
+      return h;
+    }
+    if (got.empty()) break;
+    hasher.Update(got);
+  }
+  hasher.Finish(&h.entry);
+  auto after = env->Stat(path);
+  if (!after.ok()) {
+    h.status = after.status();
+  } else if (!SameFile(before, *after) || hasher.size() != before.size) {
+    h.status = Status::IOError(path, "changed while it was read: rerun");
+  }
+  return h;
+}
+
+}  // namespace
+
+bool IsFerryWorkingName(std::string_view name) {
+  if (name == ".ferry" || name.substr(0, 7) == ".ferry-") return true;
+  auto ends = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() &&
+           name.substr(name.size() - suffix.size()) == suffix;
+  };
+  return ends(".ferry-part") || ends(".ferry-part.journal") ||
+         name.find(".ferry-tmp-") != std::string_view::npos;
+}
+
+bool PathFilter::Takes(std::string_view path) const {
+  if (MatchesAny(exclude_, path)) return false;
+  return include_.empty() || MatchesAny(include_, path);
+}
+
+bool SameFile(const FileInfo& a, const FileInfo& b) {
+  return a.size == b.size && a.mtime_ns == b.mtime_ns &&
+         a.ctime_ns == b.ctime_ns && a.ino == b.ino && a.dev == b.dev;
+}
+
+Result<ScanResult> ScanTree(Env* env, const std::string& root,
+                            const ScanOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(FileInfo root_info, env->Stat(root));
+  if (!root_info.is_dir)
+    return Status::InvalidArgument(root,
+                                   "is not a folder (publish takes a tree)");
+  FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, root));
+  if (!walk.errors.empty()) {
+    const WalkProblem& p = walk.errors.front();
+    return Status::IOError(JoinPath(root, p.path),
+                           std::string(p.status.message()) +
+                               ": nothing published (a version without it "
+                               "would be wrong)");
+  }
+  ScanResult out;
+  PathFilter filter(options.include, options.exclude);
+  for (WalkProblem& p : walk.skipped) {
+    if (!HasWorkingPart(p.path)) out.skipped.push_back(std::move(p));
+  }
+  std::vector<size_t> misses;  // indexes into out.files
+  for (std::string& rel : walk.files) {
+    if (HasWorkingPart(rel) || !filter.Takes(rel)) continue;
+    LocalFile f;
+    f.path = std::move(rel);
+    FERRY_ASSIGN_OR_RETURN(f.info, env->Stat(JoinPath(root, f.path)));
+    f.entry.set_path(f.path);
+    f.entry.set_mode(ModeOf(f.info));
+    bool hit = false;
+    if (options.cache) {
+      FERRY_ASSIGN_OR_RETURN(
+          hit,
+          options.cache->Lookup(f.path, f.info, options.part_size, &f.entry));
+    }
+    if (!hit) misses.push_back(out.files.size());
+    out.files.push_back(std::move(f));
+  }
+  Status first_error;
+  core::OrderedParallelMap<Hashed>(
+      misses.size(), std::max(options.jobs, 1),
+      [&](size_t i) {
+        const LocalFile& f = out.files[misses[i]];
+        return ReadAndHash(env, JoinPath(root, f.path), f.info,
+                           options.part_size);
+      },
+      [&](size_t i, Hashed h) {
+        if (!first_error.ok()) return;
+        if (!h.status.ok()) {
+          first_error = h.status;
+          return;
+        }
+        LocalFile& f = out.files[misses[i]];
+        h.entry.set_path(f.path);
+        h.entry.set_mode(f.entry.mode());
+        f.entry = std::move(h.entry);
+        ++out.files_read;
+        out.bytes_read += f.info.size;
+        if (options.cache && options.store) {
+          Status s = options.cache->Store(f.path, f.info, options.part_size,
+                                          h.started_ns, f.entry);
+          if (!s.ok()) first_error = s;
+        }
+      });
+  if (options.cache && options.store) {
+    // What was learnt is kept even when a later file failed.
+    if (first_error.ok()) {
+      std::vector<std::string> paths;
+      paths.reserve(out.files.size());
+      for (const LocalFile& f : out.files) paths.push_back(f.path);
+      FERRY_RETURN_IF_ERROR(options.cache->Retain(paths));
+    }
+    FERRY_RETURN_IF_ERROR(options.cache->Commit());
+  }
+  if (!first_error.ok()) return first_error;
+  return out;
+}
+
+}  // namespace ferry::sync

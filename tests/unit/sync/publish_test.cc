@@ -1,0 +1,391 @@
+// Publish, log and gc on the file backend: the stat cache spares reads, only
+// missing objects go up, a racing publisher loses cleanly, a broken remote is
+// refused before anything is written, gc keeps what versions reference.
+#include "ferry/publish.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <set>
+#include <thread>
+
+#include "remote/file_backend.h"
+#include "sync/layout.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+// Counts the files opened for reading below a folder; fails listing the
+// named folders as an unreadable one does (tests run as root).
+class CountingEnv : public EnvWrapper {
+ public:
+  CountingEnv(Env* target, std::string below)
+      : EnvWrapper(target), below_(std::move(below)) {}
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    if (path.rfind(below_, 0) == 0) ++reads;
+    return EnvWrapper::NewSequentialFile(path);
+  }
+  Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override {
+    if (unreadable.count(dir)) return Status::IOError(dir, "Permission denied");
+    return EnvWrapper::GetChildren(dir);
+  }
+  std::atomic<int> reads{0};
+  std::set<std::string> unreadable;
+
+ private:
+  std::string below_;
+};
+
+// A backend that promises no conditional writes and ignores conditions (a
+// server that does not enforce If-Match): publish must check HEAD itself.
+class UnconditionalBackend : public Backend {
+ public:
+  explicit UnconditionalBackend(Backend* b) : b_(b) {
+    caps_ = b->caps();
+    caps_.conditional_writes = false;
+  }
+  const BackendCaps& caps() const override { return caps_; }
+  std::string Describe() const override { return b_->Describe(); }
+  Status List(std::string_view p, const ListOptions& o,
+              const std::function<Status(const ObjectInfo&)>& v) override {
+    return b_->List(p, o, v);
+  }
+  Result<ObjectInfo> Stat(std::string_view k) override { return b_->Stat(k); }
+  Status Read(std::string_view k, const ByteRange& r, const ReadOptions& o,
+              ByteSink* s) override {
+    return b_->Read(k, r, o, s);
+  }
+  Result<ObjectInfo> Write(std::string_view k, ByteSource* s,
+                           const WriteOptions&) override {
+    return b_->Write(k, s, {});
+  }
+  Status Delete(std::string_view k) override { return b_->Delete(k); }
+
+ private:
+  Backend* b_;
+  BackendCaps caps_;
+};
+
+class PublishTest : public ::testing::Test {
+ protected:
+  PublishTest()
+      : env_(Env::Default(), dir_.Join("src")),
+        backend_(remote::NewFileBackend(dir_.Join("bucket"), "bucket",
+                                        Env::Default())) {
+    opt_.cache_dir = dir_.Join("cache");
+    opt_.transfer.connections = 2;
+  }
+  std::string Src(const std::string& rel = "") {
+    return rel.empty() ? dir_.Join("src") : dir_.Join("src/" + rel);
+  }
+  void Write(const std::string& rel, const std::string& data) {
+    Env::Default()->CreateDirs(DirName(Src(rel)));
+    test::WriteFile(Env::Default(), Src(rel), data);
+  }
+  // Files written now are "racily clean" for the stat cache for 100 ms.
+  void LetFilesAge() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  PublishReport Publish(const PublishOptions& o) {
+    auto r = ferry::Publish(Src(), backend_.get(), o, &env_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : PublishReport{};
+  }
+  PublishReport Publish() { return Publish(opt_); }
+  std::vector<std::string> Keys() {
+    std::vector<std::string> keys;
+    EXPECT_TRUE(backend_
+                    ->List("", {},
+                           [&](const ObjectInfo& i) {
+                             keys.push_back(i.key);
+                             return Status::OK();
+                           })
+                    .ok());
+    return keys;
+  }
+  Hash128 Head() { return sync::ReadRef(backend_.get(), "HEAD")->id; }
+
+  test::ScratchDir dir_;
+  CountingEnv env_;
+  std::unique_ptr<Backend> backend_;
+  PublishOptions opt_;
+};
+
+TEST_F(PublishTest, RepublishOfAnUnchangedTreeReadsNoFile) {
+  for (int i = 0; i < 20; ++i)
+    Write("d/f" + std::to_string(i), "x" + std::to_string(i));
+  LetFilesAge();
+  PublishReport first = Publish();
+  EXPECT_EQ(first.files, 20u);
+  EXPECT_EQ(first.files_read, 20u);
+  EXPECT_EQ(first.objects_uploaded, 20u);
+  EXPECT_EQ(env_.reads.load(), 20);
+  env_.reads = 0;
+  PublishReport again = Publish();
+  EXPECT_EQ(env_.reads.load(), 0);  // not one byte of content read
+  EXPECT_EQ(again.files_read, 0u);
+  EXPECT_TRUE(again.unchanged);
+  EXPECT_EQ(again.id, first.id);
+  EXPECT_EQ(Head(), first.id);
+  // Same size, new bytes: that one file is read again, a new version made.
+  Write("d/f3", "y3");
+  LetFilesAge();
+  PublishReport changed = Publish();
+  EXPECT_EQ(changed.files_read, 1u);
+  EXPECT_FALSE(changed.unchanged);
+  EXPECT_EQ(changed.objects_uploaded, 1u);
+  EXPECT_EQ(changed.objects_present, 19u);
+  EXPECT_EQ(Head(), changed.id);
+}
+
+TEST_F(PublishTest, RacilyCleanFilesAreReadAgain) {
+  // A file whose mtime is not older than the moment it was hashed may have
+  // been written again within the same timestamp tick: never trusted.
+  Write("a", "1");
+  Write("old", "2");
+  LetFilesAge();
+  struct timespec t[2];
+  ::clock_gettime(CLOCK_REALTIME, &t[0]);
+  t[0].tv_sec += 3600;
+  t[1] = t[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, Src("a").c_str(), t, 0), 0);
+  EXPECT_EQ(Publish().files_read, 2u);
+  PublishReport r = Publish();
+  EXPECT_EQ(r.files_read, 1u);  // "a" again, "old" from the cache
+  EXPECT_TRUE(r.unchanged);
+}
+
+TEST_F(PublishTest, SkipsSpecialFilesAndFerryWorkingFiles) {
+  Write("a", "1");
+  Write(".ferry-pack.lock", "");
+  Write("x.bin.ferry-part", "partial");
+  Write("sub/.ferry/refs/HEAD", "not ours to publish");
+  Write("line\nbreak", "odd name");
+  ASSERT_EQ(::mkfifo(Src("fifo").c_str(), 0644), 0);
+  std::vector<std::string> notes;
+  opt_.note = [&](std::string_view n) { notes.emplace_back(n); };
+  PublishReport r = Publish();
+  EXPECT_EQ(r.files, 2u);  // a, line\nbreak
+  EXPECT_EQ(r.skipped, 1u);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("fifo"), std::string::npos);
+  std::vector<std::string> paths;
+  ASSERT_TRUE(
+      ListVersions(backend_.get(), "HEAD", 1, [&](const VersionInfo& v) {
+        EXPECT_EQ(v.files, 2u);
+        return Status::OK();
+      }).ok());
+}
+
+TEST_F(PublishTest, AnUnreadableFolderPublishesNothing) {
+  Write("ok/a", "1");
+  Write("locked/b", "2");
+  env_.unreadable.insert(Src("locked"));
+  auto r = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsIOError()) << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find("locked"), std::string::npos);
+  EXPECT_TRUE(Keys().empty());
+}
+
+TEST_F(PublishTest, DryRunWritesNothing) {
+  Write("a", "1");
+  opt_.dry_run = true;
+  opt_.mirror = true;
+  PublishReport r = Publish();
+  EXPECT_EQ(r.objects_uploaded, 1u);
+  EXPECT_EQ(r.mirrored, 1u);
+  EXPECT_TRUE(Keys().empty());
+  EXPECT_FALSE(Env::Default()->FileExists(dir_.Join("bucket")));
+  EXPECT_FALSE(Env::Default()->FileExists(dir_.Join("cache")));
+  // And on top of a published version.
+  opt_.dry_run = false;
+  opt_.mirror = false;
+  Publish();
+  auto before = Keys();
+  Write("b", "2");
+  opt_.dry_run = true;
+  r = Publish();
+  EXPECT_EQ(r.objects_uploaded, 1u);
+  EXPECT_EQ(Keys(), before);
+}
+
+TEST_F(PublishTest, TagMovesEvenWhenTheTreeIsUnchanged) {
+  Write("a", "1");
+  opt_.tag = "v1";
+  PublishReport v1 = Publish();
+  Write("b", "2");
+  opt_.tag.clear();
+  PublishReport v2 = Publish();
+  EXPECT_EQ(sync::ReadRef(backend_.get(), "tags/v1")->id, v1.id);
+  opt_.tag = "v1";
+  PublishReport again = Publish();
+  EXPECT_TRUE(again.unchanged);
+  EXPECT_TRUE(again.tag_moved);
+  EXPECT_EQ(sync::ReadRef(backend_.get(), "tags/v1")->id, v2.id);
+  opt_.tag = "bad/name";
+  auto bad = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+  EXPECT_TRUE(bad.status().IsInvalidArgument());
+}
+
+// Another publisher moves HEAD while this one uploads: this one must fail
+// naming both versions, and leave HEAD to the other.
+void RaceTest(PublishTest* t, Backend* backend, test::ScratchDir* dir,
+              PublishOptions opt, Env* env, const std::string& src) {
+  test::WriteFile(Env::Default(), JoinPath(src, "base"), "0");
+  auto base = ferry::Publish(src, backend, opt, env);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  const std::string other = dir->Join("other");
+  Env::Default()->CreateDirs(other);
+  test::WriteFile(Env::Default(), JoinPath(other, "theirs"), "t");
+  Hash128 theirs;
+  opt.before_ref_write = [&] {
+    PublishOptions o2 = opt;
+    o2.before_ref_write = nullptr;
+    auto r = ferry::Publish(other, backend, o2, env);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    theirs = r->id;
+  };
+  test::WriteFile(Env::Default(), JoinPath(src, "mine"), "m");
+  auto mine = ferry::Publish(src, backend, opt, env);
+  ASSERT_FALSE(mine.ok());
+  EXPECT_TRUE(mine.status().IsFailedPrecondition()) << mine.status().ToString();
+  const std::string want =
+      "remote changed since this publish started (parent " + base->id.ToHex() +
+      ", now " + theirs.ToHex() + ")";
+  EXPECT_NE(mine.status().ToString().find(want), std::string::npos)
+      << mine.status().ToString();
+  EXPECT_EQ(sync::ReadRef(backend, "HEAD")->id, theirs);
+  (void)t;
+}
+
+TEST_F(PublishTest, ARacingPublisherLosesOnConditionalWrites) {
+  ASSERT_TRUE(backend_->caps().conditional_writes);
+  RaceTest(this, backend_.get(), &dir_, opt_, &env_, Src());
+}
+
+TEST_F(PublishTest, ARacingPublisherLosesOnCheckThenWrite) {
+  UnconditionalBackend plain(backend_.get());
+  Write("x", "x");
+  RaceTest(this, &plain, &dir_, opt_, &env_, Src());
+}
+
+TEST_F(PublishTest, AHeadNamingAMissingOrCorruptManifestIsRefused) {
+  Write("a", "1");
+  PublishReport v1 = Publish();
+  Write("b", "2");
+  const std::string mkey = sync::ManifestKey(v1.id);
+  const std::string good = *sync::ReadObject(backend_.get(), mkey, 1 << 20);
+  ASSERT_TRUE(backend_->Delete(mkey).ok());
+  auto keys = Keys();
+  auto r = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsIOError()) << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find("nothing published"), std::string::npos);
+  EXPECT_NE(r.status().ToString().find(v1.id.ToHex()), std::string::npos);
+  EXPECT_EQ(Keys(), keys);
+  std::string bad = good;
+  bad[bad.size() - 3] ^= 0x40;
+  ASSERT_TRUE(sync::WriteObject(backend_.get(), mkey, bad).ok());
+  keys = Keys();
+  r = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
+  EXPECT_EQ(Keys(), keys);
+  EXPECT_EQ(Head(), v1.id);
+}
+
+TEST_F(PublishTest, MirrorWritesFilesAtTheirPathsAndDropsOnlyItsOwn) {
+  Write("a", "1");
+  Write("d/b", "2");
+  opt_.mirror = true;
+  PublishReport r = Publish();
+  EXPECT_EQ(r.mirrored, 2u);
+  ASSERT_TRUE(sync::WriteObject(backend_.get(), "foreign", "f").ok());
+  EXPECT_EQ(*sync::ReadObject(backend_.get(), "d/b", 10), "2");
+  ASSERT_TRUE(Env::Default()->RemoveFile(Src("a")).ok());
+  Write("d/b", "3");
+  r = Publish();
+  EXPECT_EQ(r.mirrored, 1u);
+  EXPECT_EQ(r.mirror_deleted, 1u);
+  EXPECT_EQ(*sync::ReadObject(backend_.get(), "d/b", 10), "3");
+  EXPECT_TRUE(backend_->Stat("a").status().IsNotFound());
+  EXPECT_TRUE(backend_->Stat("foreign").ok());
+}
+
+TEST_F(PublishTest, GcKeepsReferencedTaggedAndYoungObjects) {
+  Write("a", "shared");
+  Write("b", "only-v1");
+  opt_.tag = "v1";
+  PublishReport v1 = Publish();
+  opt_.tag.clear();
+  ASSERT_TRUE(Env::Default()->RemoveFile(Src("b")).ok());
+  Write("c", "only-v2");
+  PublishReport v2 = Publish();
+  ASSERT_TRUE(Env::Default()->RemoveFile(Src("c")).ok());
+  Write("d", "only-v3");
+  PublishReport v3 = Publish();
+  GcOptions g;
+  g.keep = 1;
+  // Everything is younger than the default grace: nothing goes.
+  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->objects_deleted, 0u);
+  EXPECT_EQ(r->young_kept, 2u);  // v2's manifest and c's object
+  g.grace_s = 0;
+  std::vector<std::string> deleted;
+  g.deleted = [&](std::string_view k, uint64_t) { deleted.emplace_back(k); };
+  g.dry_run = true;
+  auto keys = Keys();
+  r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Keys(), keys);
+  EXPECT_EQ(deleted.size(), 2u);
+  g.dry_run = false;
+  deleted.clear();
+  r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->versions_kept, 2u);  // HEAD (v3) and the tagged v1
+  EXPECT_EQ(r->objects_deleted, 1u);
+  EXPECT_EQ(r->manifests_deleted, 1u);
+  EXPECT_EQ(r->bytes_deleted, 7u);
+  EXPECT_EQ(deleted,
+            (std::vector<std::string>{sync::ManifestKey(v2.id),
+                                      sync::ObjectKey(HashBytes("only-v2"))}));
+  // The log ends where gc removed history; the tagged version still reads.
+  std::vector<Hash128> ids;
+  ASSERT_TRUE(
+      ListVersions(backend_.get(), "HEAD", 0, [&](const VersionInfo& v) {
+        ids.push_back(v.id);
+        return Status::OK();
+      }).ok());
+  EXPECT_EQ(ids, std::vector<Hash128>{v3.id});
+  EXPECT_TRUE(
+      ListVersions(backend_.get(), "tags/v1", 0, [](const VersionInfo&) {
+        return Status::OK();
+      }).ok());
+  g.keep = 0;
+  EXPECT_TRUE(CollectGarbage(backend_.get(), g, Env::Default())
+                  .status()
+                  .IsInvalidArgument());
+}
+
+TEST(GcTest, RefusesARemoteWithoutVersions) {
+  test::ScratchDir dir;
+  auto b = remote::NewFileBackend(dir.path(), "bucket", Env::Default());
+  ASSERT_TRUE(sync::WriteObject(b.get(), ".ferry/objects/aa/x", "x").ok());
+  GcOptions g;
+  g.grace_s = 0;
+  auto r = CollectGarbage(b.get(), g, Env::Default());
+  EXPECT_TRUE(r.status().IsNotFound()) << r.status().ToString();
+  EXPECT_TRUE(b->Stat(".ferry/objects/aa/x").ok());
+}
+
+}  // namespace
+}  // namespace ferry
