@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# ferry publish / log / gc on file:// buckets: a first publish and an
+# unchanged republish that reads no file, hostile trees (FIFO, links out of
+# the tree, a newline in a name, ferry's own working files), --dry-run writes
+# nothing, a HEAD naming a missing or corrupt manifest (exit 4 / 3, nothing
+# overwritten), two publisher processes racing (the loser exits 4 naming both
+# versions), gc. S3: tests/integration/publish_s3_test.sh.
+set -euo pipefail
+FERRY=$1
+source "$(dirname "$0")/testlib.sh"
+export FERRY_CACHE=$work/cache SOURCE_DATE_EPOCH=1700000000
+json() { /usr/bin/python3 -c "import json,sys; d=json.load(open('out.txt')); print(eval(sys.argv[1]))" "$1"; }
+listing() { (cd "$1" && find . -type f | LC_ALL=C sort); }
+
+mkdir -p src/sub outside/dir
+printf 'one' > src/a.txt
+printf 'two' > src/sub/b.bin
+printf 'odd' > "$(printf 'src/line\nbreak')"
+printf 'secret-ish' > outside/file
+ln -s "$work/outside/file" src/link-out       # a link to a file: its bytes
+ln -s "$work/outside/dir" src/dir-out          # a link to a folder: skipped
+mkfifo src/fifo                                # skipped, never opened
+touch src/.ferry-pack.lock src/x.ferry-part    # ferry's working files
+sleep 0.3   # older than the stat cache's racy window
+
+expect_rc 0 "$FERRY" publish src "file://$work/bucket" -m "first" --tag v1 --json
+[ "$(json 'd["files"]')" = 4 ] || fail "files published: $(cat out.txt)"
+[ "$(json 'd["files_read"]')" = 4 ] || fail "first publish reads every file"
+[ "$(json 'd["skipped"]')" = 2 ] || fail "the FIFO and the link to a folder are skipped"
+[ "$(json 'd["ref_write"]')" = conditional ] || fail "file:// HEAD is written conditionally"
+v1=$(json 'd["id"]')
+[ "$(cat bucket/.ferry/refs/HEAD)" = "$v1" ] || fail "HEAD names the version"
+[ "$(cat bucket/.ferry/refs/tags/v1)" = "$v1" ] || fail "the tag names the version"
+[ -f "bucket/.ferry/manifests/$v1" ] || fail "manifest stored under its id"
+h=$(xxhsum -H2 < outside/file | cut -d' ' -f1)
+[ "$(cat "bucket/.ferry/objects/${h:0:2}/$h")" = secret-ish ] || fail "object under its XXH3-128"
+
+# Unchanged: no file content read, no new version, nothing written.
+before=$(listing bucket)
+expect_rc 0 "$FERRY" publish src bucket --json
+[ "$(json 'd["unchanged"]')" = True ] || fail "unchanged tree: $(cat out.txt)"
+[ "$(json 'd["files_read"]')" = 0 ] || fail "a republish of an unchanged tree read files"
+[ "$(listing bucket)" = "$before" ] || fail "an unchanged republish wrote to the bucket"
+expect_rc 0 "$FERRY" publish src bucket
+grep -q "nothing to publish" out.txt || fail "unchanged tree not said: $(cat out.txt)"
+
+# --dry-run writes nothing to the bucket.
+printf 'three' > src/c.txt
+expect_rc 0 "$FERRY" publish src bucket --dry-run --json
+[ "$(json 'd["objects_uploaded"]')" = 1 ] || fail "dry run counts the new object"
+[ "$(listing bucket)" = "$before" ] || fail "--dry-run wrote to the bucket"
+
+expect_rc 0 "$FERRY" publish src bucket -m "second"
+grep -q "1 objects uploaded" out.txt || fail "only the new file goes up: $(cat out.txt)"
+expect_rc 0 "$FERRY" log bucket --json
+[ "$(json 'len(d["versions"])')" = 2 ] || fail "log shows two versions"
+[ "$(json 'd["versions"][1]["id"]')" = "$v1" ] || fail "log goes back to v1"
+[ "$(json 'd["versions"][1]["tags"]')" = "['v1']" ] || fail "log names tags"
+[ "$(json 'd["versions"][0]["message"]')" = second ] || fail "log shows messages"
+[ "$(json 'd["versions"][0]["files"]')" = 5 ] || fail "log shows file counts"
+v2=$(json 'd["versions"][0]["id"]')
+expect_rc 0 "$FERRY" log bucket
+[ "$(wc -l < out.txt)" = 2 ] && head -1 out.txt | grep -q "^$v2 .*5 files.*second" \
+  || fail "log text: $(cat out.txt)"
+
+# Usage errors.
+expect_rc 2 "$FERRY" publish src bucket --tag 'no/slash'
+expect_rc 2 "$FERRY" publish src/a.txt bucket
+expect_rc 2 "$FERRY" gc bucket --grace soon
+expect_rc 2 "$FERRY" gc bucket --keep 0
+expect_rc 4 "$FERRY" log empty-bucket
+
+# HEAD naming a missing manifest (exit 4) or a corrupt one (exit 3): refused
+# before anything is written.
+cp -a bucket broken
+mv "broken/.ferry/manifests/$v2" saved
+printf 'four' > src/d.txt
+before=$(listing broken)
+expect_rc 4 "$FERRY" publish src broken
+grep -q "names manifest $v2.*nothing published" err.txt || fail "missing manifest: $(cat err.txt)"
+[ "$(listing broken)" = "$before" ] || fail "a publish onto a broken HEAD wrote"
+cp saved "broken/.ferry/manifests/$v2"
+printf '\x01' | dd of="broken/.ferry/manifests/$v2" bs=1 seek=20 conv=notrunc 2> /dev/null
+before=$(listing broken)
+expect_rc 3 "$FERRY" publish src broken
+[ "$(listing broken)" = "$before" ] || fail "a publish onto a corrupt HEAD wrote"
+[ "$(cat broken/.ferry/refs/HEAD)" = "$v2" ] || fail "HEAD overwritten"
+expect_rc 3 "$FERRY" log broken
+
+# Two publishers: A stops before its HEAD write (after its manifest), B
+# publishes meanwhile; A then loses with exit 4 naming both versions.
+mkdir other && printf 'theirs' > other/t.txt
+n=$(ls bucket/.ferry/manifests | wc -l)
+FERRY_TEST_PUBLISH_PAUSE=$work/go "$FERRY" publish src bucket -m A > a.out 2> a.err &
+apid=$!
+for _ in $(seq 300); do
+  [ "$(ls bucket/.ferry/manifests | wc -l)" -gt "$n" ] && break; sleep 0.1
+done
+expect_rc 0 "$FERRY" publish other bucket -m B --json
+vb=$(json 'd["id"]')
+touch go
+set +e; wait $apid; arc=$?; set -e
+[ "$arc" = 4 ] || { cat a.out a.err >&2; fail "the losing publisher exits $arc, want 4"; }
+grep -q "remote changed since this publish started (parent $v2, now $vb)" a.err \
+  || fail "loser's message: $(cat a.err)"
+[ "$(cat bucket/.ferry/refs/HEAD)" = "$vb" ] || fail "the winner's HEAD was overwritten"
+
+# gc: keep HEAD (B) and the tag v1; v2 and A's manifest and objects go.
+expect_rc 0 "$FERRY" gc bucket --keep 1 --grace 0 --dry-run
+before=$(listing bucket)
+grep -q "would delete .ferry/manifests/$v2" out.txt || fail "gc dry run lists v2: $(cat out.txt)"
+expect_rc 0 "$FERRY" gc bucket --keep 1 --grace 0 --dry-run --json
+[ "$(listing bucket)" = "$before" ] || fail "gc --dry-run deleted"
+expect_rc 0 "$FERRY" gc bucket --keep 1 --json --grace 1h
+[ "$(json 'd["objects_deleted"]')" = 0 ] || fail "young objects deleted"
+expect_rc 0 "$FERRY" gc bucket --keep 1 --grace 0 --json
+[ "$(json 'd["versions_kept"]')" = 2 ] || fail "gc keeps HEAD and the tag: $(cat out.txt)"
+[ "$(json 'd["manifests_deleted"]')" = 2 ] || fail "v2 and A's manifest go: $(cat out.txt)"
+[ ! -f "bucket/.ferry/manifests/$v2" ] && [ -f "bucket/.ferry/manifests/$v1" ] || fail "gc kept the wrong manifests"
+h=$(printf 'three' | xxhsum -H2 | cut -d' ' -f1)
+[ ! -f "bucket/.ferry/objects/${h:0:2}/$h" ] || fail "v2-only object kept"
+h=$(printf 'one' | xxhsum -H2 | cut -d' ' -f1)
+[ -f "bucket/.ferry/objects/${h:0:2}/$h" ] || fail "the tagged version's object deleted"
+expect_rc 0 "$FERRY" log bucket --ref v1
+grep -q "^$v1" out.txt || fail "the tagged version reads after gc"
+
+# --mirror: files at their own paths too.
+expect_rc 0 "$FERRY" publish src mirror --mirror
+[ "$(cat mirror/sub/b.bin)" = two ] && [ "$(cat "$(printf 'mirror/line\nbreak')")" = odd ] \
+  || fail "--mirror writes each file at its path"
+echo "publish tests passed"
