@@ -208,7 +208,7 @@ Status Conflict(Backend* backend, const Parent& parent) {
 // parent's ETag, If-None-Match for the first version), which the backend
 // enforces where caps say so; elsewhere HEAD is read again just before.
 Status WriteHead(Backend* backend, const Parent& parent, const Hash128& id,
-                 PublishReport* report) {
+                 const PublishOptions& o, PublishReport* report) {
   FERRY_ASSIGN_OR_RETURN(std::string key, sync::RefKey(sync::kHead));
   WriteOptions wo;
   if (parent.exists) {
@@ -224,6 +224,7 @@ Status WriteHead(Backend* backend, const Parent& parent, const Hash128& id,
     if (!now.ok() && !now.status().IsNotFound()) return now.status();
     if (!same) return Conflict(backend, parent);
   }
+  if (o.before_ref_write) o.before_ref_write();
   auto w = sync::WriteObject(backend, key, sync::FormatRef(id), wo);
   if (w.status().IsFailedPrecondition()) return Conflict(backend, parent);
   return w.status();
@@ -449,8 +450,7 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   // 5. The manifest, then HEAD (last: until then readers see the parent).
   FERRY_RETURN_IF_ERROR(
       sync::WriteObject(backend, sync::ManifestKey(id), sink.bytes()).status());
-  if (o.before_ref_write) o.before_ref_write();
-  FERRY_RETURN_IF_ERROR(WriteHead(backend, parent, id, &report));
+  FERRY_RETURN_IF_ERROR(WriteHead(backend, parent, id, o, &report));
   if (!o.tag.empty())
     FERRY_RETURN_IF_ERROR(WriteTag(backend, o.tag, id, &report));
   if (o.mirror)

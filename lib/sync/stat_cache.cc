@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sync/cache.h"
+
 namespace ferry::sync {
 namespace {
 
@@ -124,22 +126,10 @@ Status StatCache::Commit() {
   return db_->Exec("COMMIT");
 }
 
-std::string DefaultCacheDir() {
-  if (const char* c = std::getenv("FERRY_CACHE"); c && *c) return c;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return JoinPath(x, "ferry");
-  if (const char* h = std::getenv("HOME"); h && *h)
-    return JoinPath(h, ".cache/ferry");
-  return "";
-}
-
 Result<std::string> StatCachePath(Env* env, const std::string& cache_dir,
                                   const std::string& source) {
   (void)env;
   std::string dir = cache_dir.empty() ? DefaultCacheDir() : cache_dir;
-  if (dir.empty())
-    return Status::InvalidArgument(
-        "no cache folder: set FERRY_CACHE or HOME, or pass --cache");
   // The tree's identity is its real path (OS call: Env has no realpath).
   char buf[PATH_MAX];
   if (::realpath(source.c_str(), buf) == nullptr)

@@ -57,13 +57,11 @@ class StatCache {
 };
 
 // Where the stat cache of a source tree lives: <cache_dir>/publish/<XXH3-128
-// of the tree's real path>.sqlite. cache_dir "" means $FERRY_CACHE, else
-// $XDG_CACHE_HOME/ferry, else ~/.cache/ferry.
+// of the tree's real path>.sqlite. cache_dir "" means DefaultCacheDir()
+// (sync/cache.h: $FERRY_CACHE, $XDG_CACHE_HOME/ferry, ~/.cache/ferry): the
+// same folder as sync's cache.
 Result<std::string> StatCachePath(Env* env, const std::string& cache_dir,
                                   const std::string& source);
-
-// The default cache folder (as above); "" when no home is known.
-std::string DefaultCacheDir();
 
 }  // namespace ferry::sync
 

@@ -99,14 +99,17 @@ def data(n, seed=1):
 
 
 def signed_request(url, method='GET', body=b'', when=None, payload=None,
-                   secret=None, tamper_path=None, barrier=None):
+                   secret=None, tamper_path=None, barrier=None, headers=()):
     """Sends a request signed by botocore (at `when`, default now); returns
     (status, body). tamper_path is sent instead of the signed path. The
     connection goes to 127.0.0.1 whatever the URL's host (the Host header
     keeps it: virtual-hosted style). With a barrier, the request is sent
-    once all parties are connected and ready."""
+    once all parties are connected and ready. headers: extra (name, value)
+    pairs, signed too."""
     when = when or datetime.datetime.utcnow()
     req = AWSRequest(method=method, url=url, data=body)
+    for name, value in headers:
+        req.headers[name] = value
     req.context['timestamp'] = when.strftime('%Y%m%dT%H%M%SZ')
     req.headers['X-Amz-Date'] = req.context['timestamp']
     req.headers['X-Amz-Content-SHA256'] = (
@@ -319,6 +322,26 @@ class SigProxyTest(unittest.TestCase):
                 got = list(pool.map(lambda u: signed_request(
                     u, 'DELETE', barrier=barrier)[0], urls))
             self.assertEqual(got, [204] * len(urls))
+
+    def test_conditional_puts_are_enforced_as_s3_does(self):
+        # s3rver ignores If-Match / If-None-Match on PUT; the proxy checks
+        # them (ferry publish swaps its HEAD ref with them).
+        url = f'{self.S3}/{BUCKET}/cond/ref'
+        self.assertEqual(signed_request(
+            url, 'PUT', b'1', headers=[('If-None-Match', '*')])[0], 200)
+        self.assertEqual(signed_request(
+            url, 'PUT', b'2', headers=[('If-None-Match', '*')])[0], 412)
+        etag = s3_client(self.S3).head_object(
+            Bucket=BUCKET, Key='cond/ref')['ETag']
+        self.assertEqual(signed_request(
+            url, 'PUT', b'3', headers=[('If-Match', '"0000"')])[0], 412)
+        self.assertEqual(signed_request(url), (200, b'1'))
+        self.assertEqual(signed_request(
+            url, 'PUT', b'4', headers=[('If-Match', etag)])[0], 200)
+        self.assertEqual(signed_request(url), (200, b'4'))
+        self.assertEqual(signed_request(
+            url + '-absent', 'PUT', b'5', headers=[('If-Match', etag)])[0],
+            404)
 
     def test_session_token_must_be_the_known_one(self):
         ok = s3_client(self.S3, token=E['FERRY_TEST_S3_SESSION_TOKEN'])

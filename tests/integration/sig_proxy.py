@@ -18,7 +18,9 @@ Refusals are S3 error documents: no Authorization -> 403 AccessDenied (unless
 --session-token -> 403 InvalidToken, wrong signature -> 403
 SignatureDoesNotMatch (with CanonicalRequest and StringToSign, as S3 does),
 x-amz-date more than 15 min off -> 403 RequestTimeTooSkewed. Accepted
-requests go to s3rver unchanged and its answer streams back.
+requests go to s3rver unchanged and its answer streams back. A PUT with
+If-None-Match / If-Match is checked here first, as S3 does and s3rver does
+not: 412 PreconditionFailed (404 NoSuchKey for If-Match on a missing key).
 
 Usage: sig_proxy.py --port P --upstream http://127.0.0.1:S3RVER_PORT
        [--access-key S3RVER] [--secret-key S3RVER] [--region R] [--public]
@@ -32,6 +34,7 @@ import hashlib
 import hmac
 import re
 import tempfile
+import threading
 import uuid
 from urllib.parse import quote, unquote_to_bytes
 
@@ -105,6 +108,53 @@ class SigCheckHandler(proxy_base.ProxyHandler):
         if self.command == 'DELETE' and '?' not in self.path:
             self.delete_object(request_id)
             return
+        if self.command == 'PUT' and '?' not in self.path and (
+                'If-Match' in self.headers or 'If-None-Match' in self.headers):
+            # s3rver ignores conditions on PUT; S3 enforces them (since
+            # 2024). Checked and written under one lock, so two conditional
+            # writers of a key cannot both pass.
+            with self.server.conditional_lock:
+                if self.condition_holds(request_id):
+                    self.pass_on(payload_hash, request_id)
+            return
+        self.pass_on(payload_hash, request_id)
+
+    def condition_holds(self, request_id):
+        """If-None-Match: * -> 412 when the key exists; If-Match: ETag ->
+        404 NoSuchKey when it does not, 412 when its ETag differs (as S3).
+        Sends the refusal and returns False, or returns True."""
+        head = self.upstream.request(
+            'HEAD', self.path,
+            self.forward_headers(drop={'if-match', 'if-none-match'}))
+        head.read()
+        exists = head.status == 200
+        etag = (head.getheader('ETag') or '').strip('"')
+        if_none = self.headers.get('If-None-Match')
+        if_match = self.headers.get('If-Match')
+        failed = None
+        if if_none is not None and if_none.strip() == '*' and exists:
+            failed = 'If-None-Match'
+        if if_match is not None:
+            if not exists:
+                self.send_error_body(404, 'NoSuchKey',
+                                     'The specified key does not exist.',
+                                     request_id=request_id)
+                return False
+            want = if_match.strip()
+            if want != '*' and want.strip('"') != etag:
+                failed = 'If-Match'
+        if failed:
+            self.send_error_body(
+                412, 'PreconditionFailed',
+                'At least one of the pre-conditions you specified did not '
+                'hold', xml_extra=[('Condition', failed)],
+                request_id=request_id)
+            return False
+        return True
+
+    def pass_on(self, payload_hash, request_id):
+        """Sends an accepted request to s3rver (a signed payload checked
+        against its SHA-256 first) and relays the answer."""
         if payload_hash is None or not self.body_length():
             self.forward()
             return
@@ -274,7 +324,8 @@ def main():
         SigCheckHandler, args.port, upstream_url=args.upstream,
         access_key=args.access_key, secret_key=args.secret_key,
         region=args.region, public=args.public,
-        session_token=args.session_token, verbose=args.verbose)
+        session_token=args.session_token, verbose=args.verbose,
+        conditional_lock=threading.Lock())
     server.serve_forever()
 
 

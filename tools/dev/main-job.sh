@@ -5,7 +5,9 @@
 # dataset 7:2:1 (stratified by class, leakage checked), then pack the labelled
 # dataset into TFRecord and WebDataset shards, inspect one, and verify both;
 # then put the TFRecord output into a local file:// bucket, list it, get it
-# back into a fresh folder and verify the copy.
+# back into a fresh folder and verify the copy; then publish the TFRecord
+# output as a versioned dataset into a local file:// bucket (issue 12) and
+# show its log.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -41,4 +43,11 @@ echo "== ferry ls -R -l file://$bucket/v1/"
 echo "== ferry get -R file://$bucket/v1/ $out/tfrecord-back/; ferry verify it"
 "$ferry" get -R "file://$bucket/v1/" "$out/tfrecord-back/"
 "$ferry" verify "$out/tfrecord-back" --deep -j 2
+published="$out/published"
+rm -rf "$published"
+export FERRY_CACHE="$out/cache"
+echo "== ferry publish $out/tfrecord file://$published -m 'main job' --tag v1"
+"$ferry" publish "$out/tfrecord" "file://$published" -m "main job" --tag v1
+echo "== ferry log file://$published"
+"$ferry" log "file://$published"
 echo "main job: OK"

@@ -59,8 +59,9 @@ struct PublishOptions {
   TransferOptions transfer;  // uploads
   // Files not published (FIFOs, links to folders) and other notes.
   std::function<void(std::string_view)> note;
-  // Called right before the ref is written (tests race another publisher
-  // here).
+  // Called right before HEAD is written, after any check of it (tests race
+  // another publisher here: only the backend's conditional write can then
+  // stop the overwrite).
   std::function<void()> before_ref_write;
 };
 

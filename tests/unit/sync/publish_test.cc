@@ -63,8 +63,16 @@ class UnconditionalBackend : public Backend {
   }
   Result<ObjectInfo> Write(std::string_view k, ByteSource* s,
                            const WriteOptions&) override {
-    return b_->Write(k, s, {});
+    auto r = b_->Write(k, s, {});
+    if (k.rfind(".ferry/manifests/", 0) == 0 && on_manifest_written) {
+      auto f = std::move(on_manifest_written);
+      on_manifest_written = nullptr;
+      f();
+    }
+    return r;
   }
+  // Runs once, after the next manifest is written (before HEAD is checked).
+  std::function<void()> on_manifest_written;
   Status Delete(std::string_view k) override { return b_->Delete(k); }
 
  private:
@@ -234,10 +242,13 @@ TEST_F(PublishTest, TagMovesEvenWhenTheTreeIsUnchanged) {
   EXPECT_TRUE(bad.status().IsInvalidArgument());
 }
 
-// Another publisher moves HEAD while this one uploads: this one must fail
-// naming both versions, and leave HEAD to the other.
-void RaceTest(PublishTest* t, Backend* backend, test::ScratchDir* dir,
-              PublishOptions opt, Env* env, const std::string& src) {
+// Another publisher moves HEAD while this one works (at the moment `arm`
+// picks): this one must fail naming both versions, and leave HEAD to the
+// other.
+void RaceTest(
+    Backend* backend, test::ScratchDir* dir, PublishOptions opt, Env* env,
+    const std::string& src,
+    const std::function<void(PublishOptions*, std::function<void()>)>& arm) {
   test::WriteFile(Env::Default(), JoinPath(src, "base"), "0");
   auto base = ferry::Publish(src, backend, opt, env);
   ASSERT_TRUE(base.ok()) << base.status().ToString();
@@ -245,13 +256,12 @@ void RaceTest(PublishTest* t, Backend* backend, test::ScratchDir* dir,
   Env::Default()->CreateDirs(other);
   test::WriteFile(Env::Default(), JoinPath(other, "theirs"), "t");
   Hash128 theirs;
-  opt.before_ref_write = [&] {
-    PublishOptions o2 = opt;
-    o2.before_ref_write = nullptr;
+  PublishOptions o2 = opt;
+  arm(&opt, [&] {
     auto r = ferry::Publish(other, backend, o2, env);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     theirs = r->id;
-  };
+  });
   test::WriteFile(Env::Default(), JoinPath(src, "mine"), "m");
   auto mine = ferry::Publish(src, backend, opt, env);
   ASSERT_FALSE(mine.ok());
@@ -262,18 +272,27 @@ void RaceTest(PublishTest* t, Backend* backend, test::ScratchDir* dir,
   EXPECT_NE(mine.status().ToString().find(want), std::string::npos)
       << mine.status().ToString();
   EXPECT_EQ(sync::ReadRef(backend, "HEAD")->id, theirs);
-  (void)t;
 }
 
 TEST_F(PublishTest, ARacingPublisherLosesOnConditionalWrites) {
+  // The other publisher lands right before the HEAD write: only the
+  // backend's condition (If-Match, the file lock) can refuse it.
   ASSERT_TRUE(backend_->caps().conditional_writes);
-  RaceTest(this, backend_.get(), &dir_, opt_, &env_, Src());
+  RaceTest(backend_.get(), &dir_, opt_, &env_, Src(),
+           [](PublishOptions* o, std::function<void()> race) {
+             o->before_ref_write = std::move(race);
+           });
 }
 
 TEST_F(PublishTest, ARacingPublisherLosesOnCheckThenWrite) {
+  // A backend that enforces no condition: HEAD is read again just before
+  // it is written; the other publisher lands before that.
   UnconditionalBackend plain(backend_.get());
   Write("x", "x");
-  RaceTest(this, &plain, &dir_, opt_, &env_, Src());
+  RaceTest(&plain, &dir_, opt_, &env_, Src(),
+           [&](PublishOptions*, std::function<void()> race) {
+             plain.on_manifest_written = std::move(race);
+           });
 }
 
 TEST_F(PublishTest, AHeadNamingAMissingOrCorruptManifestIsRefused) {
