@@ -335,8 +335,7 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   }
   sync::ScanOptions so;
   so.part_size = o.part_size;
-  so.include = o.include;
-  so.exclude = o.exclude;
+  so.take = o.take;
   so.cache = cache.get();
   so.store = !o.dry_run;
   so.jobs = o.jobs;

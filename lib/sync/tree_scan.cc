@@ -1,7 +1,5 @@
 #include "sync/tree_scan.h"
 
-#include <fnmatch.h>
-
 #include <optional>
 
 #include "core/ordered_pipeline.h"
@@ -10,29 +8,6 @@ namespace ferry::sync {
 namespace {
 
 constexpr size_t kReadChunk = 1 << 20;
-
-bool Match(const std::string& pattern, const std::string& text) {
-  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-}
-
-bool MatchesAny(const std::vector<std::string>& patterns,
-                std::string_view path) {
-  const std::string p(path);
-  for (const std::string& pat : patterns) {
-    if (pat.find('/') != std::string::npos) {
-      if (Match(pat, p)) return true;
-      continue;
-    }
-    size_t start = 0;
-    while (start <= p.size()) {
-      size_t end = p.find('/', start);
-      if (end == std::string::npos) end = p.size();
-      if (Match(pat, p.substr(start, end - start))) return true;
-      start = end + 1;
-    }
-  }
-  return false;
-}
 
 bool HasWorkingPart(std::string_view path) {
   size_t start = 0;
@@ -100,11 +75,6 @@ bool IsFerryWorkingName(std::string_view name) {
          name.find(".ferry-tmp-") != std::string_view::npos;
 }
 
-bool PathFilter::Takes(std::string_view path) const {
-  if (MatchesAny(exclude_, path)) return false;
-  return include_.empty() || MatchesAny(include_, path);
-}
-
 bool SameFile(const FileInfo& a, const FileInfo& b) {
   return a.size == b.size && a.mtime_ns == b.mtime_ns &&
          a.ctime_ns == b.ctime_ns && a.ino == b.ino && a.dev == b.dev;
@@ -125,13 +95,12 @@ Result<ScanResult> ScanTree(Env* env, const std::string& root,
                                "would be wrong)");
   }
   ScanResult out;
-  PathFilter filter(options.include, options.exclude);
   for (WalkProblem& p : walk.skipped) {
     if (!HasWorkingPart(p.path)) out.skipped.push_back(std::move(p));
   }
   std::vector<size_t> misses;  // indexes into out.files
   for (std::string& rel : walk.files) {
-    if (HasWorkingPart(rel) || !filter.Takes(rel)) continue;
+    if (HasWorkingPart(rel) || (options.take && !options.take(rel))) continue;
     LocalFile f;
     f.path = std::move(rel);
     FERRY_ASSIGN_OR_RETURN(f.info, env->Stat(JoinPath(root, f.path)));

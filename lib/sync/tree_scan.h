@@ -8,6 +8,7 @@
 #define FERRY_LIB_SYNC_TREE_SCAN_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,20 +24,6 @@ namespace ferry::sync {
 // partial downloads, a bucket's .ferry folder): never published.
 bool IsFerryWorkingName(std::string_view name);
 
-// --include / --exclude: shell globs (fnmatch). A pattern with a '/' matches
-// the whole relative path ('*' crosses '/'); one without matches the file name
-// or any folder name on the path. A file is taken when it matches no exclude
-// and, if includes are given, at least one include.
-class PathFilter {
- public:
-  PathFilter(std::vector<std::string> include, std::vector<std::string> exclude)
-      : include_(std::move(include)), exclude_(std::move(exclude)) {}
-  bool Takes(std::string_view path) const;
-
- private:
-  std::vector<std::string> include_, exclude_;
-};
-
 struct LocalFile {
   std::string path;      // relative, '/'-separated
   FileInfo info;         // stat before reading (links followed)
@@ -45,7 +32,8 @@ struct LocalFile {
 
 struct ScanOptions {
   uint64_t part_size = manifest::kDefaultPartSize;
-  std::vector<std::string> include, exclude;
+  // Which files to take (the CLI's --include/--exclude); null: all.
+  std::function<bool(std::string_view path)> take;
   StatCache* cache = nullptr;  // none: every file is read
   bool store = true;           // write what was learnt into the cache
   int jobs = 1;                // reading threads

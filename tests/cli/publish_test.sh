@@ -50,6 +50,9 @@ expect_rc 0 "$FERRY" publish src bucket --dry-run --json
 [ "$(json 'd["objects_uploaded"]')" = 1 ] || fail "dry run counts the new object"
 [ "$(listing bucket)" = "$before" ] || fail "--dry-run wrote to the bucket"
 
+expect_rc 0 "$FERRY" publish src bucket --dry-run --json --exclude '*.txt' --include c.txt
+[ "$(json 'd["files"]')" = 4 ] || fail "--exclude/--include in order: $(cat out.txt)"
+
 expect_rc 0 "$FERRY" publish src bucket -m "second"
 grep -q "1 objects uploaded" out.txt || fail "only the new file goes up: $(cat out.txt)"
 expect_rc 0 "$FERRY" log bucket --json

@@ -19,6 +19,7 @@ struct PublishArgs {
   CommonOptions common;
   RemoteOptions remote;
   std::string src, url;
+  PathFilters filters;
   PublishOptions publish;
 };
 
@@ -142,6 +143,11 @@ int RunPublish(PublishArgs& a) {
     if (!quiet) std::fprintf(stderr, "ferry: %s\n", std::string(msg).c_str());
   };
   o.before_ref_write = TestPause;
+  // As put -R: the --include/--exclude order rules, and never ferry's own
+  // working files (publish also skips them itself).
+  o.take = [&a](std::string_view path) {
+    return a.filters.Takes(path) && !IsFerryWorkingFile(path);
+  };
   std::unique_ptr<TransferBar> bar;
   o.transfer.progress = [&](const TransferProgress& p) {
     if (!bar)
@@ -186,10 +192,7 @@ Runner RegisterPublish(CLI::App* app) {
                 "Say what would be uploaded; write nothing");
   cmd->add_flag("--mirror", a->publish.mirror,
                 "Also write each file at its own path under REMOTE");
-  cmd->add_option("--include", a->publish.include,
-                  "Only files matching this glob (repeatable)");
-  cmd->add_option("--exclude", a->publish.exclude,
-                  "Leave out files matching this glob (repeatable)");
+  a->filters.AddOptions(cmd, "");
   cmd->add_option("--cache", a->publish.cache_dir,
                   "Folder of the stat cache (default $FERRY_CACHE or "
                   "~/.cache/ferry)");

@@ -51,7 +51,8 @@ struct PublishOptions {
   bool dry_run = false;  // read everything, write nothing (not even the cache)
   bool mirror = false;   // also write each file at its path under the prefix
   uint64_t part_size = uint64_t{8} << 20;
-  std::vector<std::string> include, exclude;  // globs (lib/sync/tree_scan.h)
+  // Which files of SRC to publish (path relative to SRC); null: all.
+  std::function<bool(std::string_view path)> take;
   // The stat cache's folder ("" : $FERRY_CACHE, else ~/.cache/ferry).
   std::string cache_dir;
   bool use_stat_cache = true;
