@@ -7,7 +7,7 @@
 # then put the TFRecord output into a local file:// bucket, list it, get it
 # back into a fresh folder and verify the copy; then publish the TFRecord
 # output as a versioned dataset into a local file:// bucket (issue 12) and
-# show its log.
+# show its log, sync it into a cache + view and verify the view.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -50,4 +50,9 @@ echo "== ferry publish $out/tfrecord file://$published -m 'main job' --tag v1"
 "$ferry" publish "$out/tfrecord" "file://$published" -m "main job" --tag v1
 echo "== ferry log file://$published"
 "$ferry" log "file://$published"
+synced="$out/synced"
+rm -rf "$synced" "$out/.synced.ferry-views" "$out/sync-cache"
+echo "== ferry sync file://$published $synced --cache $out/sync-cache; ferry verify it"
+"$ferry" sync "file://$published" "$synced" --cache "$out/sync-cache"
+"$ferry" verify "$synced"
 echo "main job: OK"
