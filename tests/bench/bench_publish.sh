@@ -29,6 +29,7 @@ export AWS_ACCESS_KEY_ID=$FERRY_TEST_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$FERRY_
 export AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=$work/aws-config AWS_ENDPOINT_URL=$endpoint
 export AWS_SHARED_CREDENTIALS_FILE=$work/aws-credentials AWS_PAGER=""
 : > "$AWS_CONFIG_FILE"
+unset AWS_CA_BUNDLE   # rclone refuses a custom CA bundle on its own transport (http endpoint anyway)
 rc_remote=":s3,provider=Other,endpoint=$endpoint,access_key_id=$AWS_ACCESS_KEY_ID"
 rc_remote+=",secret_access_key=$AWS_SECRET_ACCESS_KEY,force_path_style=true:$bucket"
 export FERRY_CACHE=$work/cache
