@@ -143,11 +143,9 @@ int RunPublish(PublishArgs& a) {
     if (!quiet) std::fprintf(stderr, "ferry: %s\n", std::string(msg).c_str());
   };
   o.before_ref_write = TestPause;
-  // As put -R: the --include/--exclude order rules, and never ferry's own
-  // working files (publish also skips them itself).
-  o.take = [&a](std::string_view path) {
-    return a.filters.Takes(path) && !IsFerryWorkingFile(path);
-  };
+  // As put -R: the --include/--exclude order rules (the scan itself skips
+  // ferry's own working files: IsFerryWorkingFile).
+  o.take = [&a](std::string_view path) { return a.filters.Takes(path); };
   std::unique_ptr<TransferBar> bar;
   o.transfer.progress = [&](const TransferProgress& p) {
     if (!bar)

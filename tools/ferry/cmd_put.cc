@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "ferry/env.h"
+#include "ferry/sync.h"
 #include "ferry/walk.h"
 #include "remote_options.h"
 #include "transfer_cli.h"

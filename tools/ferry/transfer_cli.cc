@@ -124,44 +124,6 @@ bool PathFilters::Takes(std::string_view path) const {
   return in;
 }
 
-namespace {
-
-bool EndsWith(std::string_view s, std::string_view end) {
-  return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
-}
-
-bool StartsWith(std::string_view s, std::string_view start) {
-  return s.substr(0, start.size()) == start;
-}
-
-// A folder ferry works in: everything below it is ferry's.
-bool IsFerryWorkFolder(std::string_view name) {
-  return (name.size() > 1 && name[0] == '.' &&
-          (EndsWith(name, ".ferry-views") ||
-           name.find(".ferry-split-") != std::string_view::npos)) ||
-         StartsWith(name, ".ferry-old-") ||
-         name.find(".ferry-tmp") != std::string_view::npos;
-}
-
-}  // namespace
-
-bool IsFerryWorkingFile(std::string_view rel) {
-  size_t slash = rel.rfind('/');
-  std::string_view name =
-      slash == std::string_view::npos ? rel : rel.substr(slash + 1);
-  for (size_t start = 0; slash != std::string_view::npos && start <= slash;) {
-    size_t end = rel.find('/', start);
-    if (IsFerryWorkFolder(rel.substr(start, end - start))) return true;
-    start = end + 1;
-  }
-  return name == ".ferry-pack.lock" || StartsWith(name, ".ferry-pack-state") ||
-         name == ".ferry-convert" || name == ".ferry-convert.lock" ||
-         name == kViewStateName || name == kViewLockName ||
-         name == ".ferry-lock" || EndsWith(name, ".ferry-part") ||
-         EndsWith(name, ".ferry-part.journal") ||
-         name.find(".ferry-tmp") != std::string_view::npos;
-}
-
 TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {
   TransferOptions t;
   t.connections = r.connections;

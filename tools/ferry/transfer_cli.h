@@ -50,16 +50,6 @@ class PathFilters {
   CLI::Option* exclude_ = nullptr;
 };
 
-// Whether a file below a tree is one of ferry's own working files, which
-// `put -R` never uploads: locks and state of pack, convert and sync views
-// (.ferry-pack.lock, .ferry-pack-state, .ferry-convert[.lock],
-// .ferry-sync.json, .ferry-view.lock, the file backend's .ferry-lock),
-// downloads in progress (*.ferry-part, *.ferry-part.journal), temporaries
-// of atomic writes (.ferry-tmp-*, .<name>.ferry-tmp) and anything below
-// folders ferry works in (.<name>.ferry-views/, .ferry-old-*,
-// .*.ferry-split-*).
-bool IsFerryWorkingFile(std::string_view rel);
-
 // What walking a local source (put -R, or a file:// listing) met besides
 // files, by the rules of ferry/walk.h and said as `ferry hash` says it: a
 // skipped entry (NotSupported: a FIFO, a device, a link to a folder) on

@@ -30,6 +30,16 @@ namespace ferry {
 inline constexpr std::string_view kViewStateName = ".ferry-sync.json";
 inline constexpr std::string_view kViewLockName = ".ferry-view.lock";
 
+// Whether a file below a tree (path relative to it, '/'-separated) is one of
+// ferry's own working files, which `put -R` and `publish` never upload:
+// locks and state of pack, convert and sync views (.ferry-pack.lock,
+// .ferry-pack-state, .ferry-convert[.lock], .ferry-sync.json,
+// .ferry-view.lock, the file backend's .ferry-lock), downloads in progress
+// (*.ferry-part, *.ferry-part.journal), temporaries of atomic writes
+// (.ferry-tmp-*, .<name>.ferry-tmp) and anything below folders ferry works
+// in (.<name>.ferry-views/, .ferry-old-*, .*.ferry-split-*).
+FERRY_EXPORT bool IsFerryWorkingFile(std::string_view rel);
+
 // Which files of the manifest this node takes.
 struct SyncSelection {
   int rank = 0;
