@@ -10,7 +10,7 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config
   libcurl4-openssl-dev libzstd-dev libxxhash-dev libgtest-dev libgmock-dev
   libcli11-dev libdeflate-dev libsimdjson-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev
   libexpat1-dev libsqlite3-dev)
-TEST_PKGS=(xxhash nginx-light rdiff curl python3 python3-protobuf python3-zstandard python3-xxhash python3-pil
+TEST_PKGS=(xxhash nginx-light rdiff zstd curl python3 python3-protobuf python3-zstandard python3-xxhash python3-pil
   python3-numpy openssl python3-botocore awscli)
 BENCH_PKGS=(libvips-tools rsync rclone aria2 python3-skimage plasma-workspace-wallpapers time bc)
 S3RVER_VERSION=3.7.1

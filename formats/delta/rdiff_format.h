@@ -1,0 +1,54 @@
+// The rdiff (librsync) signature and delta formats as ferry accepts them
+// (formats/delta/README.md): constants and the checks made on a signature's
+// bytes before librsync sees them. Pure bytes in, Status out; no IO.
+//
+// Thread-safety: free functions, safe from any thread.
+#ifndef FERRY_FORMATS_DELTA_RDIFF_FORMAT_H_
+#define FERRY_FORMATS_DELTA_RDIFF_FORMAT_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "ferry/status.h"
+
+namespace ferry::delta::format {
+
+// Magic numbers (big-endian u32 at offset 0).
+constexpr uint32_t kDeltaMagic = 0x72730236;        // "rs\x02" "6"
+constexpr uint32_t kMd4SigMagic = 0x72730136;       // rollsum + MD4
+constexpr uint32_t kBlake2SigMagic = 0x72730137;    // rollsum + BLAKE2
+constexpr uint32_t kRkMd4SigMagic = 0x72730146;     // RabinKarp + MD4
+constexpr uint32_t kRkBlake2SigMagic = 0x72730147;  // RabinKarp + BLAKE2
+
+constexpr size_t kSigHeaderBytes = 12;  // magic, block_len, strong_len
+// Accepted block lengths: librsync's rule gives 256 .. 2^25 for the file
+// sizes a manifest allows (<= 2^50 bytes); a smaller block makes the
+// signature a large fraction of the file, a larger one a useless delta.
+constexpr uint32_t kMinBlockLen = 128;
+constexpr uint32_t kMaxBlockLen = uint32_t{1} << 26;
+// Strong sums: BLAKE2b truncated to at least 16 bytes (librsync's own
+// minimum for a 2^50-byte file is 12) and at most its 32.
+constexpr uint32_t kMinStrongLen = 16;
+constexpr uint32_t kMaxStrongLen = 32;
+
+struct SignatureHeader {
+  uint32_t magic = 0;
+  uint32_t block_len = 0;
+  uint32_t strong_len = 0;
+};
+
+// Reads the 12-byte header; refuses every magic but RabinKarp + BLAKE2 (MD4
+// kinds by name: CVE-2014-8242) and lengths outside the bounds above.
+Status ParseSignatureHeader(std::string_view bytes, SignatureHeader* header);
+
+// The number of blocks a file of `file_size` bytes has.
+uint64_t BlockCount(uint64_t file_size, uint32_t block_len);
+
+// Checks a whole signature's length (header included): whole blocks only,
+// and, when file_size is known (>= 0), exactly BlockCount of them.
+Status CheckSignatureLength(const SignatureHeader& header, uint64_t total_bytes,
+                            int64_t file_size);
+
+}  // namespace ferry::delta::format
+
+#endif  // FERRY_FORMATS_DELTA_RDIFF_FORMAT_H_
