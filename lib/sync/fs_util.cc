@@ -1,9 +1,13 @@
 #include "sync/fs_util.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -11,25 +15,76 @@
 
 namespace ferry::sync {
 
-Status CopyFileHashing(Env* env, const std::string& src, const std::string& dst,
-                       Hash128* hash, uint64_t* size) {
-  FERRY_ASSIGN_OR_RETURN(auto in, env->NewSequentialFile(src));
-  FERRY_ASSIGN_OR_RETURN(auto out, AtomicFileWriter::Create(env, dst));
-  Hasher128 hasher;
+Status ReadChunks(Env* env, const std::string& path,
+                  const std::function<Status(std::string_view)>& each) {
+  FERRY_ASSIGN_OR_RETURN(auto in, env->NewSequentialFile(path));
   std::vector<char> buf(1 << 20);
-  uint64_t n = 0;
   while (true) {
     std::string_view got;
     FERRY_RETURN_IF_ERROR(in->Read(buf.size(), &got, buf.data()));
-    if (got.empty()) break;
+    if (got.empty()) return Status::OK();
+    FERRY_RETURN_IF_ERROR(each(got));
+  }
+}
+
+Status CopyFileHashing(Env* env, const std::string& src, const std::string& dst,
+                       Hash128* hash, uint64_t* size) {
+  FERRY_ASSIGN_OR_RETURN(auto out, AtomicFileWriter::Create(env, dst));
+  Hasher128 hasher;
+  uint64_t n = 0;
+  FERRY_RETURN_IF_ERROR(ReadChunks(env, src, [&](std::string_view got) {
     hasher.Update(got);
     n += got.size();
-    FERRY_RETURN_IF_ERROR(out->Append(got));
-  }
+    return out->Append(got);
+  }));
   FERRY_RETURN_IF_ERROR(out->CommitWithoutSync());
   *hash = hasher.Digest();
   *size = n;
   return Status::OK();
+}
+
+Status ReflinkFile(const std::string& from, const std::string& to,
+                   uint32_t mode) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return PosixError(from, errno);
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (out < 0) {
+    Status s = PosixError(to, errno);
+    ::close(in);
+    return s;
+  }
+  Status s;
+  if (::ioctl(out, FICLONE, in) != 0) {
+    s = Status::NotSupported(from + " -> " + to, std::strerror(errno));
+  } else if (::fchmod(out, mode) != 0) {
+    s = PosixError(to, errno);
+  }
+  ::close(in);
+  if (::close(out) != 0 && s.ok()) s = PosixError(to, errno);
+  if (!s.ok()) ::unlink(to.c_str());
+  return s;
+}
+
+Result<PlaceHow> PlaceObject(Env* env, const std::string& from,
+                             const std::string& to, const Hash128& hash,
+                             uint64_t size, uint32_t mode) {
+  Status s = env->LinkFile(from, to);
+  if (s.ok()) return PlaceHow::kLinked;
+  if (s.code() != Status::Code::kNotSupported) return s;
+  if (env == Env::Default()) {
+    s = ReflinkFile(from, to, mode);
+    if (s.ok()) return PlaceHow::kReflinked;
+    if (s.code() != Status::Code::kNotSupported) return s;
+  }
+  Hash128 h;
+  uint64_t n = 0;
+  FERRY_RETURN_IF_ERROR(CopyFileHashing(env, from, to, &h, &n));
+  if (!(h == hash) || n != size) {
+    (void)env->RemoveFile(to);
+    return Status::Corruption(from, "cache object changed on disk");
+  }
+  FERRY_RETURN_IF_ERROR(SetMode(to, mode));
+  return PlaceHow::kCopied;
 }
 
 Status SetMode(const std::string& path, uint32_t mode) {

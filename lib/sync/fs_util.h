@@ -6,6 +6,7 @@
 #define FERRY_LIB_SYNC_FS_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ferry/env.h"
@@ -15,10 +16,33 @@
 
 namespace ferry::sync {
 
+// Calls each with the bytes of path, in order, a buffer at a time.
+Status ReadChunks(Env* env, const std::string& path,
+                  const std::function<Status(std::string_view)>& each);
+
 // Copies src to dst atomically (temporary + rename, no fsync: callers sync
 // the file system once at the end), hashing the bytes on the way.
 Status CopyFileHashing(Env* env, const std::string& src, const std::string& dst,
                        Hash128* hash, uint64_t* size);
+
+// How PlaceObject put a cache object at its place.
+enum class PlaceHow { kLinked, kReflinked, kCopied };
+
+// Puts the cache object `from` (hash, size) at `to`, which must not exist: a
+// hard link; where none can be made (another file system or mount), a
+// reflink (ioctl FICLONE: the blocks are shared, nothing is copied; btrfs,
+// xfs, and across mounts of one file system), mode set, not re-hashed;
+// else a copy, checked against hash and size as it goes (Corruption if the
+// object changed on disk), mode set. Nothing is fsynced: callers sync the
+// file system once at the end.
+Result<PlaceHow> PlaceObject(Env* env, const std::string& from,
+                             const std::string& to, const Hash128& hash,
+                             uint64_t size, uint32_t mode);
+
+// Clones from into to (created, must not exist) with FICLONE; NotSupported
+// where the file systems cannot (then nothing is left at to).
+Status ReflinkFile(const std::string& from, const std::string& to,
+                   uint32_t mode);
 
 // chmod; POSIX directly (Env has no permissions).
 Status SetMode(const std::string& path, uint32_t mode);

@@ -43,7 +43,7 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
                                   "'" + e.path + "' leads through the file '" +
                                       e.path.substr(0, slash) + "'");
     }
-    if (e.path == kViewStateName || e.path == kViewLockName)
+    if (e.path.rfind(".ferry-sync", 0) == 0 || e.path == kViewLockName)
       return Status::Corruption("manifest " + id.ToHex(),
                                 "'" + e.path +
                                     "' is the name of ferry's own file in "

@@ -23,6 +23,7 @@ struct Entry {
   uint64_t size = 0;
   Hash128 hash;
   uint32_t mode = 0644;
+  std::string etag;  // unmanaged remotes: the object's ETag when listed
 };
 
 struct ManifestInfo {

@@ -10,8 +10,11 @@
 #include "ferry/atomic_file.h"
 #include "sync/cache.h"
 #include "sync/fs_util.h"
+#include "sync/in_place.h"
+#include "sync/install.h"
 #include "sync/layout.h"
 #include "sync/plan.h"
+#include "sync/unmanaged.h"
 #include "sync/view.h"
 
 namespace ferry {
@@ -207,6 +210,11 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   if (sel.world_size < 1 || sel.rank < 0 || sel.rank >= sel.world_size)
     return Status::InvalidArgument("--rank", "must be in [0, world size)");
   const std::string sel_key = sync::SelectionKey(sel);
+  {
+    std::string v;
+    FERRY_ASSIGN_OR_RETURN(sync::DestKind k, sync::InspectDest(env, paths, &v));
+    FERRY_RETURN_IF_ERROR(sync::CheckDestMode(paths, k, o.in_place));
+  }
   FERRY_ASSIGN_OR_RETURN(auto backend,
                          OpenBackend(o.remote, o.remote_options, env));
 
@@ -216,6 +224,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     return cur.ok() && cur->remote_key == rk && cur->id == id &&
            cur->selection == sel_key;
   };
+  sync::UnmanagedRun unmanaged{o,  env,     paths,         cache_dir,
+                               rk, sel_key, backend.get(), &cur};
+  if (!o.list.empty()) return sync::SyncUnmanaged(unmanaged, report);
   Hash128 id;
   std::string etag;
   if (IsHexId(o.ref)) {
@@ -226,6 +237,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     ++report.requests;
     auto info = backend->Stat(ref_key);
     if (!info.ok()) {
+      if (info.status().IsNotFound() && ref_name == sync::kHead)
+        return sync::SyncUnmanaged(unmanaged, report);  // not ferry's layout
       if (info.status().IsNotFound())
         return Status::NotFound(
             backend->Describe(),
@@ -239,8 +252,11 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       report.manifest_id = cur->id;
       report.files = cur->files;
       report.bytes = cur->bytes;
-      report.view = JoinPath(paths.views,
-                             cur->id + (sel_key.empty() ? "" : "." + sel_key));
+      report.view =
+          o.in_place
+              ? paths.dest
+              : JoinPath(paths.views,
+                         cur->id + (sel_key.empty() ? "" : "." + sel_key));
       if (!o.dry_run)
         FERRY_RETURN_IF_ERROR(CleanOldViews(env, paths, cache_dir, &report));
       return report;
@@ -302,7 +318,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
                         "; nothing was fetched");
   const std::string view_name =
       id.ToHex() + (sel_key.empty() ? "" : "." + sel_key);
-  const std::string view = JoinPath(paths.views, view_name);
+  const std::string view =
+      o.in_place ? paths.dest : JoinPath(paths.views, view_name);
   report.view = view;
 
   if (o.dry_run) {
@@ -324,7 +341,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   mbytes.shrink_to_fit();
 
   // 3. DEST: locked for the whole sync; what is there now.
-  FERRY_ASSIGN_OR_RETURN(auto dest_lock, sync::LockDest(env, paths));
+  FERRY_ASSIGN_OR_RETURN(auto dest_lock,
+                         sync::LockDest(env, paths, o.in_place));
   std::string cur_view;
   FERRY_ASSIGN_OR_RETURN(sync::DestKind kind,
                          sync::InspectDest(env, paths, &cur_view));
@@ -333,19 +351,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         paths.dest,
         "is not a folder or a view made by ferry sync (a file, or a link "
         "ferry did not make): refusing to replace it");
-  bool reuse = false;
-  if (env->FileExists(JoinPath(view, std::string(kViewStateName)))) {
-    auto st = ReadFileToString(env, JoinPath(view, std::string(kViewStateName)),
-                               1 << 20);
-    auto parsed = st.ok() ? sync::ParseViewState(*st)
-                          : Result<sync::ViewState>(st.status());
-    reuse = parsed.ok() && parsed->id == id.ToHex() &&
-            parsed->remote_key == rk && parsed->selection == sel_key;
-  }
-  if (!reuse) {
-    FERRY_RETURN_IF_ERROR(sync::RemoveTree(env, view));  // half-built
-    FERRY_RETURN_IF_ERROR(env->CreateDirs(view));
-  }
+  FERRY_ASSIGN_OR_RETURN(
+      bool reuse,
+      sync::PrepareView(env, o.in_place, view, id.ToHex(), rk, sel_key));
   // Pinned before anything is looked up, so no other process evicts what
   // this view is about to link.
   FERRY_RETURN_IF_ERROR(cache->Pin(view, keys));
@@ -386,7 +394,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
 
   // 6. Adopt files already in DEST (a real folder, or the current view).
   std::map<std::string, uint64_t> candidates;
-  if (kind == sync::DestKind::kDir)
+  if (kind == sync::DestKind::kDir || kind == sync::DestKind::kInPlace)
     ListCandidates(env, paths.dest, "", &candidates);
   if (kind == sync::DestKind::kView)
     ListCandidates(env, cur_view, "", &candidates);
@@ -451,50 +459,40 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
 
-  // 8. The view, then the swap, then old views nobody reads.
-  if (!reuse) {
-    sync::ViewState state;
-    state.remote = o.remote;
-    state.remote_key = rk;
-    state.ref = o.ref;
-    state.etag = etag;
-    state.id = id.ToHex();
-    state.cache = cache_dir;
-    state.selection = sel_key;
-    state.rank = sel.rank;
-    state.world_size = sel.world_size;
-    state.filters = sel.filters;
-    state.files = report.files;
-    state.bytes = report.bytes;
-    sync::BuildReport br;
-    FERRY_RETURN_IF_ERROR(
-        sync::BuildView(env, *cache, rk, view, files, state, &br));
-  }
-  if (!(kind == sync::DestKind::kView && cur_view == view)) {
-    FERRY_RETURN_IF_ERROR(sync::SwapDest(
-        env, paths, view, kind, o.remove_replaced, &report.replaced_folder));
-  }
-  FERRY_RETURN_IF_ERROR(sync::RemoveOldViews(env, cache.get(), paths, view,
-                                             &report.old_views_removed,
-                                             &report.old_views_in_use));
+  // 8. The view, then the swap, then old views nobody reads (or the files
+  // one by one, --in-place).
+  FERRY_RETURN_IF_ERROR(sync::Install(
+      env, cache.get(), o, paths, kind, cur_view, view, reuse, files,
+      sync::NewState(o, rk, etag, id.ToHex(), cache_dir, sel_key, report),
+      &report));
   return report;
 }
 
 Result<CheckReport> CheckView(const std::string& dest, Env* env) {
   FERRY_ASSIGN_OR_RETURN(sync::DestPaths paths, sync::ResolveDest(dest));
   FERRY_ASSIGN_OR_RETURN(sync::ViewState state, sync::CurrentState(env, paths));
-  FERRY_ASSIGN_OR_RETURN(Hash128 id, Hash128::FromHex(state.id));
-  const std::string mpath = JoinPath(state.cache, "manifests/" + state.id);
-  FERRY_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, mpath));
-  FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
-                         sync::ReadManifest(bytes, id));
-  SyncSelection sel;
-  sel.rank = state.rank;
-  sel.world_size = std::max(1, state.world_size);
-  sel.filters = state.filters;
-  std::vector<Entry> files = sync::Select(manifest.files, sel);
+  if (state.id.empty())
+    return Status::FailedPrecondition(
+        dest, "an --in-place sync into it did not finish: run it again");
   std::string view;
   FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &view).status());
+  std::vector<Entry> files;
+  if (state.unmanaged) {
+    FERRY_ASSIGN_OR_RETURN(
+        files, sync::ReadFileList(
+                   env, JoinPath(view, std::string(sync::kFileListName))));
+  } else {
+    FERRY_ASSIGN_OR_RETURN(Hash128 id, Hash128::FromHex(state.id));
+    const std::string mpath = JoinPath(state.cache, "manifests/" + state.id);
+    FERRY_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, mpath));
+    FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
+                           sync::ReadManifest(bytes, id));
+    SyncSelection sel;
+    sel.rank = state.rank;
+    sel.world_size = std::max(1, state.world_size);
+    sel.filters = state.filters;
+    files = sync::Select(manifest.files, sel);
+  }
   CheckReport report;
   report.manifest_id = state.id;
   std::set<std::string> expected;
@@ -519,8 +517,8 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
   std::map<std::string, uint64_t> present;
   ListCandidates(env, view, "", &present);
   for (const auto& [p, size] : present) {
-    if (p == kViewStateName || p == kViewLockName) continue;
-    if (!expected.count(p))
+    if (p.rfind(".ferry-sync", 0) == 0 || p == kViewLockName) continue;
+    if (!expected.count(p) && !state.in_place)  // others' files may be there
       report.problems.emplace_back(p, "not in the manifest");
   }
   std::sort(report.problems.begin(), report.problems.end());

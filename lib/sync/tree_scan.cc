@@ -102,7 +102,7 @@ bool IsFerryWorkingFile(std::string_view rel) {
   }
   return name == ".ferry-pack.lock" || StartsWith(name, ".ferry-pack-state") ||
          name == ".ferry-convert" || name == ".ferry-convert.lock" ||
-         name == kViewStateName || name == kViewLockName ||
+         StartsWith(name, ".ferry-sync") || name == kViewLockName ||
          name == ".ferry-lock" || EndsWith(name, ".ferry-part") ||
          EndsWith(name, ".ferry-part.journal") ||
          name.find(".ferry-tmp") != std::string_view::npos;

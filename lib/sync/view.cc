@@ -39,6 +39,10 @@ std::string EncodeViewState(const ViewState& s) {
       .Uint(s.files)
       .Key("bytes")
       .Uint(s.bytes)
+      .Key("in_place")
+      .Bool(s.in_place)
+      .Key("unmanaged")
+      .Bool(s.unmanaged)
       .EndObject();
   return w.str() + "\n";
 }
@@ -63,6 +67,8 @@ Result<ViewState> ParseViewState(std::string_view json) {
   }
   s.files = v["files"].uint();
   s.bytes = v["bytes"].uint();
+  s.in_place = v["in_place"].boolean();
+  s.unmanaged = v["unmanaged"].boolean();
   return s;
 }
 
@@ -97,6 +103,12 @@ Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
     }
     case PathKind::kDir: {
       FERRY_ASSIGN_OR_RETURN(auto children, env->GetChildren(paths.dest));
+      for (const DirEntry& e : children) {
+        if (e.name == kViewStateName && !e.is_dir && !e.is_link) {
+          *view = paths.dest;
+          return DestKind::kInPlace;
+        }
+      }
       return children.empty() ? DestKind::kEmptyDir : DestKind::kDir;
     }
     default:
@@ -107,7 +119,7 @@ Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
 Result<ViewState> CurrentState(Env* env, const DestPaths& paths) {
   std::string view;
   FERRY_ASSIGN_OR_RETURN(DestKind kind, InspectDest(env, paths, &view));
-  if (kind != DestKind::kView)
+  if (kind != DestKind::kView && kind != DestKind::kInPlace)
     return Status::NotFound(paths.dest, "is not a view made by ferry sync");
   FERRY_ASSIGN_OR_RETURN(
       std::string json,
@@ -116,9 +128,12 @@ Result<ViewState> CurrentState(Env* env, const DestPaths& paths) {
   return ParseViewState(json);
 }
 
-Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths) {
-  FERRY_RETURN_IF_ERROR(env->CreateDirs(paths.views));
-  auto lock = env->LockFile(JoinPath(paths.views, ".sync.lock"), false);
+Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
+                                           bool in_place) {
+  const std::string dir = in_place ? paths.dest : paths.views;
+  FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
+  auto lock = env->LockFile(
+      JoinPath(dir, in_place ? ".ferry-sync.lock" : ".sync.lock"), false);
   if (!lock.ok() && lock.status().IsUnavailable())
     return Status::Unavailable(paths.dest,
                                "another ferry sync into it is running");
@@ -134,23 +149,15 @@ Status BuildView(Env* env, const Cache& cache, const std::string& remote_key,
     std::string dir = DirName(to);
     if (dirs.insert(dir).second) FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
     const std::string from = cache.ObjectPath({remote_key, e.hash, e.size});
-    Status s = env->LinkFile(from, to);
-    if (s.code() == Status::Code::kNotSupported) {
-      // Another file system (or no hard links): a copy, checked as it goes.
-      Hash128 h;
-      uint64_t size = 0;
-      FERRY_RETURN_IF_ERROR(CopyFileHashing(env, from, to, &h, &size));
-      if (!(h == e.hash) || size != e.size)
-        return Status::Corruption(from, "cache object changed on disk");
-      FERRY_RETURN_IF_ERROR(SetMode(to, e.mode & 0777));
-      ++report->copied;
-    } else if (!s.ok()) {
-      return s.WithContext(e.path);
-    }
+    auto how = PlaceObject(env, from, to, e.hash, e.size, e.mode & 0777);
+    if (!how.ok()) return how.status().WithContext(e.path);
+    if (*how == PlaceHow::kCopied) ++report->copied;
+    if (*how == PlaceHow::kReflinked) ++report->reflinked;
   }
   FERRY_RETURN_IF_ERROR(
       WriteFileAtomically(env, JoinPath(view, std::string(kViewLockName)), ""));
-  if (report->copied > 0) FERRY_RETURN_IF_ERROR(env->SyncFileSystem(view));
+  if (report->copied + report->reflinked > 0)
+    FERRY_RETURN_IF_ERROR(env->SyncFileSystem(view));
   return WriteFileAtomically(env, JoinPath(view, std::string(kViewStateName)),
                              EncodeViewState(state));
 }

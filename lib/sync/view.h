@@ -34,6 +34,10 @@ struct ViewState {
   int rank = 0, world_size = 1;
   std::vector<std::pair<bool, std::string>> filters;
   uint64_t files = 0, bytes = 0;
+  // --in-place: DEST is a plain folder holding this state (docs/sync.md).
+  bool in_place = false;
+  // A remote without .ferry/refs/HEAD: id names the file list (file_list.h).
+  bool unmanaged = false;
 };
 std::string EncodeViewState(const ViewState& state);
 Result<ViewState> ParseViewState(std::string_view json);
@@ -52,20 +56,25 @@ enum class DestKind {
   kView,      // a link into our views folder
   kEmptyDir,  // a real, empty folder
   kDir,       // a real folder with files: adopted, then moved aside
+  kInPlace,   // a real folder synced with --in-place (has .ferry-sync.json)
   kOther,     // a file, a foreign link, a device: refused
 };
-// What DEST is now; for kView, *view gets the view folder.
+// What DEST is now; for kView, *view gets the view folder (for kInPlace,
+// DEST itself).
 Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
                              std::string* view);
 
 // The state of the view DEST points to (NotFound if none or incomplete).
 Result<ViewState> CurrentState(Env* env, const DestPaths& paths);
 
-// Held for a whole sync into one DEST: <views>/.sync.lock, not waited for.
-Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths);
+// Held for a whole sync into one DEST: <views>/.sync.lock (in_place:
+// DEST/.ferry-sync.lock, DEST created), not waited for.
+Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
+                                           bool in_place = false);
 
 struct BuildReport {
-  uint64_t copied = 0;  // files copied because a link was not possible
+  uint64_t copied = 0;     // files copied because a link was not possible
+  uint64_t reflinked = 0;  // ... or reflinked (FICLONE) instead
 };
 // Fills view (created empty by the caller) with one entry per file from the
 // cache, then its lock file, then state (last). Every object must be in the

@@ -15,6 +15,8 @@ serves until killed. Standard library only. MODE misbehaves:
   endless       answer a Range with a correct 206 header, then a chunked body
                 that goes on past the range until the client hangs up
   fail_from=N   answer 503 to a Range that starts at byte N or later
+  bad_md5=KEY   KEY's ETag is the MD5 of other bytes (a plain single-part ETag
+                that its body does not match)
 """
 import hashlib
 import http.server
@@ -30,6 +32,8 @@ mode = sys.argv[3] if len(sys.argv) > 3 else ''
 
 
 def etag(data):
+    if mode.startswith('bad_md5=') and data == objs.get(mode[8:]):
+        data += b'!'
     return '"%s"' % hashlib.md5(data).hexdigest()
 
 

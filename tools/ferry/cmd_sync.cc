@@ -3,10 +3,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli.h"
+#include "ferry/atomic_file.h"
 #include "ferry/json.h"
 #include "ferry/sync.h"
 #include "remote_options.h"
@@ -24,6 +27,8 @@ struct SyncArgs {
   std::string rank;
   int world_size = 0;
   bool remove_replaced = false;
+  bool in_place = false;
+  std::string list;
   bool dry_run = false;
   bool check = false;
   PathFilters filters;
@@ -83,6 +88,21 @@ Status ResolveRank(const SyncArgs& a, SyncSelection* sel) {
   sel->rank = static_cast<int>(r);
   sel->world_size = static_cast<int>(n);
   return Status::OK();
+}
+
+// Tests kill an --in-place sync midway: FERRY_TEST_SYNC_PAUSE_AFTER=N makes
+// it create FERRY_TEST_SYNC_PAUSE_FILE after its Nth file and wait (60 s).
+std::function<void(uint64_t)> TestPause() {
+  const char* n = std::getenv("FERRY_TEST_SYNC_PAUSE_AFTER");
+  const char* file = std::getenv("FERRY_TEST_SYNC_PAUSE_FILE");
+  if (n == nullptr || file == nullptr) return {};
+  const uint64_t after = std::strtoull(n, nullptr, 10);
+  const std::string path = file;
+  return [after, path](uint64_t placed) {
+    if (placed != after) return;
+    (void)WriteFileAtomically(Env::Default(), path, "");
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+  };
 }
 
 int RunCheck(const SyncArgs& a) {
@@ -164,6 +184,20 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Uint(r.old_views_in_use)
       .Key("replaced_folder")
       .String(r.replaced_folder)
+      .Key("unmanaged")
+      .Bool(r.unmanaged)
+      .Key("files_listed")
+      .Uint(r.files_listed)
+      .Key("files_copied")
+      .Uint(r.files_copied)
+      .Key("files_reflinked")
+      .Uint(r.files_reflinked)
+      .Key("files_placed")
+      .Uint(r.files_placed)
+      .Key("files_kept")
+      .Uint(r.files_kept)
+      .Key("files_removed")
+      .Uint(r.files_removed)
       .Key("failures")
       .BeginArray();
   for (const auto& [name, s] : r.failures)
@@ -195,6 +229,9 @@ int RunSync(SyncArgs& a) {
   if (!s.ok()) return Fail(s);
   o.selection.filters = a.filters.List();
   o.remove_replaced = a.remove_replaced;
+  o.in_place = a.in_place;
+  o.list = a.list;
+  o.on_placed = TestPause();
   o.dry_run = a.dry_run;
   o.remote_options = a.remote;
   o.transfer = TransferOptionsFrom(a.remote, false);
@@ -266,7 +303,15 @@ Runner RegisterSync(CLI::App* app) {
   a->filters.AddOptions(cmd, "");
   cmd->add_flag("--delete", a->remove_replaced,
                 "A first sync into a folder with files: remove that folder "
-                "after adopting its files (default: moved aside)");
+                "after adopting its files (default: moved aside); with "
+                "--in-place: remove the files in DEST ferry did not place");
+  cmd->add_flag("--in-place", a->in_place,
+                "DEST is a plain folder updated file by file (no view, no "
+                "link; readers may see a mix of versions while it runs)");
+  cmd->add_option("--list", a->list,
+                  "A remote without .ferry (unmanaged): a file or URL naming "
+                  "its files, one relative path a line (needed for "
+                  "http(s)://; s3:// and file:// are listed)");
   cmd->add_flag("--dry-run", a->dry_run,
                 "Read the ref and manifest, print what would move; write "
                 "nothing");

@@ -33,8 +33,9 @@ inline constexpr std::string_view kViewLockName = ".ferry-view.lock";
 // Whether a file below a tree (path relative to it, '/'-separated) is one of
 // ferry's own working files, which `put -R` and `publish` never upload:
 // locks and state of pack, convert and sync views (.ferry-pack.lock,
-// .ferry-pack-state, .ferry-convert[.lock], .ferry-sync.json,
-// .ferry-view.lock, the file backend's .ferry-lock), downloads in progress
+// .ferry-pack-state, .ferry-convert[.lock], .ferry-sync* (a synced
+// DEST's state), .ferry-view.lock, the file backend's .ferry-lock), downloads
+// in progress
 // (*.ferry-part, *.ferry-part.journal), temporaries of atomic writes
 // (.ferry-tmp-*, .<name>.ferry-tmp) and anything below folders ferry works
 // in (.<name>.ferry-views/, .ferry-old-*, .*.ferry-split-*).
@@ -60,8 +61,18 @@ struct SyncOptions {
   // adopted into the cache by content and the folder is moved aside to
   // `.<name>.ferry-old-<time>` beside DEST; with remove_replaced it is
   // removed instead.
+  // With in_place: also remove the files in DEST that ferry did not place.
   bool remove_replaced = false;
+  // DEST is a plain folder updated file by file (no view, no link): readers
+  // may see a mix of two versions while it runs (docs/sync.md).
+  bool in_place = false;
+  // An unmanaged remote's files: a local file or a URL of relative paths,
+  // one a line, instead of listing the remote (needed for http(s)://).
+  std::string list;
   bool dry_run = false;
+  // --in-place: called after each file is placed (with the count so far);
+  // tests stop a sync here to kill it.
+  std::function<void(uint64_t placed)> on_placed;
   RemoteOptions remote_options;
   TransferOptions transfer;
 };
@@ -74,7 +85,14 @@ struct SyncReport {
   uint64_t files_cached = 0;      // linked from the cache as they were
   uint64_t files_adopted = 0, bytes_adopted = 0;  // taken from DEST's files
   uint64_t objects_fetched = 0, bytes_fetched = 0, bytes_resumed = 0;
-  uint64_t requests = 0;  // requests this run sent to the remote
+  uint64_t requests = 0;      // requests this run sent to the remote
+  bool unmanaged = false;     // the remote has no .ferry/refs/HEAD: listed
+  uint64_t files_listed = 0;  // unmanaged: objects in the listing
+  // How the files reached DEST where a hard link was impossible.
+  uint64_t files_copied = 0, files_reflinked = 0;
+  // --in-place: files written, kept as they were, and removed (ferry's, and
+  // with --delete others).
+  uint64_t files_placed = 0, files_kept = 0, files_removed = 0;
   uint64_t evicted_objects = 0, evicted_bytes = 0;
   uint64_t old_views_removed = 0, old_views_in_use = 0;
   std::string replaced_folder;  // where a real DEST folder was moved

@@ -1,0 +1,102 @@
+#include "sync/install.h"
+
+#include "ferry/atomic_file.h"
+#include "sync/fs_util.h"
+#include "sync/in_place.h"
+
+namespace ferry::sync {
+
+Status CheckDestMode(const DestPaths& paths, DestKind kind, bool in_place) {
+  if (in_place && kind == DestKind::kView)
+    return Status::InvalidArgument(
+        paths.dest,
+        "is a view made by ferry sync without --in-place (a link to " +
+            paths.views +
+            "/...): --in-place needs a plain folder; remove the link and "
+            "that folder first, or sync without --in-place");
+  if (!in_place && kind == DestKind::kInPlace)
+    return Status::InvalidArgument(
+        paths.dest,
+        "was synced with --in-place (it holds .ferry-sync.json): pass "
+        "--in-place, or remove its .ferry-sync* files to make it a plain "
+        "folder whose files the next sync adopts");
+  return Status::OK();
+}
+
+Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
+                         const std::string& id, const std::string& remote_key,
+                         const std::string& sel_key) {
+  if (in_place) return false;
+  const std::string state_path = JoinPath(view, std::string(kViewStateName));
+  if (env->FileExists(state_path)) {
+    auto st = ReadFileToString(env, state_path, 1 << 20);
+    auto parsed =
+        st.ok() ? ParseViewState(*st) : Result<ViewState>(st.status());
+    if (parsed.ok() && parsed->id == id && parsed->remote_key == remote_key &&
+        parsed->selection == sel_key)
+      return true;
+  }
+  FERRY_RETURN_IF_ERROR(RemoveTree(env, view));  // half-built
+  FERRY_RETURN_IF_ERROR(env->CreateDirs(view));
+  return false;
+}
+
+ViewState NewState(const SyncOptions& o, const std::string& remote_key,
+                   const std::string& etag, const std::string& id,
+                   const std::string& cache_dir, const std::string& sel_key,
+                   const SyncReport& report) {
+  ViewState state;
+  state.remote = o.remote;
+  state.remote_key = remote_key;
+  state.ref = o.ref;
+  state.etag = etag;
+  state.id = id;
+  state.cache = cache_dir;
+  state.selection = sel_key;
+  state.rank = o.selection.rank;
+  state.world_size = o.selection.world_size;
+  state.filters = o.selection.filters;
+  state.files = report.files;
+  state.bytes = report.bytes;
+  state.in_place = o.in_place;
+  state.unmanaged = report.unmanaged;
+  return state;
+}
+
+Status Install(Env* env, Cache* cache, const SyncOptions& o,
+               const DestPaths& paths, DestKind kind,
+               const std::string& cur_view, const std::string& view, bool reuse,
+               const std::vector<Entry>& files, const ViewState& state,
+               SyncReport* report) {
+  if (o.in_place) {
+    InPlaceReport ir;
+    FERRY_RETURN_IF_ERROR(UpdateInPlace(env, *cache, state.remote_key,
+                                        paths.dest, files, state,
+                                        o.remove_replaced, &ir, o.on_placed));
+    report->files_placed = ir.placed;
+    report->files_kept = ir.kept;
+    report->files_removed = ir.removed + ir.others_removed;
+    report->files_copied = ir.copied;
+    report->files_reflinked = ir.reflinked;
+    return Status::OK();
+  }
+  if (!reuse) {
+    if (state.unmanaged)
+      FERRY_RETURN_IF_ERROR(
+          WriteFileAtomically(env, JoinPath(view, std::string(kFileListName)),
+                              EncodeFileList(files)));
+    BuildReport br;
+    FERRY_RETURN_IF_ERROR(
+        BuildView(env, *cache, state.remote_key, view, files, state, &br));
+    report->files_copied = br.copied;
+    report->files_reflinked = br.reflinked;
+  }
+  if (!(kind == DestKind::kView && cur_view == view)) {
+    FERRY_RETURN_IF_ERROR(SwapDest(env, paths, view, kind, o.remove_replaced,
+                                   &report->replaced_folder));
+  }
+  return RemoveOldViews(env, cache, paths, view, &report->old_views_removed,
+                        &report->old_views_in_use);
+}
+
+}  // namespace ferry::sync

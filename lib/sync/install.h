@@ -1,0 +1,48 @@
+// The last steps of ferry sync, shared by managed and unmanaged remotes:
+// the state DEST records, and putting the files (all in the cache) in place
+// as a view swapped in, or --in-place.
+//
+// Thread-safety: functions of the file system's state; callers hold
+// LockDest.
+#ifndef FERRY_LIB_SYNC_INSTALL_H_
+#define FERRY_LIB_SYNC_INSTALL_H_
+
+#include <string>
+#include <vector>
+
+#include "ferry/sync.h"
+#include "sync/cache.h"
+#include "sync/plan.h"
+#include "sync/view.h"
+
+namespace ferry::sync {
+
+// A view DEST and an --in-place DEST do not turn into each other:
+// InvalidArgument saying how to switch by hand.
+Status CheckDestMode(const DestPaths& paths, DestKind kind, bool in_place);
+
+// Readies the folder of a view: true when it is complete for this id,
+// remote and selection (reused as it is); else emptied (a half-built view)
+// and created. Nothing to do --in-place (false).
+Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
+                         const std::string& id, const std::string& remote_key,
+                         const std::string& sel_key);
+
+// What DEST will record for this sync.
+ViewState NewState(const SyncOptions& o, const std::string& remote_key,
+                   const std::string& etag, const std::string& id,
+                   const std::string& cache_dir, const std::string& sel_key,
+                   const SyncReport& report);
+
+// Installs files: --in-place, UpdateInPlace into DEST; else the view (built
+// unless reuse; an unmanaged remote's file list first), the swap, and old
+// views removed. Counters go to report.
+Status Install(Env* env, Cache* cache, const SyncOptions& o,
+               const DestPaths& paths, DestKind kind,
+               const std::string& cur_view, const std::string& view, bool reuse,
+               const std::vector<Entry>& files, const ViewState& state,
+               SyncReport* report);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_INSTALL_H_

@@ -1,0 +1,436 @@
+#include "sync/unmanaged.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ferry/atomic_file.h"
+#include "ferry/transfer.h"
+#include "pack/md5.h"
+#include "sync/cache.h"
+#include "sync/fs_util.h"
+#include "sync/in_place.h"
+#include "sync/install.h"
+#include "sync/layout.h"
+#include "sync/plan.h"
+
+namespace ferry::sync {
+namespace {
+
+constexpr uint64_t kMaxListBytes = uint64_t{1} << 30;
+// A listing counts as one request per this many keys (an S3 page).
+constexpr uint64_t kKeysPerPage = 1000;
+
+// --list: a local file, or a URL read through a backend of its folder.
+Result<std::string> ReadListText(const std::string& list,
+                                 const RemoteOptions& ro, Env* env,
+                                 uint64_t* requests) {
+  if (list.find("://") == std::string::npos)
+    return ReadFileToString(env, list, kMaxListBytes);
+  size_t slash = list.rfind('/');
+  if (slash + 1 >= list.size() || list.compare(slash - 2, 3, "://") == 0)
+    return Status::InvalidArgument("--list " + list, "not the URL of a file");
+  FERRY_ASSIGN_OR_RETURN(auto backend,
+                         OpenBackend(list.substr(0, slash), ro, env));
+  ++*requests;
+  return ReadObject(backend.get(), list.substr(slash + 1), kMaxListBytes);
+}
+
+// Relative paths, one a line; blank lines and '#' comments skipped.
+std::vector<std::string> ParseListLines(std::string_view text) {
+  std::vector<std::string> keys;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? "" : text.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    while (line.substr(0, 2) == "./") line.remove_prefix(2);
+    if (line.empty() || line[0] == '#') continue;
+    keys.emplace_back(line);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+// Stats every key (threads; the backend is thread-safe).
+Status StatAll(Backend* backend, const std::vector<std::string>& keys,
+               int threads, std::vector<ObjectInfo>* out) {
+  out->assign(keys.size(), ObjectInfo{});
+  std::vector<Status> errors(keys.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < keys.size(); i = next++) {
+      auto info = backend->Stat(keys[i]);
+      if (info.ok()) {
+        (*out)[i] = *info;
+        (*out)[i].key = keys[i];
+      } else {
+        errors[i] = info.status().WithContext("--list names " + keys[i]);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, threads); ++t) pool.emplace_back(work);
+  for (std::thread& t : pool) t.join();
+  for (const Status& s : errors) FERRY_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+// The remote's files: listed (or named by --list), ferry's own names and
+// S3 folder markers left out, each key checked as a path below DEST.
+Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
+                                     SyncReport* report) {
+  const SyncOptions& o = run.o;
+  std::vector<ObjectInfo> listed;
+  if (!o.list.empty()) {
+    FERRY_ASSIGN_OR_RETURN(
+        std::string text,
+        ReadListText(o.list, o.remote_options, run.env, &report->requests));
+    std::vector<std::string> keys = ParseListLines(text);
+    FERRY_RETURN_IF_ERROR(StatAll(run.backend, keys,
+                                  std::min(16, o.remote_options.connections),
+                                  &listed));
+    report->requests += keys.size();
+  } else {
+    if (!run.backend->caps().listing)
+      return Status::InvalidArgument(
+          run.backend->Describe(),
+          "has no .ferry/refs/HEAD (not published with ferry publish) and "
+          "cannot be listed: name its files with --list FILE|URL");
+    ListOptions lo;
+    FERRY_RETURN_IF_ERROR(
+        run.backend->List("", lo, [&](const ObjectInfo& info) {
+          listed.push_back(info);
+          return Status::OK();
+        }));
+    report->requests += 1 + listed.size() / kKeysPerPage;
+  }
+  std::vector<Entry> files;
+  std::unordered_set<std::string> paths;
+  for (const ObjectInfo& info : listed) {
+    if (IsFolderMarker(info) || info.key.rfind(".ferry/", 0) == 0 ||
+        IsFerryWorkingFile(info.key))
+      continue;
+    auto where = KeyPath("DEST", info.key);
+    if (!where.ok())
+      return Status::FailedPrecondition(
+          run.backend->Describe() + "/" + info.key,
+          "cannot be a file in DEST: " + std::string(where.status().message()));
+    Entry e;
+    e.path = info.key;
+    e.size = info.size;
+    e.etag = info.etag;
+    paths.insert(e.path);
+    files.push_back(std::move(e));
+  }
+  for (const Entry& e : files)
+    for (size_t slash = e.path.find('/'); slash != std::string::npos;
+         slash = e.path.find('/', slash + 1))
+      if (paths.count(e.path.substr(0, slash)))
+        return Status::FailedPrecondition(
+            run.backend->Describe(),
+            "has both a file '" + e.path.substr(0, slash) +
+                "' and a file below it, '" + e.path + "'");
+  std::sort(files.begin(), files.end(),
+            [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  report->files_listed = files.size();
+  return files;
+}
+
+std::string Unquoted(std::string_view etag) {
+  if (etag.substr(0, 2) == "W/") return "";
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"')
+    etag = etag.substr(1, etag.size() - 2);
+  return std::string(etag);
+}
+
+// Size, MD5 (when the ETag states one) and XXH3-128 of a download.
+Status CheckDownload(Env* env, const std::string& path, const Entry& e,
+                     Hash128* hash) {
+  Hasher128 hasher;
+  pack::Md5 md5;
+  uint64_t n = 0;
+  FERRY_RETURN_IF_ERROR(ReadChunks(env, path, [&](std::string_view got) {
+    hasher.Update(got);
+    md5.Update(got);
+    n += got.size();
+    return Status::OK();
+  }));
+  if (n != e.size)
+    return Status::Corruption(e.path, "got " + std::to_string(n) +
+                                          " bytes, the listing says " +
+                                          std::to_string(e.size));
+  const std::string want = EtagMd5(e.etag);
+  if (!want.empty()) {
+    std::string got = md5.HexDigest();
+    if (got != want)
+      return Status::Corruption(e.path,
+                                "MD5 " + got + ", the ETag says " + want);
+  }
+  *hash = hasher.Digest();
+  return Status::OK();
+}
+
+struct Download {
+  Entry* entry;
+  std::string part;  // <cache>/partial/<rk>/u-<xxh3 of path, etag, size>
+  std::unique_ptr<FileLock> lock;
+};
+
+class Fetcher {
+ public:
+  Fetcher(const UnmanagedRun& run, Cache* cache, SyncReport* report)
+      : run_(run), cache_(cache), report_(report) {}
+
+  std::string PartPath(const Entry& e) const {
+    std::string id = e.path;
+    id.push_back('\0');
+    id += e.etag;
+    id.push_back('\0');
+    id += std::to_string(e.size);
+    return JoinPath(run_.cache_dir, "partial/" + run_.remote_key + "/u-" +
+                                        HashBytes(id).ToHex());
+  }
+
+  // Downloads (or takes a complete leftover of a killed run), checks and
+  // caches each; failures go to the report.
+  Status Fetch(std::vector<Download*> list) {
+    Env* env = run_.env;
+    std::vector<GetItem> items;
+    std::map<std::string, Download*> by_key;
+    for (Download* d : list) {
+      by_key[d->entry->path] = d;
+      auto info = env->Stat(d->part);
+      if (info.ok() && info->size == d->entry->size &&
+          !env->FileExists(d->part + ".ferry-part.journal"))
+        continue;  // downloaded whole before a kill
+      GetItem item;
+      item.key = d->entry->path;
+      item.dest = d->part;
+      item.have_info = true;
+      item.info.key = d->entry->path;
+      item.info.size = d->entry->size;
+      item.info.etag = d->entry->etag;
+      items.push_back(std::move(item));
+    }
+    std::set<std::string> failed;
+    if (!items.empty()) {
+      FERRY_ASSIGN_OR_RETURN(
+          TransferReport r,
+          GetObjects(run_.backend, std::move(items), run_.o.transfer, env));
+      report_->requests += r.requests;
+      report_->bytes_fetched += r.bytes;
+      report_->bytes_resumed += r.bytes_resumed;
+      for (auto& [key, s] : r.failures) {
+        failed.insert(key);
+        report_->failures.emplace_back(key, s);
+      }
+    }
+    std::vector<std::pair<CacheKey, std::string>> done;
+    for (auto& [key, d] : by_key) {
+      if (failed.count(key)) continue;
+      Hash128 h;
+      Status s = CheckDownload(env, d->part, *d->entry, &h);
+      if (!s.ok()) {
+        (void)env->RemoveFile(d->part);
+        report_->failures.emplace_back(key, s);
+        continue;
+      }
+      d->entry->hash = h;
+      done.emplace_back(CacheKey{run_.remote_key, h, d->entry->size}, d->part);
+      ++report_->objects_fetched;
+    }
+    return cache_->InsertAll(done);
+  }
+
+ private:
+  const UnmanagedRun& run_;
+  Cache* cache_;
+  SyncReport* report_;
+};
+
+std::vector<CacheKey> KeysOf(const std::vector<Entry>& files,
+                             const std::string& rk) {
+  std::vector<CacheKey> keys;
+  std::set<std::pair<std::string, uint64_t>> seen;
+  for (const Entry& e : files)
+    if (seen.insert({e.hash.ToHex(), e.size}).second)
+      keys.push_back(CacheKey{rk, e.hash, e.size});
+  return keys;
+}
+
+}  // namespace
+
+std::string EtagMd5(std::string_view etag) {
+  std::string t = Unquoted(etag);
+  if (t.size() != 32) return "";
+  for (char& c : t) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+  }
+  return t;
+}
+
+Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
+  const SyncOptions& o = run.o;
+  Env* env = run.env;
+  const DestPaths& paths = run.paths;
+  const std::string& rk = run.remote_key;
+  report.unmanaged = true;
+  if (o.ref != kHead)
+    return Status::InvalidArgument(o.remote + "@" + o.ref,
+                                   "an unmanaged remote has no refs");
+
+  // 1. The listing, this node's share, and what DEST recorded last time.
+  FERRY_ASSIGN_OR_RETURN(std::vector<Entry> all, ListFiles(run, &report));
+  std::vector<Entry> files = Select(all, o.selection);
+  all.clear();
+  const Result<ViewState>& cur = *run.cur;
+  std::unordered_map<std::string, Entry> recorded;
+  if (cur.ok() && cur->unmanaged && cur->remote_key == rk) {
+    std::string cur_dir;
+    FERRY_RETURN_IF_ERROR(InspectDest(env, paths, &cur_dir).status());
+    auto list =
+        ReadFileList(env, JoinPath(cur_dir, std::string(kFileListName)));
+    if (list.ok())
+      for (Entry& e : *list) recorded.emplace(e.path, std::move(e));
+  }
+  std::vector<Entry*> need;
+  for (Entry& e : files) {
+    report.files++;
+    report.bytes += e.size;
+    auto it = recorded.find(e.path);
+    if (it != recorded.end() && !e.etag.empty() && it->second.etag == e.etag &&
+        it->second.size == e.size) {
+      e.hash = it->second.hash;
+    } else {
+      need.push_back(&e);
+    }
+  }
+  recorded.clear();
+  auto id_of = [&] { return HashBytes(EncodeFileList(files)).ToHex(); };
+  auto view_of = [&](const std::string& id) {
+    return o.in_place
+               ? paths.dest
+               : JoinPath(paths.views,
+                          id + (run.sel_key.empty() ? "" : "." + run.sel_key));
+  };
+  if (need.empty()) {
+    const std::string id = id_of();
+    if (cur.ok() && cur->remote_key == rk && cur->id == id &&
+        cur->selection == run.sel_key) {
+      report.unchanged = true;  // the listing was the only request
+      report.manifest_id = id;
+      report.view = view_of(id);
+      return report;
+    }
+  }
+  uint64_t need_bytes = 0;
+  for (const Entry* e : need) need_bytes += e->size;
+  if (o.cache_limit > 0 && report.bytes > o.cache_limit)
+    return Status::ResourceExhausted(
+        paths.dest, "the view alone needs " + std::to_string(report.bytes) +
+                        " bytes, more than --cache-limit " +
+                        std::to_string(o.cache_limit) +
+                        "; nothing was fetched");
+  if (o.dry_run) {
+    report.objects_fetched = need.size();
+    report.bytes_fetched = need_bytes;
+    report.files_cached = files.size() - need.size();
+    return report;
+  }
+
+  // 2. DEST locked; the cache; what it lacks fetched whole.
+  FERRY_ASSIGN_OR_RETURN(auto dest_lock, LockDest(env, paths, o.in_place));
+  std::string cur_view;
+  FERRY_ASSIGN_OR_RETURN(DestKind kind, InspectDest(env, paths, &cur_view));
+  FERRY_RETURN_IF_ERROR(CheckDestMode(paths, kind, o.in_place));
+  if (kind == DestKind::kOther)
+    return Status::FailedPrecondition(
+        paths.dest,
+        "is not a folder or a view made by ferry sync: refusing "
+        "to replace it");
+  FERRY_ASSIGN_OR_RETURN(auto cache, Cache::Open(env, run.cache_dir));
+  RemoveStaleTemps(env, JoinPath(run.cache_dir, "partial/" + rk));
+  std::vector<Entry*> known;
+  {
+    const std::unordered_set<const Entry*> needed(need.begin(), need.end());
+    for (Entry& e : files)
+      if (!needed.count(&e)) known.push_back(&e);
+  }
+  for (Entry* e : known) {
+    FERRY_ASSIGN_OR_RETURN(bool hit,
+                           cache->Lookup(CacheKey{rk, e->hash, e->size}));
+    if (!hit) {
+      need.push_back(e);
+      need_bytes += e->size;
+    }
+  }
+  report.files_cached = files.size() - need.size();
+  if (o.cache_limit > 0 && !need.empty()) {
+    EvictReport ev;
+    FERRY_RETURN_IF_ERROR(cache->MakeRoom(o.cache_limit, need_bytes, &ev));
+    report.evicted_objects = ev.objects;
+    report.evicted_bytes = ev.bytes;
+  }
+  Fetcher fetcher(run, cache.get(), &report);
+  std::vector<Download> mine, theirs;
+  for (Entry* e : need) {
+    Download d{e, fetcher.PartPath(*e), nullptr};
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(d.part)));
+    auto lock = env->LockFile(d.part + ".lock", false);
+    if (!lock.ok()) {
+      if (!lock.status().IsUnavailable()) return lock.status();
+      theirs.push_back(std::move(d));
+      continue;
+    }
+    d.lock = std::move(*lock);
+    mine.push_back(std::move(d));
+  }
+  std::vector<Download*> list;
+  for (Download& d : mine) list.push_back(&d);
+  FERRY_RETURN_IF_ERROR(fetcher.Fetch(list));
+  auto release = [&](Download& d) {
+    if (!env->FileExists(d.part)) (void)env->RemoveFile(d.part + ".lock");
+    d.lock.reset();
+  };
+  for (Download& d : mine) release(d);
+  // Another process fetches the same object: after it, fetched again here
+  // (its hash is unknown until its bytes are read).
+  for (Download& d : theirs) {
+    FERRY_ASSIGN_OR_RETURN(d.lock, env->LockFile(d.part + ".lock", true));
+    FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
+    release(d);
+  }
+  if (!report.failures.empty()) return report;  // DEST stays as it was
+
+  // 3. The view (or DEST in place), as for a managed remote.
+  const std::string id = id_of();
+  const std::string view = view_of(id);
+  report.manifest_id = id;
+  report.view = view;
+  FERRY_ASSIGN_OR_RETURN(
+      bool reuse, PrepareView(env, o.in_place, view, id, rk, run.sel_key));
+  FERRY_RETURN_IF_ERROR(cache->Pin(view, KeysOf(files, rk)));
+  for (const Entry& e : files) {
+    FERRY_ASSIGN_OR_RETURN(bool hit,
+                           cache->Lookup(CacheKey{rk, e.hash, e.size}));
+    if (!hit)
+      return Status::Unavailable(e.path,
+                                 "left the cache during the sync (evicted by "
+                                 "another process?): run the sync again");
+  }
+  FERRY_RETURN_IF_ERROR(Install(
+      env, cache.get(), o, paths, kind, cur_view, view, reuse, files,
+      NewState(o, rk, "", id, run.cache_dir, run.sel_key, report), &report));
+  return report;
+}
+
+}  // namespace ferry::sync

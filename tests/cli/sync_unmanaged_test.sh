@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# ferry sync from unmanaged remotes (no .ferry/refs/HEAD): a file:// tree
+# written by ferry put -R and by hand, listed; a no-op is the listing; a
+# changed file is the only one fetched; --in-place; --list FILE (only the
+# files it names, a missing one an error); ferry's own names never synced;
+# a fake S3 whose ETag is the MD5 of other bytes: exit 3, DEST untouched.
+set -euo pipefail
+FERRY=$1
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/testlib.sh"
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+field() { /usr/bin/python3 -c "import json,sys; print(json.load(open('out.txt'))['$1'])"; }
+same_tree() {
+  diff -r --exclude='.ferry-sync*' --exclude=.ferry-view.lock "$1" "$2" \
+    || fail "$1 and $2 differ"
+}
+
+mkdir -p src/sub
+for i in 0 1 2 3 4; do head -c $((3000 + i)) /dev/urandom > "src/sub/f$i.bin"; done
+printf 'labels\n' > src/labels.txt
+expect_rc 0 "$FERRY" put -R src "file://$work/plain"
+[ ! -e plain/.ferry ] || fail "put -R made a .ferry"
+printf 'lock\n' > plain/.ferry-lock  # ferry's own name: never synced
+
+# Cold: listed, every file fetched, a view as for a managed remote.
+expect_rc 0 "$FERRY" sync --json "file://$work/plain" ds --cache cache
+[ "$(field unmanaged)" = True ] && [ "$(field objects_fetched)" = 6 ] \
+  && [ "$(field files_listed)" = 6 ] || { cat out.txt; fail "cold"; }
+[ -L ds ] || fail "DEST is not a view link"
+same_tree src ds
+expect_rc 0 "$FERRY" sync --check ds
+grep -q "all good" out.txt || fail "check"
+
+# No-op: the listing only.
+expect_rc 0 "$FERRY" sync --json plain ds --cache cache
+[ "$(field unchanged)" = True ] && [ "$(field objects_fetched)" = 0 ] \
+  || { cat out.txt; fail "no-op"; }
+
+# One file rewritten with put, one added, one removed: only two fetched.
+head -c 4000 /dev/urandom > src/sub/f2.bin
+printf 'more\n' > src/more.txt
+expect_rc 0 "$FERRY" put src/sub/f2.bin "file://$work/plain/sub/f2.bin"
+expect_rc 0 "$FERRY" put src/more.txt "file://$work/plain/more.txt"
+rm src/sub/f4.bin plain/sub/f4.bin
+expect_rc 0 "$FERRY" sync --json plain ds --cache cache
+[ "$(field objects_fetched)" = 2 ] && [ "$(field files_cached)" = 4 ] \
+  && [ "$(field bytes_fetched)" = 4005 ] || { cat out.txt; fail "incremental"; }
+same_tree src ds
+
+# --in-place from the same remote, then a change.
+expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
+[ -d flat ] && [ ! -L flat ] || fail "--in-place made a link"
+same_tree src flat
+head -c 100 /dev/urandom > plain/labels.txt && cp plain/labels.txt src/labels.txt
+expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
+[ "$(field objects_fetched)" = 1 ] && [ "$(field files_placed)" = 1 ] || { cat out.txt; fail "in-place change"; }
+same_tree src flat
+
+# --list: only the files it names; a name that is not there fails.
+printf '# two files\nsub/f0.bin\n./labels.txt\n\n' > names.txt
+expect_rc 0 "$FERRY" sync --json --list names.txt plain listed --cache cache
+[ "$(cd listed && find . -type f ! -name '.ferry-*' | sort | tr '\n' ' ')" = "./labels.txt ./sub/f0.bin " ] \
+  || fail "--list files: $(cd listed && find . -type f)"
+printf 'sub/nope.bin\n' > names.txt
+expect_rc 4 "$FERRY" sync --list names.txt plain listed2 --cache cache
+grep -q "nope.bin" err.txt || { cat err.txt; fail "missing listed file not named"; }
+[ ! -e listed2 ] || fail "DEST made for a bad list"
+
+# An ETag that is the MD5 of other bytes: exit 3 naming the file; DEST as
+# it was.
+export AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=y AWS_REGION=us-east-1
+export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
+unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SESSION_TOKEN || true
+printf '{"d/a.txt": "alpha", "d/b.txt": "beta"}' > s3.json
+/usr/bin/python3 "$here/../integration/fake_s3.py" s3.json s3.port bad_md5=d/b.txt &
+pids+=($!)
+for _ in $(seq 100); do [ -s s3.port ] && break; sleep 0.1; done
+endpoint=http://127.0.0.1:$(cat s3.port)
+expect_rc 3 "$FERRY" sync --endpoint-url "$endpoint" s3://b/d s3ds --cache cache
+grep -q "b.txt.*MD5" err.txt || { cat err.txt; fail "MD5 mismatch not named"; }
+[ ! -e s3ds ] || fail "DEST made despite a bad object"
+
+echo "sync unmanaged CLI: all passed"
