@@ -21,7 +21,11 @@ const char kSchema[] =
     "CREATE TABLE IF NOT EXISTS pins("
     " view TEXT NOT NULL, rk TEXT NOT NULL, hash TEXT NOT NULL,"
     " PRIMARY KEY(view, rk, hash)) WITHOUT ROWID;"
-    "CREATE INDEX IF NOT EXISTS pins_object ON pins(rk, hash);";
+    "CREATE INDEX IF NOT EXISTS pins_object ON pins(rk, hash);"
+    "CREATE TABLE IF NOT EXISTS listed("
+    " rk TEXT NOT NULL, path TEXT NOT NULL, etag TEXT NOT NULL,"
+    " size INTEGER NOT NULL, hash TEXT NOT NULL,"
+    " PRIMARY KEY(rk, path)) WITHOUT ROWID;";
 
 bool IsHex(std::string_view s, size_t n) {
   if (s.size() != n) return false;
@@ -253,6 +257,44 @@ Result<std::vector<std::string>> Cache::PinnedViews() {
     views.push_back(Text(st, 0));
   }
   return views;
+}
+
+Status Cache::RememberListed(const std::string& remote_key,
+                             const std::vector<ListedObject>& objects) {
+  if (objects.empty()) return Status::OK();
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st,
+        db_->Prepare("INSERT OR REPLACE INTO listed(rk, path, etag, size, hash)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5)"));
+    for (const ListedObject& o : objects)
+      FERRY_RETURN_IF_ERROR(st.Bind(1, remote_key)
+                                .Bind(2, o.path)
+                                .Bind(3, o.etag)
+                                .Bind(4, static_cast<int64_t>(o.size))
+                                .Bind(5, o.hash.ToHex())
+                                .Run());
+    return Status::OK();
+  });
+}
+
+Result<bool> Cache::RecallListed(const std::string& remote_key,
+                                 ListedObject* o) {
+  if (o->etag.empty()) return false;
+  FERRY_ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("SELECT hash FROM listed WHERE rk = ?1 AND"
+                            " path = ?2 AND etag = ?3 AND size = ?4"));
+  st.Bind(1, remote_key)
+      .Bind(2, o->path)
+      .Bind(3, o->etag)
+      .Bind(4, static_cast<int64_t>(o->size));
+  FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return false;
+  auto h = Hash128::FromHex(Text(st, 0));
+  (void)st.Step();
+  if (!h.ok()) return false;
+  o->hash = *h;
+  return true;
 }
 
 Result<uint64_t> Cache::TotalBytes() {

@@ -41,6 +41,14 @@ struct CacheKey {
   uint64_t size = 0;
 };
 
+// A file of an unmanaged remote as listed (path, ETag, size) and the hash
+// its bytes had when fetched.
+struct ListedObject {
+  std::string path, etag;
+  uint64_t size = 0;
+  Hash128 hash;
+};
+
 struct EvictReport {
   uint64_t objects = 0;
   uint64_t bytes = 0;
@@ -93,6 +101,14 @@ class Cache {
   Status Unpin(const std::string& view);
   // Views that hold pins.
   Result<std::vector<std::string>> PinnedViews();
+
+  // Unmanaged remotes: what a listed (path, ETag, size) of remote_key was
+  // when last fetched, so another DEST (or another process) need not fetch
+  // it again. Recall is false for an unknown one or an empty ETag.
+  Status RememberListed(const std::string& remote_key,
+                        const std::vector<ListedObject>& objects);
+  Result<bool> RecallListed(const std::string& remote_key,
+                            ListedObject* object);
 
   // Bytes of all indexed objects.
   Result<uint64_t> TotalBytes();

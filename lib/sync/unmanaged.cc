@@ -234,6 +234,7 @@ class Fetcher {
       }
     }
     std::vector<std::pair<CacheKey, std::string>> done;
+    std::vector<ListedObject> listed;
     for (auto& [key, d] : by_key) {
       if (failed.count(key)) continue;
       Hash128 h;
@@ -245,9 +246,12 @@ class Fetcher {
       }
       d->entry->hash = h;
       done.emplace_back(CacheKey{run_.remote_key, h, d->entry->size}, d->part);
+      listed.push_back(
+          ListedObject{d->entry->path, d->entry->etag, d->entry->size, h});
       ++report_->objects_fetched;
     }
-    return cache_->InsertAll(done);
+    FERRY_RETURN_IF_ERROR(cache_->InsertAll(done));
+    return cache_->RememberListed(run_.remote_key, listed);
   }
 
  private:
@@ -255,6 +259,14 @@ class Fetcher {
   Cache* cache_;
   SyncReport* report_;
 };
+
+// The hash the cache remembers for e's (path, ETag, size), into e.
+Result<bool> Recall(Cache* cache, const std::string& rk, Entry* e) {
+  ListedObject o{e->path, e->etag, e->size, {}};
+  FERRY_ASSIGN_OR_RETURN(bool got, cache->RecallListed(rk, &o));
+  if (got) e->hash = o.hash;
+  return got;
+}
 
 std::vector<CacheKey> KeysOf(const std::vector<Entry>& files,
                              const std::string& rk) {
@@ -359,18 +371,22 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
         "to replace it");
   FERRY_ASSIGN_OR_RETURN(auto cache, Cache::Open(env, run.cache_dir));
   RemoveStaleTemps(env, JoinPath(run.cache_dir, "partial/" + rk));
-  std::vector<Entry*> known;
-  {
-    const std::unordered_set<const Entry*> needed(need.begin(), need.end());
-    for (Entry& e : files)
-      if (!needed.count(&e)) known.push_back(&e);
+  // Files another DEST fetched from this remote are known to the cache.
+  std::unordered_set<const Entry*> unknown;
+  for (Entry* e : need) {
+    FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
+    if (!got) unknown.insert(e);
   }
-  for (Entry* e : known) {
-    FERRY_ASSIGN_OR_RETURN(bool hit,
-                           cache->Lookup(CacheKey{rk, e->hash, e->size}));
+  need.clear();
+  need_bytes = 0;
+  for (Entry& e : files) {
+    bool hit = false;
+    if (!unknown.count(&e)) {
+      FERRY_ASSIGN_OR_RETURN(hit, cache->Lookup(CacheKey{rk, e.hash, e.size}));
+    }
     if (!hit) {
-      need.push_back(e);
-      need_bytes += e->size;
+      need.push_back(&e);
+      need_bytes += e.size;
     }
   }
   report.files_cached = files.size() - need.size();
@@ -402,11 +418,17 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     d.lock.reset();
   };
   for (Download& d : mine) release(d);
-  // Another process fetches the same object: after it, fetched again here
-  // (its hash is unknown until its bytes are read).
+  // Another process was fetching the same file: after it, found in the
+  // cache (or fetched here if it failed).
   for (Download& d : theirs) {
     FERRY_ASSIGN_OR_RETURN(d.lock, env->LockFile(d.part + ".lock", true));
-    FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
+    FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, d.entry));
+    bool hit = false;
+    if (got) {
+      FERRY_ASSIGN_OR_RETURN(
+          hit, cache->Lookup(CacheKey{rk, d.entry->hash, d.entry->size}));
+    }
+    if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
     release(d);
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was

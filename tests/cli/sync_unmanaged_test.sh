@@ -50,13 +50,28 @@ expect_rc 0 "$FERRY" sync --json plain ds --cache cache
 same_tree src ds
 
 # --in-place from the same remote, then a change.
+# (the cache knows each listed file's hash: nothing fetched again)
 expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
+[ "$(field objects_fetched)" = 0 ] && [ "$(field files_cached)" = 6 ] \
+  || { cat out.txt; fail "another DEST fetched again"; }
 [ -d flat ] && [ ! -L flat ] || fail "--in-place made a link"
 same_tree src flat
 head -c 100 /dev/urandom > plain/labels.txt && cp plain/labels.txt src/labels.txt
 expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
 [ "$(field objects_fetched)" = 1 ] && [ "$(field files_placed)" = 1 ] || { cat out.txt; fail "in-place change"; }
 same_tree src flat
+
+# Two syncs of the remote into two DESTs on one new cache at once: each
+# file fetched once in all.
+"$FERRY" sync --json plain two1 --cache cache3 > two1.json &
+p1=$!
+"$FERRY" sync --json plain two2 --cache cache3 > two2.json &
+p2=$!
+wait $p1 && wait $p2 || fail "a concurrent sync failed"
+n=$(/usr/bin/python3 -c "import json; print(sum(json.load(open(f))['objects_fetched'] for f in ('two1.json', 'two2.json')))")
+[ "$n" = 6 ] || { cat two1.json two2.json; fail "fetched $n objects for 6 files"; }
+same_tree src two1
+same_tree src two2
 
 # --list: only the files it names; a name that is not there fails.
 printf '# two files\nsub/f0.bin\n./labels.txt\n\n' > names.txt
