@@ -1,6 +1,7 @@
 // formats/delta/README.md: the signature header rules.
 #include "formats/delta/rdiff_format.h"
 
+#include <cmath>
 #include <string>
 
 namespace ferry::delta::format {
@@ -62,6 +63,14 @@ Status ParseSignatureHeader(std::string_view bytes, SignatureHeader* header) {
                          std::to_string(kMaxStrongLen));
   *header = h;
   return Status::OK();
+}
+
+uint32_t RecommendedBlockLen(uint64_t size) {
+  if (size <= 256 * 256) return 256;
+  uint64_t r = static_cast<uint64_t>(std::sqrt(static_cast<double>(size)));
+  while (r * r > size) --r;  // exact floor(sqrt) whatever the rounding
+  while ((r + 1) * (r + 1) <= size) ++r;
+  return static_cast<uint32_t>(r & ~uint64_t{127});
 }
 
 uint64_t BlockCount(uint64_t file_size, uint32_t block_len) {

@@ -41,6 +41,11 @@ struct SignatureHeader {
 // kinds by name: CVE-2014-8242) and lengths outside the bounds above.
 Status ParseSignatureHeader(std::string_view bytes, SignatureHeader* header);
 
+// librsync's recommended block length for a file of `size` bytes
+// (rs_sig_args): 256 up to 64 KiB, else floor(sqrt(size)) rounded down to a
+// multiple of 128.
+uint32_t RecommendedBlockLen(uint64_t size);
+
 // The number of blocks a file of `file_size` bytes has.
 uint64_t BlockCount(uint64_t file_size, uint32_t block_len);
 

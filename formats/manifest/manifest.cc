@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "formats/delta/rdiff_format.h"
+
 namespace ferry::manifest {
 namespace {
 
@@ -117,6 +119,33 @@ Status CheckPath(std::string_view path) {
   }
 }
 
+// Issue 13's fields (formats/delta/README.md): the signature's block length
+// is librsync's for the size; deltas come from other objects, sorted by
+// their source, each of 1 .. size bytes.
+static Status CheckDeltaFields(const File& file) {
+  if (file.sig_block_len() != 0 &&
+      file.sig_block_len() != delta::format::RecommendedBlockLen(file.size()))
+    return Status::Corruption(
+        "sig_block_len " + std::to_string(file.sig_block_len()) +
+        " is not the block length for " + std::to_string(file.size()) +
+        " bytes (" +
+        std::to_string(delta::format::RecommendedBlockLen(file.size())) + ")");
+  for (int i = 0; i < file.deltas_size(); ++i) {
+    const Delta& d = file.deltas(i);
+    if (d.from_xxh3_128().size() != 16 || d.from_xxh3_128() == file.xxh3_128())
+      return Status::Corruption("delta " + std::to_string(i) +
+                                ": from_xxh3_128 is not another 16-byte hash");
+    if (i > 0 && !(file.deltas(i - 1).from_xxh3_128() < d.from_xxh3_128()))
+      return Status::Corruption(
+          "deltas not sorted by from_xxh3_128, or repeated");
+    if (d.size() == 0 || d.size() > file.size())
+      return Status::Corruption("delta " + std::to_string(i) + ": size " +
+                                std::to_string(d.size()) + " outside 1.." +
+                                std::to_string(file.size()));
+  }
+  return Status::OK();
+}
+
 Status CheckFile(const File& file, uint64_t part_size) {
   FERRY_RETURN_IF_ERROR(CheckPath(file.path()));
   if (file.xxh3_128().size() != 16) {
@@ -138,7 +167,7 @@ Status CheckFile(const File& file, uint64_t part_size) {
   if (file.mode() & ~uint32_t{0777}) {
     return Status::Corruption("mode has bits beyond the permission bits");
   }
-  return Status::OK();
+  return CheckDeltaFields(file);
 }
 
 Status VerifyId(std::string_view bytes, const Hash128& want) {

@@ -2,9 +2,11 @@
 // every tagged one; delete the objects and manifests none of them references
 // once they are older than the grace period.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "ferry/publish.h"
+#include "sync/deltas.h"
 #include "sync/layout.h"
 #include "sync/versions.h"
 
@@ -83,37 +85,71 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
 
   const int64_t now = static_cast<int64_t>(env->NowMicros()) * 1000;
   const int64_t cutoff = now - o.grace_s * 1000000000;
-  // Streams a folder: each entry parsed, kept if referenced or young
-  // (unknown age counts as young), else deleted.
-  auto sweep = [&](std::string_view dir, bool objects,
-                   const std::vector<Hash128>& keep) -> Status {
+  auto kept_object = [&](const Hash128& h) {
+    return std::binary_search(kept.objects.begin(), kept.objects.end(), h,
+                              HashLess);
+  };
+  enum class Verdict { kNotOurs, kKeep, kDrop };
+  // Streams a folder: each entry judged; one that is ferry's and not kept
+  // is deleted unless young (unknown age counts as young). `deleted` counts,
+  // and with count_bytes its bytes go to bytes_deleted.
+  auto sweep = [&](std::string_view dir,
+                   const std::function<Verdict(const std::string&)>& judge,
+                   uint64_t* deleted, bool count_bytes = true) -> Status {
     return backend->List(dir, {}, [&](const ObjectInfo& info) -> Status {
-      Hash128 h;
-      bool ours = objects ? sync::ParseObjectKey(info.key, &h)
-                          : sync::ParseManifestKey(info.key, &h);
-      if (!ours) return Status::OK();  // not ferry's: never touched
-      if (std::binary_search(keep.begin(), keep.end(), h, HashLess)) {
-        if (objects) ++report.objects_kept;
-        return Status::OK();
-      }
+      Verdict v = judge(info.key);
+      if (v != Verdict::kDrop) return Status::OK();  // kept, or not ferry's
       if (info.mtime_ns == 0 || info.mtime_ns >= cutoff) {
         ++report.young_kept;
         return Status::OK();
       }
-      if (objects) {
-        ++report.objects_deleted;
-        report.bytes_deleted += info.size;
-      } else {
-        ++report.manifests_deleted;
-      }
+      ++*deleted;
+      if (count_bytes) report.bytes_deleted += info.size;
       if (o.deleted) o.deleted(info.key, info.size);
       if (o.dry_run) return Status::OK();
       return backend->Delete(info.key);
     });
   };
-  // Manifests first: a version is gone before its objects are.
-  FERRY_RETURN_IF_ERROR(sweep(sync::kManifestsDir, false, kept.manifests));
-  FERRY_RETURN_IF_ERROR(sweep(sync::kObjectsDir, true, kept.objects));
+  // Manifests first: a version is gone before its objects are; signatures
+  // and deltas (docs/delta.md) go with the objects they belong to.
+  FERRY_RETURN_IF_ERROR(sweep(
+      sync::kManifestsDir,
+      [&](const std::string& key) {
+        Hash128 h;
+        if (!sync::ParseManifestKey(key, &h)) return Verdict::kNotOurs;
+        return std::binary_search(kept.manifests.begin(), kept.manifests.end(),
+                                  h, HashLess)
+                   ? Verdict::kKeep
+                   : Verdict::kDrop;
+      },
+      &report.manifests_deleted, false));
+  FERRY_RETURN_IF_ERROR(sweep(
+      sync::kObjectsDir,
+      [&](const std::string& key) {
+        Hash128 h;
+        if (!sync::ParseObjectKey(key, &h)) return Verdict::kNotOurs;
+        if (!kept_object(h)) return Verdict::kDrop;
+        ++report.objects_kept;
+        return Verdict::kKeep;
+      },
+      &report.objects_deleted));
+  FERRY_RETURN_IF_ERROR(sweep(
+      sync::kSigsDir,
+      [&](const std::string& key) {
+        Hash128 h;
+        if (!sync::ParseSigKey(key, &h)) return Verdict::kNotOurs;
+        return kept_object(h) ? Verdict::kKeep : Verdict::kDrop;
+      },
+      &report.sigs_deleted));
+  FERRY_RETURN_IF_ERROR(sweep(
+      sync::kDeltasDir,
+      [&](const std::string& key) {
+        Hash128 from, to;
+        if (!sync::ParseDeltaKey(key, &from, &to)) return Verdict::kNotOurs;
+        return kept_object(from) && kept_object(to) ? Verdict::kKeep
+                                                    : Verdict::kDrop;
+      },
+      &report.deltas_deleted));
   return report;
 }
 

@@ -10,6 +10,8 @@
 
 #include "ferry/version.h"
 #include "formats/manifest/manifest.h"
+#include "sync/cache.h"
+#include "sync/deltas.h"
 #include "sync/layout.h"
 #include "sync/stat_cache.h"
 #include "sync/tree_scan.h"
@@ -44,7 +46,8 @@ struct Parent {
   VersionInfo info;
   std::vector<Hash128> hashes;                         // sorted, unique
   std::vector<std::pair<std::string, Hash128>> paths;  // sorted (for --mirror)
-  Hash128 digest;  // of its File records and part size
+  std::vector<manifest::File> files;  // sorted, without part hashes (deltas)
+  Hash128 digest;                     // of its File records and part size
 };
 
 // The identity of a version's content: its File records and part size (not
@@ -96,6 +99,8 @@ Result<Parent> LoadParent(Backend* backend, bool mirror) {
         manifest::HashFromBytes(f.xxh3_128(), &h);
         p.hashes.push_back(h);
         if (mirror) p.paths.emplace_back(f.path(), h);
+        p.files.push_back(f);
+        p.files.back().clear_part_xxh3_64();
         return Status::OK();
       });
   if (!s.ok()) {
@@ -357,28 +362,14 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   report.parent = parent.ref.id;
 
   // 3. The manifest (deterministic bytes: sorted paths, SOURCE_DATE_EPOCH).
-  manifest::Header header;
-  header.set_format_version(manifest::kFormatVersion);
-  if (parent.exists) header.set_parent_id(manifest::HashToBytes(parent.ref.id));
-  header.set_created_unix_s(CreatedTime(env));
-  header.set_ferry_version(FERRY_VERSION_STRING);
-  header.set_message(o.message);
-  header.set_part_size(o.part_size);
-  manifest::StringSink sink;
-  manifest::ManifestWriter writer(&sink);
-  FERRY_RETURN_IF_ERROR(writer.Begin(header));
+  // Files the parent had keep its deltas; signatures are listed by size.
+  sync::CarryDeltaFields(&scan.files, parent.files);
   ContentDigest digest(o.part_size);
   for (const LocalFile& f : scan.files) {
-    Status s = writer.Add(f.entry);
-    if (!s.ok())
-      return Status::InvalidArgument(JoinPath(source, f.path), s.message());
     digest.Add(f.entry);
     ++report.files;
     report.bytes += f.info.size;
   }
-  FERRY_ASSIGN_OR_RETURN(Hash128 id, writer.Finish());
-  report.manifest_bytes = sink.bytes().size();
-
   if (parent.exists && digest.Digest() == parent.digest) {
     // Nothing to publish (git's "nothing to commit"); a tag may still move.
     report.unchanged = true;
@@ -390,6 +381,42 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
           Mirror(backend, source, scan.files, parent, o, env, &report));
     return report;
   }
+  // Signatures of new objects, deltas of changed paths (docs/delta.md):
+  // made before the manifest, which lists them.
+  sync::DeltaWork work;
+  struct Cleanup {
+    sync::DeltaWork* work;
+    Env* env;
+    ~Cleanup() { work->Cleanup(env); }
+  } cleanup{&work, env};
+  if (!o.dry_run)
+    FERRY_RETURN_IF_ERROR(sync::MakeSignaturesAndDeltas(
+        backend, env, source,
+        JoinPath(o.cache_dir.empty() ? sync::DefaultCacheDir() : o.cache_dir,
+                 "publish"),
+        &scan.files, parent.files, o.note, &work));
+  report.signatures_uploaded = work.signatures;
+  report.deltas_uploaded = work.deltas;
+  report.delta_bytes = work.delta_bytes;
+  report.deltas_dropped = work.deltas_dropped;
+
+  manifest::Header header;
+  header.set_format_version(manifest::kFormatVersion);
+  if (parent.exists) header.set_parent_id(manifest::HashToBytes(parent.ref.id));
+  header.set_created_unix_s(CreatedTime(env));
+  header.set_ferry_version(FERRY_VERSION_STRING);
+  header.set_message(o.message);
+  header.set_part_size(o.part_size);
+  manifest::StringSink sink;
+  manifest::ManifestWriter writer(&sink);
+  FERRY_RETURN_IF_ERROR(writer.Begin(header));
+  for (const LocalFile& f : scan.files) {
+    Status s = writer.Add(f.entry);
+    if (!s.ok())
+      return Status::InvalidArgument(JoinPath(source, f.path), s.message());
+  }
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, writer.Finish());
+  report.manifest_bytes = sink.bytes().size();
   report.id = id;
 
   // 4. Objects the remote lacks: not in the parent, not found in the bucket.
@@ -430,6 +457,7 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   for (const Upload& u : wanted)
     puts.push_back(PutItem{JoinPath(source, scan.files[u.file].path),
                            sync::ObjectKey(u.hash)});
+  puts.insert(puts.end(), work.puts.begin(), work.puts.end());
   uint64_t moved = 0;
   FERRY_RETURN_IF_ERROR(
       RunPuts(backend, std::move(puts), o.transfer, env, &moved));

@@ -85,6 +85,10 @@ int RunGc(GcArgs& a) {
         .Uint(r->manifests_deleted)
         .Key("young_kept")
         .Uint(r->young_kept)
+        .Key("sigs_deleted")
+        .Uint(r->sigs_deleted)
+        .Key("deltas_deleted")
+        .Uint(r->deltas_deleted)
         .EndObject();
     std::fputc('\n', stdout);
   } else if (!a.common.quiet) {

@@ -78,6 +78,11 @@ struct PublishReport {
   uint64_t objects_uploaded = 0, bytes_uploaded = 0;
   uint64_t objects_present = 0;  // already in the bucket
   uint64_t manifest_bytes = 0;
+  // Issue 13 (docs/delta.md): signatures of new objects, deltas of changed
+  // paths stored (zstd bytes), and deltas not stored (not below half the
+  // object).
+  uint64_t signatures_uploaded = 0, deltas_uploaded = 0, delta_bytes = 0;
+  uint64_t deltas_dropped = 0;
   // True when the backend itself refused a HEAD write that lost a race
   // (conditional write); false when HEAD was checked just before writing.
   bool ref_conditional = false;
@@ -111,6 +116,9 @@ struct GcReport {
   uint64_t objects_kept = 0, objects_deleted = 0, bytes_deleted = 0;
   uint64_t manifests_deleted = 0;
   uint64_t young_kept = 0;  // unreferenced but within the grace period
+  // Signatures of objects not kept, deltas with an end not kept
+  // (docs/delta.md); their bytes are in bytes_deleted.
+  uint64_t sigs_deleted = 0, deltas_deleted = 0;
 };
 
 // Deletes objects (and manifests) no kept version references and older than

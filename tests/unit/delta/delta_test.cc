@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "formats/delta/rdiff_format.h"
 #include "testutil/test_util.h"
 
 namespace ferry::delta {
@@ -176,6 +177,30 @@ TEST_F(DeltaTest, ParamsFollowLibrsyncsRuleForTheSize) {
   EXPECT_EQ((*loaded)->params().block_len, 256u);
   EXPECT_EQ((*loaded)->blocks(), 391u);  // ceil(100000 / 256)
   EXPECT_EQ(sig->size(), 12u + 391 * 36);
+}
+
+// The manifest checks File.sig_block_len with ferry's own copy of the rule;
+// it must agree with librsync's.
+TEST_F(DeltaTest, FormatsBlockLengthRuleMatchesLibrsyncs) {
+  std::vector<uint64_t> sizes = {0,
+                                 1,
+                                 65535,
+                                 65536,
+                                 65537,
+                                 1 << 20,
+                                 (uint64_t{1} << 50) - 1,
+                                 uint64_t{1} << 50};
+  for (uint64_t r = 16383; r <= 16385; ++r)
+    for (int64_t d : {-1, 0, 1}) sizes.push_back(r * r + d);
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 2000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    sizes.push_back(x >> (14 + i % 40));
+  }
+  for (uint64_t size : sizes)
+    ASSERT_EQ(format::RecommendedBlockLen(size),
+              SignatureParamsFor(size).block_len)
+        << size;
 }
 
 TEST_F(DeltaTest, BuilderRefusesBytesOtherThanTheDeclaredSize) {

@@ -424,3 +424,48 @@ TEST(ManifestTest, HashBytesAreCanonicalBigEndian) {
 
 }  // namespace
 }  // namespace ferry::manifest
+
+namespace ferry::manifest {
+namespace {
+
+// Issue 13's fields (formats/delta/README.md): the signature block length is
+// librsync's for the size, deltas come from other objects, sorted, 1..size
+// bytes each.
+TEST(ManifestTest, DeltaFieldsFollowTheirRules) {
+  File f = MakeFile("big", 100000, 100000);
+  EXPECT_TRUE(CheckFile(f, 100000).ok());
+  f.set_sig_block_len(256);  // librsync's for 100000 bytes
+  Delta* d = f.add_deltas();
+  d->set_from_xxh3_128(std::string(16, '\x01'));
+  d->set_size(5000);
+  Delta* e = f.add_deltas();
+  e->set_from_xxh3_128(std::string(16, '\x02'));
+  e->set_size(100000);
+  EXPECT_TRUE(CheckFile(f, 100000).ok()) << CheckFile(f, 100000).ToString();
+  auto refused = [](File g, const char* why) {
+    Status s = CheckFile(g, 100000);
+    EXPECT_TRUE(s.IsCorruption()) << why;
+    EXPECT_NE(s.message().find(why), std::string_view::npos) << s.ToString();
+  };
+  File g = f;
+  g.set_sig_block_len(1024);
+  refused(g, "sig_block_len");
+  g = f;
+  g.mutable_deltas(1)->set_from_xxh3_128(std::string(16, '\x01'));
+  refused(g, "sorted");
+  g = f;
+  g.mutable_deltas(0)->set_from_xxh3_128(f.xxh3_128());
+  refused(g, "another");
+  g = f;
+  g.mutable_deltas(0)->set_from_xxh3_128("short");
+  refused(g, "another");
+  g = f;
+  g.mutable_deltas(0)->set_size(0);
+  refused(g, "size");
+  g = f;
+  g.mutable_deltas(1)->set_size(100001);
+  refused(g, "size");
+}
+
+}  // namespace
+}  // namespace ferry::manifest

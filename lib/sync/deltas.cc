@@ -1,0 +1,247 @@
+// Signatures and deltas for publish (docs/delta.md, formats/delta/README.md).
+#include "sync/deltas.h"
+
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ferry/delta.h"
+#include "formats/delta/rdiff_format.h"
+
+namespace ferry::sync {
+namespace {
+
+bool HexHash(std::string_view hex, Hash128* hash) {
+  if (hex.size() != 32 || !std::all_of(hex.begin(), hex.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      }))
+    return false;
+  auto h = Hash128::FromHex(hex);
+  if (!h.ok()) return false;
+  *hash = *h;
+  return true;
+}
+
+Hash128 HashOf(const manifest::File& f) {
+  Hash128 h;
+  manifest::HashFromBytes(f.xxh3_128(), &h);
+  return h;
+}
+
+// Reads a remote object into a signature loader as it arrives.
+class LoaderSink : public ByteSink {
+ public:
+  explicit LoaderSink(delta::SignatureLoader* loader) : loader_(loader) {}
+  Status Append(std::string_view data) override {
+    return loader_->Update(data);
+  }
+
+ private:
+  delta::SignatureLoader* loader_;
+};
+
+// zstd (level 3, content checksum) into a file; gives up with Cancelled once
+// the output passes `limit` bytes (the delta would not be worth storing).
+class ZstdFileSink {
+ public:
+  ZstdFileSink(std::unique_ptr<WritableFile> file, uint64_t limit)
+      : file_(std::move(file)),
+        limit_(limit),
+        cctx_(ZSTD_createCCtx()),
+        buf_(ZSTD_CStreamOutSize()) {
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+  }
+  ~ZstdFileSink() { ZSTD_freeCCtx(cctx_); }
+  Status Append(std::string_view data) { return Run(data, ZSTD_e_continue); }
+  Status Finish() {
+    FERRY_RETURN_IF_ERROR(Run({}, ZSTD_e_end));
+    return file_->Close();
+  }
+  uint64_t written() const { return written_; }
+
+ private:
+  Status Run(std::string_view data, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{data.data(), data.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer out{buf_.data(), buf_.size(), 0};
+      size_t left = ZSTD_compressStream2(cctx_, &out, &in, mode);
+      if (ZSTD_isError(left))
+        return Status::InvalidArgument("zstd", ZSTD_getErrorName(left));
+      written_ += out.pos;
+      if (written_ > limit_) return Status::Cancelled("delta too large");
+      FERRY_RETURN_IF_ERROR(
+          file_->Append(std::string_view(buf_.data(), out.pos)));
+      bool done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
+      if (done) return Status::OK();
+    }
+  }
+
+  std::unique_ptr<WritableFile> file_;
+  uint64_t limit_;
+  uint64_t written_ = 0;
+  ZSTD_CCtx* cctx_;
+  std::vector<char> buf_;
+};
+
+// The parent object's stored signature, checked against its size. Errors
+// (missing, damaged, unreachable) cost only the delta.
+Result<std::unique_ptr<delta::Signature>> ParentSignature(
+    Backend* backend, const manifest::File& old) {
+  delta::SignatureLimits limits;
+  limits.file_size = static_cast<int64_t>(old.size());
+  limits.max_bytes =
+      delta::format::kSigHeaderBytes +
+      delta::format::BlockCount(old.size(), old.sig_block_len()) * 36;
+  delta::SignatureLoader loader(limits);
+  LoaderSink sink(&loader);
+  FERRY_RETURN_IF_ERROR(backend->Read(SigKey(HashOf(old)), {}, {}, &sink));
+  return loader.Finish();
+}
+
+// The delta from the signature's file to the local file, compressed into
+// out_path: its compressed size, or Cancelled when that is not below half
+// the file's size.
+Result<uint64_t> MakeDelta(const delta::Signature& sig, Env* env,
+                           const LocalFile& now, const std::string& path,
+                           const std::string& out_path) {
+  FERRY_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(out_path));
+  ZstdFileSink zstd(std::move(file), now.info.size / 2);
+  Status s = delta::DeltaFile(
+      sig, env, path, [&](std::string_view d) { return zstd.Append(d); });
+  if (s.ok()) s = zstd.Finish();
+  if (!s.ok()) {
+    (void)env->RemoveFile(out_path);
+    return s;
+  }
+  return zstd.written();
+}
+
+}  // namespace
+
+std::string SigKey(const Hash128& hash) {
+  return std::string(kSigsDir) + hash.ToHex();
+}
+
+bool ParseSigKey(std::string_view key, Hash128* hash) {
+  if (key.substr(0, kSigsDir.size()) != kSigsDir) return false;
+  return HexHash(key.substr(kSigsDir.size()), hash);
+}
+
+std::string DeltaKey(const Hash128& from, const Hash128& to) {
+  return std::string(kDeltasDir) + from.ToHex() + "-" + to.ToHex();
+}
+
+bool ParseDeltaKey(std::string_view key, Hash128* from, Hash128* to) {
+  if (key.substr(0, kDeltasDir.size()) != kDeltasDir) return false;
+  key.remove_prefix(kDeltasDir.size());
+  return key.size() == 65 && key[32] == '-' &&
+         HexHash(key.substr(0, 32), from) && HexHash(key.substr(33), to);
+}
+
+uint32_t SigBlockLen(uint64_t size) {
+  return size < kMinDeltaObject ? 0 : delta::format::RecommendedBlockLen(size);
+}
+
+void CarryDeltaFields(std::vector<LocalFile>* files,
+                      const std::vector<manifest::File>& parent) {
+  auto p = parent.begin();
+  for (LocalFile& f : *files) {
+    f.entry.set_sig_block_len(SigBlockLen(f.info.size));
+    f.entry.clear_deltas();
+    while (p != parent.end() && p->path() < f.path) ++p;
+    if (p != parent.end() && p->path() == f.path &&
+        p->xxh3_128() == f.entry.xxh3_128())
+      *f.entry.mutable_deltas() = p->deltas();
+  }
+}
+
+void DeltaWork::Cleanup(Env* env) {
+  if (tmp_dir.empty()) return;
+  for (const PutItem& p : puts) (void)env->RemoveFile(p.src);
+  (void)env->RemoveDir(tmp_dir);
+  tmp_dir.clear();
+}
+
+Status MakeSignaturesAndDeltas(
+    Backend* backend, Env* env, const std::string& root,
+    const std::string& tmp_base, std::vector<LocalFile>* files,
+    const std::vector<manifest::File>& parent,
+    const std::function<void(std::string_view)>& note, DeltaWork* work) {
+  std::set<std::string> signed_hashes;  // raw 16 bytes: have a signature
+  for (const manifest::File& f : parent)
+    if (f.sig_block_len() != 0) signed_hashes.insert(f.xxh3_128());
+  // (from, to) -> compressed size (0: dropped); two paths with the same
+  // change share one delta.
+  std::map<std::pair<std::string, std::string>, uint64_t> made;
+  auto p = parent.begin();
+  for (LocalFile& f : *files) {
+    while (p != parent.end() && p->path() < f.path) ++p;
+    if (f.entry.sig_block_len() == 0) continue;
+    if (work->tmp_dir.empty()) {
+      work->tmp_dir =
+          JoinPath(tmp_base, "tmp-" + std::to_string(::getpid()) + "-" +
+                                 std::to_string(env->NowMicros()));
+      FERRY_RETURN_IF_ERROR(env->CreateDirs(work->tmp_dir));
+    }
+    const std::string path = JoinPath(root, f.path);
+    Hash128 h;
+    manifest::HashFromBytes(f.entry.xxh3_128(), &h);
+    if (signed_hashes.insert(f.entry.xxh3_128()).second) {
+      std::string tmp = JoinPath(work->tmp_dir, "sig-" + h.ToHex());
+      FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(tmp));
+      work->puts.push_back(PutItem{tmp, SigKey(h)});
+      FERRY_RETURN_IF_ERROR(delta::SignFile(
+          env, path, [&](std::string_view d) { return out->Append(d); }));
+      FERRY_RETURN_IF_ERROR(out->Close());
+      auto st = env->Stat(path);
+      if (!st.ok() || !SameFile(f.info, *st))
+        return Status::IOError(path,
+                               "changed while it was published: "
+                               "nothing published; rerun");
+      ++work->signatures;
+    }
+    bool changed = p != parent.end() && p->path() == f.path &&
+                   p->xxh3_128() != f.entry.xxh3_128();
+    if (!changed || p->sig_block_len() == 0) continue;
+    auto add = [&](uint64_t size) {
+      manifest::Delta* d = f.entry.add_deltas();
+      d->set_from_xxh3_128(p->xxh3_128());
+      d->set_size(size);
+    };
+    auto seen = made.find({p->xxh3_128(), f.entry.xxh3_128()});
+    if (seen != made.end()) {
+      if (seen->second != 0) add(seen->second);
+      continue;
+    }
+    const Hash128 from = HashOf(*p);
+    auto sig = ParentSignature(backend, *p);
+    if (!sig.ok()) {
+      if (note)
+        note(path + ": no delta from " + from.ToHex() + " (" +
+             std::string(sig.status().message()) + ")");
+      continue;
+    }
+    std::string tmp =
+        JoinPath(work->tmp_dir, "delta-" + from.ToHex() + "-" + h.ToHex());
+    auto size = MakeDelta(**sig, env, f, path, tmp);
+    if (!size.ok()) {
+      if (size.status().code() != Status::Code::kCancelled)
+        return size.status();
+      ++work->deltas_dropped;
+      made[{p->xxh3_128(), f.entry.xxh3_128()}] = 0;
+      continue;
+    }
+    made[{p->xxh3_128(), f.entry.xxh3_128()}] = *size;
+    work->puts.push_back(PutItem{tmp, DeltaKey(from, h)});
+    add(*size);
+    ++work->deltas;
+    work->delta_bytes += *size;
+  }
+  return Status::OK();
+}
+
+}  // namespace ferry::sync

@@ -1,0 +1,72 @@
+// The publish side of issue 13 (docs/delta.md): each object of at least
+// kMinDeltaObject bytes gets an rdiff signature in the bucket, and each path
+// whose content changed since the parent gets a zstd-compressed rdiff delta
+// from the parent's object, made from the parent's stored signature (no old
+// bytes needed), kept when smaller than half the object. Keys and their
+// parsing for gc too.
+//
+// Thread-safety: functions of their arguments; one call at a time per
+// DeltaWork.
+#ifndef FERRY_LIB_SYNC_DELTAS_H_
+#define FERRY_LIB_SYNC_DELTAS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/hash.h"
+#include "ferry/remote.h"
+#include "ferry/transfer.h"
+#include "formats/manifest/manifest.h"
+#include "sync/tree_scan.h"
+
+namespace ferry::sync {
+
+inline constexpr std::string_view kSigsDir = ".ferry/sigs/";
+inline constexpr std::string_view kDeltasDir = ".ferry/deltas/";
+// Smaller objects are fetched whole: a signature and a delta would save less
+// than their own requests cost.
+inline constexpr uint64_t kMinDeltaObject = uint64_t{1} << 20;
+
+std::string SigKey(const Hash128& hash);
+bool ParseSigKey(std::string_view key, Hash128* hash);
+std::string DeltaKey(const Hash128& from, const Hash128& to);
+bool ParseDeltaKey(std::string_view key, Hash128* from, Hash128* to);
+
+// File.sig_block_len for an object of `size` bytes (0: none below the
+// minimum).
+uint32_t SigBlockLen(uint64_t size);
+
+// Sets sig_block_len on every file, and copies the parent's deltas onto the
+// files whose path and content the parent had (so an unchanged tree gives
+// the parent's records). Both lists sorted by path.
+void CarryDeltaFields(std::vector<LocalFile>* files,
+                      const std::vector<manifest::File>& parent);
+
+struct DeltaWork {
+  std::string tmp_dir;          // removed by Cleanup
+  std::vector<PutItem> puts;    // signatures and deltas to upload
+  uint64_t signatures = 0;      // made
+  uint64_t deltas = 0;          // made and kept
+  uint64_t delta_bytes = 0;     // their compressed size
+  uint64_t deltas_dropped = 0;  // not smaller than half the object
+  void Cleanup(Env* env);
+};
+
+// Makes, in a new folder under tmp_base, the signature of every file with
+// sig_block_len whose object the parent did not already have a signature for,
+// and a delta for every changed path whose parent object has one (adding it to
+// the file's entry). A missing or damaged parent signature only costs that
+// delta (a note says why); a local file that cannot be read fails the call.
+Status MakeSignaturesAndDeltas(
+    Backend* backend, Env* env, const std::string& root,
+    const std::string& tmp_base, std::vector<LocalFile>* files,
+    const std::vector<manifest::File>& parent,
+    const std::function<void(std::string_view)>& note, DeltaWork* work);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_DELTAS_H_

@@ -1,0 +1,245 @@
+// Publish's signatures and deltas (docs/delta.md) on the file backend: each
+// object of 1 MiB or more gets its rdiff signature, a changed path a zstd
+// delta from the parent's object that patches back to the new bytes, a
+// fully changed one none; a missing parent signature costs only the delta;
+// gc keeps signatures and deltas exactly while their objects are kept.
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <map>
+
+#include "ferry/delta.h"
+#include "ferry/publish.h"
+#include "formats/delta/rdiff_format.h"
+#include "remote/file_backend.h"
+#include "sync/deltas.h"
+#include "sync/layout.h"
+#include "sync/versions.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+using test::RandomBytes;
+
+std::string Unzstd(const std::string& in) {
+  ZSTD_DStream* d = ZSTD_createDStream();
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  ZSTD_inBuffer ib{in.data(), in.size(), 0};
+  while (ib.pos < ib.size) {
+    ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
+    size_t r = ZSTD_decompressStream(d, &ob, &ib);
+    if (ZSTD_isError(r)) {
+      out = "<zstd error>";
+      break;
+    }
+    out.append(buf.data(), ob.pos);
+  }
+  ZSTD_freeDStream(d);
+  return out;
+}
+
+class PublishDeltaTest : public ::testing::Test {
+ protected:
+  PublishDeltaTest()
+      : backend_(remote::NewFileBackend(dir_.Join("bucket"), "bucket",
+                                        Env::Default())) {
+    opt_.cache_dir = dir_.Join("cache");
+    opt_.note = [this](std::string_view n) { notes_.emplace_back(n); };
+  }
+  std::string Src(const std::string& rel) { return dir_.Join("src/" + rel); }
+  void Write(const std::string& rel, const std::string& data) {
+    ASSERT_OK(Env::Default()->CreateDirs(DirName(Src(rel))));
+    test::WriteFile(Env::Default(), Src(rel), data);
+  }
+  PublishReport Publish() {
+    auto r =
+        ferry::Publish(dir_.Join("src"), backend_.get(), opt_, Env::Default());
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : PublishReport{};
+  }
+  std::map<std::string, manifest::File> Files(const Hash128& id) {
+    std::map<std::string, manifest::File> files;
+    auto bytes = sync::FetchManifest(backend_.get(), id);
+    EXPECT_TRUE(bytes.ok());
+    VersionInfo info;
+    EXPECT_OK(sync::ReadManifest(*bytes, id, "m", &info,
+                                 [&](const manifest::File& f) {
+                                   files[f.path()] = f;
+                                   return Status::OK();
+                                 }));
+    return files;
+  }
+  std::string Get(const std::string& key) {
+    return test::ReadFile(Env::Default(), dir_.Join("bucket/" + key));
+  }
+  bool Has(const std::string& key) {
+    return Env::Default()->FileExists(dir_.Join("bucket/" + key));
+  }
+
+  test::ScratchDir dir_;
+  std::unique_ptr<Backend> backend_;
+  PublishOptions opt_;
+  std::vector<std::string> notes_;
+};
+
+// v1 and an edited v2 of a 2 MiB shard: most bytes shared, shifted.
+std::string V1() { return RandomBytes(2 << 20, 21); }
+std::string V2() {
+  std::string s = V1();
+  s.replace(100000, 500, RandomBytes(500, 22));
+  s.insert(700000, RandomBytes(3000, 23));
+  s.erase(1500000, 9000);
+  return s;
+}
+
+TEST_F(PublishDeltaTest, LargeObjectsGetTheirRdiffSignature) {
+  Write("big.tfrecord", V1());
+  Write("small.txt", "small");
+  PublishReport r = Publish();
+  EXPECT_EQ(r.signatures_uploaded, 1u);
+  auto files = Files(r.id);
+  const Hash128 big = HashBytes(V1());
+  EXPECT_EQ(files["big.tfrecord"].sig_block_len(),
+            delta::format::RecommendedBlockLen(2 << 20));
+  EXPECT_EQ(files["small.txt"].sig_block_len(), 0u);
+  std::string want;
+  ASSERT_OK(delta::SignFile(Env::Default(), Src("big.tfrecord"),
+                            [&](std::string_view d) {
+                              want.append(d);
+                              return Status::OK();
+                            }));
+  EXPECT_TRUE(Get(sync::SigKey(big)) == want);
+  EXPECT_FALSE(Has(sync::SigKey(HashBytes("small"))));
+  // Republishing the same tree is no new version and makes nothing.
+  PublishReport again = Publish();
+  EXPECT_TRUE(again.unchanged);
+  EXPECT_EQ(again.signatures_uploaded, 0u);
+  // No temporaries left in the cache.
+  auto left = ListFilesRecursive(Env::Default(), dir_.Join("cache/publish"));
+  ASSERT_TRUE(left.ok());
+  for (const std::string& f : *left)
+    EXPECT_EQ(f.find("tmp-"), std::string::npos) << f;
+}
+
+TEST_F(PublishDeltaTest, AChangedPathGetsADeltaThatPatchesToTheNewBytes) {
+  Write("big.tfrecord", V1());
+  PublishReport v1 = Publish();
+  Write("big.tfrecord", V2());
+  PublishReport v2 = Publish();
+  EXPECT_EQ(v2.deltas_uploaded, 1u);
+  EXPECT_EQ(v2.signatures_uploaded, 1u);
+  const Hash128 a = HashBytes(V1()), b = HashBytes(V2());
+  std::string stored = Get(sync::DeltaKey(a, b));
+  EXPECT_EQ(stored.size(), v2.delta_bytes);
+  EXPECT_LT(stored.size(), 60000u);  // ~3.5 KB novel + the blocks touched
+  auto f = Files(v2.id)["big.tfrecord"];
+  ASSERT_EQ(f.deltas_size(), 1);
+  EXPECT_EQ(f.deltas(0).from_xxh3_128(), manifest::HashToBytes(a));
+  EXPECT_EQ(f.deltas(0).size(), stored.size());
+  // Applied to v1's object, it gives v2's bytes.
+  auto basis = Env::Default()->NewRandomAccessFile(
+      dir_.Join("bucket/" + sync::ObjectKey(a)));
+  ASSERT_OK(basis.status());
+  std::string out;
+  auto p = delta::Patcher::Create(basis->get(), V2().size(),
+                                  [&](std::string_view d) {
+                                    out.append(d);
+                                    return Status::OK();
+                                  });
+  ASSERT_OK(p.status());
+  ASSERT_OK((*p)->Update(Unzstd(stored)));
+  ASSERT_OK((*p)->Finish().status());
+  EXPECT_TRUE(out == V2());
+  // Unchanged paths keep the deltas that made them in later versions.
+  Write("other.txt", "more");
+  PublishReport v3 = Publish();
+  EXPECT_EQ(v3.deltas_uploaded, 0u);
+  EXPECT_EQ(Files(v3.id)["big.tfrecord"].deltas_size(), 1);
+  (void)v1;
+}
+
+TEST_F(PublishDeltaTest, AFullyChangedFileGetsNoDelta) {
+  Write("big.tfrecord", V1());
+  Publish();
+  Write("big.tfrecord", RandomBytes(2 << 20, 99));
+  PublishReport v2 = Publish();
+  EXPECT_EQ(v2.deltas_uploaded, 0u);
+  EXPECT_EQ(v2.deltas_dropped, 1u);
+  EXPECT_EQ(Files(v2.id)["big.tfrecord"].deltas_size(), 0);
+  EXPECT_FALSE(Has(
+      sync::DeltaKey(HashBytes(V1()), HashBytes(RandomBytes(2 << 20, 99)))));
+}
+
+TEST_F(PublishDeltaTest, AMissingOrDamagedParentSignatureCostsOnlyTheDelta) {
+  Write("big.tfrecord", V1());
+  Publish();
+  const std::string sig = dir_.Join("bucket/" + sync::SigKey(HashBytes(V1())));
+  test::WriteFile(Env::Default(), sig, std::string("rs\x01\x36\0\0\x01\0\0\0\0\x10", 12));
+  Write("big.tfrecord", V2());
+  PublishReport v2 = Publish();
+  EXPECT_EQ(v2.deltas_uploaded, 0u);
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_NE(notes_[0].find("MD4"), std::string::npos) << notes_[0];
+  ASSERT_OK(Env::Default()->RemoveFile(sig));
+  Write("big.tfrecord", V1() + "x");
+  notes_.clear();
+  PublishReport v3 = Publish();
+  EXPECT_EQ(v3.deltas_uploaded, 1u);  // from v2, whose signature is there
+  Write("big.tfrecord", V2());
+  ASSERT_OK(Env::Default()->RemoveFile(
+      dir_.Join("bucket/" + sync::SigKey(HashBytes(V1() + "x")))));
+  PublishReport v4 = Publish();
+  EXPECT_EQ(v4.deltas_uploaded, 0u);
+  EXPECT_EQ(notes_.size(), 1u);
+}
+
+TEST_F(PublishDeltaTest, GcKeepsSignaturesAndDeltasWhileTheirObjectsAreKept) {
+  const std::string v3 = V2() + RandomBytes(1000, 24);
+  Write("big.tfrecord", V1());
+  Publish();
+  Write("big.tfrecord", V2());
+  Publish();
+  Write("big.tfrecord", v3);
+  Publish();
+  const Hash128 a = HashBytes(V1()), b = HashBytes(V2()), c = HashBytes(v3);
+  ASSERT_TRUE(Has(sync::DeltaKey(a, b)) && Has(sync::DeltaKey(b, c)));
+  GcOptions g;
+  g.grace_s = 0;
+  g.keep = 2;  // v2 and v3: a's signature and the a->b delta go
+  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->sigs_deleted, 1u);
+  EXPECT_EQ(r->deltas_deleted, 1u);
+  EXPECT_FALSE(Has(sync::SigKey(a)));
+  EXPECT_FALSE(Has(sync::DeltaKey(a, b)));
+  EXPECT_TRUE(Has(sync::SigKey(b)) && Has(sync::SigKey(c)));
+  EXPECT_TRUE(Has(sync::DeltaKey(b, c)));
+  g.keep = 1;
+  r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_FALSE(Has(sync::SigKey(b)) || Has(sync::DeltaKey(b, c)));
+  EXPECT_TRUE(Has(sync::SigKey(c)));
+  // Keys that only look like ferry's are never touched.
+  test::WriteFile(Env::Default(), dir_.Join("bucket/.ferry/deltas/notes.txt"),
+                  "x");
+  r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(Has(".ferry/deltas/notes.txt"));
+}
+
+TEST(DeltaKeysTest, ParseWhatTheyMake) {
+  Hash128 a = HashBytes("a"), b = HashBytes("b"), x, y;
+  EXPECT_TRUE(sync::ParseSigKey(sync::SigKey(a), &x));
+  EXPECT_EQ(x, a);
+  EXPECT_TRUE(sync::ParseDeltaKey(sync::DeltaKey(a, b), &x, &y));
+  EXPECT_EQ(x, a);
+  EXPECT_EQ(y, b);
+  EXPECT_FALSE(sync::ParseSigKey(".ferry/sigs/" + a.ToHex() + "x", &x));
+  EXPECT_FALSE(sync::ParseDeltaKey(".ferry/deltas/" + a.ToHex(), &x, &y));
+  EXPECT_FALSE(sync::ParseSigKey(sync::ObjectKey(a), &x));
+}
+
+}  // namespace
+}  // namespace ferry
