@@ -393,12 +393,13 @@ ShardResult VerifyShard(Env* env, const std::string& dir,
   return r;
 }
 
-// Which files a pack output may hold besides its shards (and the two that
-// `ferry sync` puts in every view of one).
+// Which files a pack output may hold besides its shards (and ferry sync's
+// state in a view of one or in an --in-place copy: .ferry-sync*,
+// .ferry-view.lock).
 bool IsPackBookkeeping(const std::string& rel) {
   return rel == "dataset.json" || rel == "labels.txt" ||
          rel == kAssignmentFile || rel == ".ferry-pack-state" ||
-         rel == ".ferry-pack.lock" || rel == kViewStateName ||
+         rel == ".ferry-pack.lock" || rel.rfind(".ferry-sync", 0) == 0 ||
          rel == kViewLockName;
 }
 

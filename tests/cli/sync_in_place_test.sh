@@ -4,9 +4,10 @@
 # one request; only what changed placed; files ferry placed and the new
 # version drops removed, other files kept (removed with --delete); a kill -9
 # midway and a rerun; a symbolic link on a file's way; switching between a
-# view DEST and an --in-place DEST refused both ways.
+# view DEST and an --in-place DEST refused both ways; ferry verify on a pack
+# output synced --in-place.
 set -euo pipefail
-FERRY=$1 PUBLISH=$2
+FERRY=$1 PUBLISH=$2 SAMPLES=$3
 source "$(dirname "$0")/testlib.sh"
 
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(open('out.txt'))['$1'])"; }
@@ -113,5 +114,14 @@ grep -q "is a view made by ferry sync without --in-place" err.txt || fail "view 
 expect_rc 2 "$FERRY" sync bucket ds --cache cache
 grep -q "was synced with --in-place" err.txt || fail "in-place -> view message"
 [ -d ds ] && [ ! -L ds ] || fail "in-place DEST touched"
+
+# A pack output synced --in-place verifies as the original does (ferry's
+# .ferry-sync* files are not extras).
+cp -r "$SAMPLES/dataset" data
+"$FERRY" pack data packed --size 64 --shard-records 8 -q
+"$PUBLISH" packed pbucket > /dev/null
+expect_rc 0 "$FERRY" sync --in-place pbucket pk --cache cache
+expect_rc 0 "$FERRY" verify pk
+expect_rc 0 "$FERRY" verify pk --deep
 
 echo "sync --in-place CLI: all passed"
