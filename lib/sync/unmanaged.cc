@@ -138,6 +138,11 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
             run.backend->Describe(),
             "has both a file '" + e.path.substr(0, slash) +
                 "' and a file below it, '" + e.path + "'");
+  // A mistyped prefix lists nothing: never taken for an empty dataset (an
+  // --in-place DEST would lose every file ferry placed).
+  if (files.empty())
+    return Status::NotFound(run.backend->Describe(),
+                            "has no .ferry/refs/HEAD and no files");
   std::sort(files.begin(), files.end(),
             [](const Entry& a, const Entry& b) { return a.path < b.path; });
   report->files_listed = files.size();
@@ -379,16 +384,20 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   }
   need.clear();
   need_bytes = 0;
+  std::vector<CacheKey> hits;  // marked used in one transaction
   for (Entry& e : files) {
     bool hit = false;
     if (!unknown.count(&e)) {
-      FERRY_ASSIGN_OR_RETURN(hit, cache->Lookup(CacheKey{rk, e.hash, e.size}));
+      CacheKey k{rk, e.hash, e.size};
+      FERRY_ASSIGN_OR_RETURN(hit, cache->Lookup(k, /*touch=*/false));
+      if (hit) hits.push_back(std::move(k));
     }
     if (!hit) {
       need.push_back(&e);
       need_bytes += e.size;
     }
   }
+  FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = files.size() - need.size();
   if (o.cache_limit > 0 && !need.empty()) {
     EvictReport ev;
@@ -442,8 +451,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
       bool reuse, PrepareView(env, o.in_place, view, id, rk, run.sel_key));
   FERRY_RETURN_IF_ERROR(cache->Pin(view, KeysOf(files, rk)));
   for (const Entry& e : files) {
-    FERRY_ASSIGN_OR_RETURN(bool hit,
-                           cache->Lookup(CacheKey{rk, e.hash, e.size}));
+    FERRY_ASSIGN_OR_RETURN(
+        bool hit, cache->Lookup(CacheKey{rk, e.hash, e.size}, /*touch=*/false));
     if (!hit)
       return Status::Unavailable(e.path,
                                  "left the cache during the sync (evicted by "

@@ -73,6 +73,12 @@ n=$(/usr/bin/python3 -c "import json; print(sum(json.load(open(f))['objects_fetc
 same_tree src two1
 same_tree src two2
 
+# An empty prefix (a mistyped one) is an error, not an empty dataset.
+mkdir empty
+expect_rc 4 "$FERRY" sync --in-place empty flat --cache cache
+grep -q "has no .ferry/refs/HEAD and no files" err.txt || { cat err.txt; fail "empty remote"; }
+same_tree src flat
+
 # --list: only the files it names; a name that is not there fails.
 printf '# two files\nsub/f0.bin\n./labels.txt\n\n' > names.txt
 expect_rc 0 "$FERRY" sync --json --list names.txt plain listed --cache cache
