@@ -423,7 +423,10 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   for (Download& d : mine) list.push_back(&d);
   FERRY_RETURN_IF_ERROR(fetcher.Fetch(list));
   auto release = [&](Download& d) {
-    if (!env->FileExists(d.part)) (void)env->RemoveFile(d.part + ".lock");
+    // Kept while a part file may be resumed: a process waiting on the old
+    // lock file and one making a new one must not both write it.
+    if (!env->FileExists(d.part) && !env->FileExists(d.part + ".ferry-part"))
+      (void)env->RemoveFile(d.part + ".lock");
     d.lock.reset();
   };
   for (Download& d : mine) release(d);

@@ -28,7 +28,9 @@ check_dest() {
   got=$(cd "$d" && find . \( -type f -o -type l \) ! -name '.ferry-sync.json' \
         ! -name '.ferry-sync-files' ! -name '.ferry-sync.lock' | sort)
   [ "$want" = "$got" ] || fail "files in $d: $(comm -3 <(echo "$want") <(echo "$got")) ($3)"
-  [ -z "$(find cache -name '*.ferry-part' -o -name '*.journal')" ] || fail "part files left ($3)"
+  [ -z "$(find cache -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock' ! -name lock)" ] \
+    || fail "part files or locks left ($3): $(find cache -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock')"
+  [ -z "$(find "$d" -name '*.ferry-tmp' -o -name .ferry-sync-pending)" ] || fail "temporaries left in $d ($3)"
 }
 # kill_and_rerun TREE DEST ARGS...: a sync killed at a random moment, a rerun.
 kills=0
