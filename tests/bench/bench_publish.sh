@@ -30,8 +30,20 @@ export AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=$work/aws-config AWS_ENDPOIN
 export AWS_SHARED_CREDENTIALS_FILE=$work/aws-credentials AWS_PAGER=""
 : > "$AWS_CONFIG_FILE"
 unset AWS_CA_BUNDLE   # rclone refuses a custom CA bundle on its own transport (http endpoint anyway)
-rc_remote=":s3,provider=Other,endpoint=$endpoint,access_key_id=$AWS_ACCESS_KEY_ID"
-rc_remote+=",secret_access_key=$AWS_SECRET_ACCESS_KEY,force_path_style=true:$bucket"
+# An rclone config file in the work dir: an inline remote (":s3,endpoint=http://...:")
+# cannot carry the endpoint URL (its colon ends the option list: rclone then
+# dialled a host named "http").
+export RCLONE_CONFIG=$work/rclone.conf
+cat > "$RCLONE_CONFIG" <<CONF
+[bench]
+type = s3
+provider = Other
+endpoint = $endpoint
+access_key_id = $AWS_ACCESS_KEY_ID
+secret_access_key = $AWS_SECRET_ACCESS_KEY
+force_path_style = true
+CONF
+rc_remote=bench:$bucket
 export FERRY_CACHE=$work/cache
 ratio() { echo "scale=2; $1 / $2" | bc; }
 m() { median "${walls[$1]}"; }
