@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "ferry/env.h"
@@ -46,6 +47,14 @@ Status ReflinkFile(const std::string& from, const std::string& to,
 
 // chmod; POSIX directly (Env has no permissions).
 Status SetMode(const std::string& path, uint32_t mode);
+
+// An exclusive lock on one byte (at offset, below 2^63) of the file at path
+// (created if missing), shared between processes and between handles of one
+// process (an open file description's lock, F_OFD_SETLK): many locks in one
+// file, no file created or removed per lock. With wait=false, a byte another
+// handle holds gives Unavailable. Released when the FileLock goes.
+Result<std::unique_ptr<FileLock>> LockByte(const std::string& path,
+                                           uint64_t offset, bool wait);
 
 // Removes path and everything below it (a view folder); OK if missing.
 // Never follows a symbolic link out of it.

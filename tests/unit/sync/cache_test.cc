@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sync/fs_util.h"
 #include "testutil/test_util.h"
 
 namespace ferry::sync {
@@ -298,6 +299,33 @@ TEST_F(CacheTest, TwoProcessesInsertingTheSameObjectsAtOnce) {
     for (int i = 0; i < kObjects; ++i)
       EXPECT_FALSE(env_.FileExists(
           dir_.Join("p" + std::to_string(p) + "-" + std::to_string(i))));
+}
+
+// sync's per-object locks (LockByte): one byte of one file each; a byte
+// held excludes other handles of this process and other processes, other
+// bytes are free, and closing the lock frees its byte.
+TEST_F(CacheTest, ByteLocksExcludePerByteAcrossHandlesAndProcesses) {
+  const std::string path = dir_.Join("cache/object-locks");
+  const uint64_t far = (uint64_t{1} << 62) + 12345;
+  auto a = LockByte(path, far, false);
+  ASSERT_OK(a.status());
+  auto again = LockByte(path, far, false);
+  EXPECT_TRUE(again.status().IsUnavailable()) << again.status().ToString();
+  auto other = LockByte(path, far + 1, false);
+  EXPECT_OK(other.status());
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto held = LockByte(path, far, false);
+    auto free_byte = LockByte(path, 7, false);
+    _exit(held.status().IsUnavailable() && free_byte.ok() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  a->reset();
+  EXPECT_OK(LockByte(path, far, false).status());
 }
 
 }  // namespace
