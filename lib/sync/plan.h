@@ -47,6 +47,13 @@ bool IsShard(std::string_view path);
 // lowest rank on a tie).
 std::vector<Entry> Select(const std::vector<Entry>& files,
                           const SyncSelection& selection);
+// The same, taking the files (no copy of a million entries).
+std::vector<Entry> Select(std::vector<Entry>&& files,
+                          const SyncSelection& selection);
+
+// The objects files need: the index of the first file of each distinct
+// (hash, size), in file order. 8 bytes per file while it runs.
+std::vector<size_t> UniqueObjects(const std::vector<Entry>& files);
 
 // "" for the whole manifest, else 16 hex digits naming the selection (a
 // view of a selection is kept apart from the whole dataset's).

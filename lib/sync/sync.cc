@@ -300,19 +300,19 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
                         &manifest_cached, &report.requests));
   FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
                          sync::ReadManifest(mbytes, id));
-  std::vector<Entry> files = sync::Select(manifest.files, sel);
-  std::vector<CacheKey> keys;
-  std::unordered_map<std::string, std::string> first_path;
-  std::set<std::pair<std::string, uint64_t>> seen;
+  std::vector<Entry> files = sync::Select(std::move(manifest.files), sel);
   for (const Entry& e : files) {
     report.files++;
     report.bytes += e.size;
-    std::string hex = e.hash.ToHex();
-    if (seen.insert({hex, e.size}).second) {
-      keys.push_back(CacheKey{rk, e.hash, e.size});
-      first_path.emplace(hex, e.path);
-    }
   }
+  // One key per object; keys[j] is first used by files[firsts[j]].
+  const std::vector<size_t> firsts = sync::UniqueObjects(files);
+  std::vector<CacheKey> keys;
+  keys.reserve(firsts.size());
+  for (size_t i : firsts)
+    keys.push_back(CacheKey{rk, files[i].hash, files[i].size});
+  // A missing object's first path, for messages.
+  std::unordered_map<std::string, std::string> first_path;
   uint64_t view_bytes = 0;
   for (const CacheKey& k : keys) view_bytes += k.size;
   if (o.cache_limit > 0 && view_bytes > o.cache_limit)
@@ -366,9 +366,11 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
 
   // 4. What the cache lacks; room for it.
   std::vector<CacheKey> missing, hits;
-  for (const CacheKey& k : keys) {
+  for (size_t j = 0; j < keys.size(); ++j) {
+    const CacheKey& k = keys[j];
     FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k, /*touch=*/false));
     (hit ? hits : missing).push_back(k);
+    if (!hit) first_path.emplace(k.hash.ToHex(), files[firsts[j]].path);
   }
   FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = keys.size() - missing.size();
@@ -407,7 +409,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   if (kind == sync::DestKind::kView)
     ListCandidates(env, cur_view, "", &candidates);
   std::unordered_map<std::string, std::vector<std::string>> by_hash_paths;
-  for (const Entry& e : files) by_hash_paths[e.hash.ToHex()].push_back(e.path);
+  if (!candidates.empty())
+    for (const Entry& e : files)
+      by_hash_paths[e.hash.ToHex()].push_back(e.path);
   std::multimap<uint64_t, std::string> by_size;
   for (const auto& [p, size] : candidates) by_size.emplace(size, p);
   const std::string adopt_root =
@@ -492,7 +496,7 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
     sel.rank = state.rank;
     sel.world_size = std::max(1, state.world_size);
     sel.filters = state.filters;
-    files = sync::Select(manifest.files, sel);
+    files = sync::Select(std::move(manifest.files), sel);
   }
   CheckReport report;
   report.manifest_id = state.id;

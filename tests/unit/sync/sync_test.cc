@@ -13,6 +13,7 @@
 #include "formats/manifest/manifest.h"
 #include "sync/cache.h"
 #include "sync/fs_util.h"
+#include "sync/plan.h"
 #include "testutil/publish_tree.h"
 #include "testutil/test_util.h"
 
@@ -317,6 +318,32 @@ TEST_F(HostileManifestTest, DuplicatePathIsRefused) {
 TEST_F(HostileManifestTest, PathThroughAFileIsRefused) {
   ExpectRefused(RawManifest({FileOf("a", "x"), FileOf("a/b", "y")}),
                 "leads through the file 'a'");
+}
+
+// The file a path leads through need not be the entry just before it, nor
+// in the same folder as the entries between (ReadManifest checks a path's
+// prefixes again whenever its folder differs from the previous path's).
+TEST_F(HostileManifestTest, PathThroughAnEarlierFileIsRefused) {
+  ExpectRefused(RawManifest({FileOf("d/a", "x"), FileOf("d/a!x", "y"),
+                             FileOf("d/a.b/c", "z"), FileOf("d/a/x", "w")}),
+                "leads through the file 'd/a'");
+}
+
+// One object per (hash, size): the first file using it, in file order.
+TEST(UniqueObjectsTest, FirstFileOfEachHashAndSizeInFileOrder) {
+  auto entry = [](const std::string& path, const std::string& data,
+                  uint64_t size) {
+    sync::Entry e;
+    e.path = path;
+    e.hash = HashBytes(data);
+    e.size = size;
+    return e;
+  };
+  std::vector<sync::Entry> files = {entry("a", "x", 1), entry("b", "y", 1),
+                                    entry("c", "x", 1), entry("d", "x", 2),
+                                    entry("e", "y", 1), entry("f", "z", 1)};
+  EXPECT_EQ(sync::UniqueObjects(files), (std::vector<size_t>{0, 1, 3, 5}));
+  EXPECT_TRUE(sync::UniqueObjects({}).empty());
 }
 
 TEST_F(HostileManifestTest, FerrysOwnFileNameIsRefused) {
