@@ -72,7 +72,7 @@ class ZstdFileSink {
       if (ZSTD_isError(left))
         return Status::InvalidArgument("zstd", ZSTD_getErrorName(left));
       written_ += out.pos;
-      if (written_ > limit_) return Status::Cancelled("delta too large");
+      if (written_ >= limit_) return Status::Cancelled("delta too large");
       FERRY_RETURN_IF_ERROR(
           file_->Append(std::string_view(buf_.data(), out.pos)));
       bool done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
