@@ -11,11 +11,13 @@ Status IgnoreNotFound(Status s) { return s.IsNotFound() ? Status::OK() : s; }
 
 }  // namespace
 
-Download::Download(GetItem item, uint64_t part_size, std::string url, Env* env)
+Download::Download(GetItem item, uint64_t part_size, std::string url, Env* env,
+                   bool durable)
     : item_(std::move(item)),
       part_size_(std::max<uint64_t>(part_size, 1)),
       url_(std::move(url)),
       env_(env),
+      durable_(durable),
       part_path_(item_.dest + ".ferry-part"),
       journal_path_(item_.dest + ".ferry-part.journal") {}
 
@@ -47,8 +49,8 @@ Status Download::Open() {
                   (!item_.have_info ||
                    (item_.info.size == h.size && item_.info.etag == h.etag));
       if (same) {
-        FERRY_ASSIGN_OR_RETURN(journal_,
-                               JournalFile::OpenForAppend(journal_path_));
+        FERRY_ASSIGN_OR_RETURN(
+            journal_, JournalFile::OpenForAppend(journal_path_, durable_));
         journal_header_ = EncodeJournalHeader(h);
         known_ = true;
         size_ = h.size;
@@ -97,7 +99,8 @@ Status Download::SetKnown(uint64_t size, std::string etag,
       h.url = url_;
       journal_header_ = EncodeJournalHeader(h);
       FERRY_ASSIGN_OR_RETURN(
-          journal_, JournalFile::Create(journal_path_, journal_header_));
+          journal_,
+          JournalFile::Create(journal_path_, journal_header_, durable_));
     }
   }
   return Status::OK();
@@ -129,8 +132,10 @@ Status Download::Write(uint64_t offset, std::string_view data) {
 
 Status Download::SyncParts(const std::vector<uint64_t>& parts) {
   if (!journal_ || parts.empty()) return Status::OK();
-  // The bytes first, then the records that say they are there.
-  FERRY_RETURN_IF_ERROR(file_->Sync());
+  // The bytes first, then the records that say they are there (without
+  // durable, written in that order: a killed process's bytes are in the
+  // page cache).
+  if (durable_) FERRY_RETURN_IF_ERROR(file_->Sync());
   std::string records;
   for (uint64_t part : parts)
     records +=
@@ -153,7 +158,7 @@ Status Download::Verify(bool sync) {
                                     " bytes, the object " +
                                     std::to_string(size_));
   }
-  if (sync) FERRY_RETURN_IF_ERROR(file_->Sync());
+  if (sync && durable_) FERRY_RETURN_IF_ERROR(file_->Sync());
   if (item_.have_expected) {
     FERRY_ASSIGN_OR_RETURN(Hash128 got, HashFile(env_, part_path_));
     if (!(got == item_.expected)) {
@@ -173,7 +178,8 @@ Status Download::Publish(bool sync_dir) {
   FERRY_RETURN_IF_ERROR(env_->RenameFile(part_path_, item_.dest));
   journal_.reset();
   FERRY_RETURN_IF_ERROR(IgnoreNotFound(env_->RemoveFile(journal_path_)));
-  Status s = sync_dir ? env_->SyncDir(DirName(item_.dest)) : Status::OK();
+  Status s =
+      sync_dir && durable_ ? env_->SyncDir(DirName(item_.dest)) : Status::OK();
   file_.reset();  // the lock goes last
   return s;
 }

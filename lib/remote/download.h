@@ -24,7 +24,9 @@ namespace ferry::remote {
 
 class Download {
  public:
-  Download(GetItem item, uint64_t part_size, std::string url, Env* env);
+  // durable=false: nothing is fsynced (TransferOptions::fsync).
+  Download(GetItem item, uint64_t part_size, std::string url, Env* env,
+           bool durable = true);
   ~Download();
 
   const GetItem& item() const { return item_; }
@@ -78,6 +80,7 @@ class Download {
   Status Publish(bool sync_dir);
   // Whether parts are journalled (and so synced as they complete).
   bool journalled() const { return journal_ != nullptr; }
+  bool durable() const { return durable_; }
   // The object changed: everything fetched is discarded, size and ETag are
   // unknown again.
   Status Restart();
@@ -91,6 +94,7 @@ class Download {
   uint64_t part_size_;
   std::string url_;
   Env* env_;
+  bool durable_;
   std::string part_path_, journal_path_;
   std::unique_ptr<PartFile> file_;
   std::unique_ptr<JournalFile> journal_;

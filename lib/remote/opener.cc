@@ -33,7 +33,7 @@ void Opener::Loop() {
     }
     std::string url = base_url_ + "/" + items_[i].key;
     auto dl = std::make_unique<Download>(std::move(items_[i]), part_size_,
-                                         std::move(url), env_);
+                                         std::move(url), env_, durable_);
     Status s = dl->Open();
     std::lock_guard<std::mutex> lock(mu_);
     ready_.emplace_back(std::move(dl), std::move(s));

@@ -31,11 +31,12 @@ class Opener {
  public:
   // Each item's download fetches base_url + "/" + key.
   Opener(std::vector<GetItem> items, uint64_t part_size, std::string base_url,
-         Env* env)
+         Env* env, bool durable = true)
       : items_(std::move(items)),
         part_size_(part_size),
         base_url_(std::move(base_url)),
-        env_(env) {}
+        env_(env),
+        durable_(durable) {}
   ~Opener();
   Opener(const Opener&) = delete;
   Opener& operator=(const Opener&) = delete;
@@ -57,6 +58,7 @@ class Opener {
   const uint64_t part_size_;
   const std::string base_url_;
   Env* env_;
+  const bool durable_;
   size_t taken_ = 0;  // the loop's count of Next calls
   std::mutex mu_;
   std::condition_variable ready_cv_, room_cv_;

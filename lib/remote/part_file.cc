@@ -174,27 +174,28 @@ Result<uint64_t> PartFile::Size() const {
 JournalFile::~JournalFile() { ::close(fd_); }
 
 Result<std::unique_ptr<JournalFile>> JournalFile::Create(
-    const std::string& path, std::string_view header) {
+    const std::string& path, std::string_view header, bool durable) {
   FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(path));
   int fd = ::open(path.c_str(),
                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return PosixError(path, errno);
-  std::unique_ptr<JournalFile> j(new JournalFile(path, fd));
+  std::unique_ptr<JournalFile> j(new JournalFile(path, fd, durable));
   FERRY_RETURN_IF_ERROR(j->Append(header));
   return j;
 }
 
 Result<std::unique_ptr<JournalFile>> JournalFile::OpenForAppend(
-    const std::string& path) {
+    const std::string& path, bool durable) {
   FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(path));
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return PosixError(path, errno);
-  return std::unique_ptr<JournalFile>(new JournalFile(path, fd));
+  return std::unique_ptr<JournalFile>(new JournalFile(path, fd, durable));
 }
 
 Status JournalFile::Append(std::string_view record) {
   FERRY_RETURN_IF_ERROR(WriteAll(fd_, path_, 0, record, false));
-  if (::fdatasync(fd_) != 0) return PosixError(path_ + ": fdatasync", errno);
+  if (durable_ && ::fdatasync(fd_) != 0)
+    return PosixError(path_ + ": fdatasync", errno);
   return Status::OK();
 }
 

@@ -52,21 +52,24 @@ class PartFile {
 };
 
 // The journal beside a part file: created with its header, then one synced
-// append per record.
+// append per record (not synced when !durable).
 class JournalFile {
  public:
   ~JournalFile();
   static Result<std::unique_ptr<JournalFile>> Create(const std::string& path,
-                                                     std::string_view header);
+                                                     std::string_view header,
+                                                     bool durable = true);
   // Opens an existing journal for appending (after ParseJournal accepted it).
   static Result<std::unique_ptr<JournalFile>> OpenForAppend(
-      const std::string& path);
+      const std::string& path, bool durable = true);
   Status Append(std::string_view record);  // written and synced
 
  private:
-  JournalFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  JournalFile(std::string path, int fd, bool durable)
+      : path_(std::move(path)), fd_(fd), durable_(durable) {}
   std::string path_;
   int fd_;
+  bool durable_;
 };
 
 }  // namespace ferry::remote

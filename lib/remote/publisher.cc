@@ -50,7 +50,7 @@ void Publisher::PublishBatch(std::vector<std::unique_ptr<Download>>& batch) {
   Status synced;
   for (auto& dl : batch) {
     std::string dir = DirName(dl->item().dest);
-    if (!dirs.insert(dir).second) continue;
+    if (!durable_ || !dirs.insert(dir).second) continue;
     auto st = env_->Stat(dir);
     if (synced.ok() && (!st.ok() || devs.insert(st->dev).second))
       synced = env_->SyncFileSystem(dir);

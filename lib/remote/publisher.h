@@ -36,7 +36,9 @@ class Publisher {
     std::vector<std::pair<std::string, Status>> failures;
   };
 
-  explicit Publisher(Env* env) : env_(env) {}
+  // durable=false: no syncfs, no folder sync (TransferOptions::fsync).
+  explicit Publisher(Env* env, bool durable = true)
+      : env_(env), durable_(durable) {}
   ~Publisher() { Close(); }
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
@@ -55,6 +57,7 @@ class Publisher {
   void PublishBatch(std::vector<std::unique_ptr<Download>>& batch);
 
   Env* env_;
+  bool durable_;
   std::mutex mu_;
   std::condition_variable work_, room_;
   std::vector<std::unique_ptr<Download>> waiting_;

@@ -37,6 +37,8 @@ struct Obj {
   bool probing = false;  // the first GET, which learns size and ETag
   bool stream = false;   // that GET got the whole object (Range ignored)
   int restarts = 0;
+  uint64_t fetched = 0;  // bytes written in this run (lost by a restart)
+  bool ranged = false;   // a 206 came for it in this run: Range works
 };
 
 struct Req : LoopRequest {
@@ -49,8 +51,9 @@ struct Req : LoopRequest {
   uint64_t received = 0;  // body bytes kept by this attempt
   std::optional<GetAnswer> answer;
   Status body_status;
-  bool complete = false;  // judged complete at its headers (no body due)
-  bool overran = false;   // the body went past the range asked
+  bool complete = false;       // judged complete at its headers (no body due)
+  bool overran = false;        // the body went past the range asked
+  bool range_ignored = false;  // a 200 with the whole object to a part
 };
 
 // Counts what the publisher put into place (or failed to).
@@ -68,7 +71,8 @@ class GetEngine : public CurlMultiLoop::Client {
   GetEngine(HttpBackend* backend, std::vector<GetItem> items,
             const TransferOptions& options, Env* env, TransferReport* report)
       : backend_(backend),
-        opener_(std::move(items), options.part_size, backend->Describe(), env),
+        opener_(std::move(items), options.part_size, backend->Describe(), env,
+                options.fsync),
         opt_(options),
         env_(env),
         report_(report),
@@ -107,6 +111,7 @@ class GetEngine : public CurlMultiLoop::Client {
     r->body_status = Status::OK();
     r->complete = false;
     r->overran = false;
+    r->range_ignored = false;
     r->ex.on_headers = [this, r](CurlExchange& e) { return OnHeaders(r, e); };
     r->ex.on_body = [this, r](CurlExchange& e, std::string_view data) {
       return OnBody(r, e, data);
@@ -215,6 +220,7 @@ class GetEngine : public CurlMultiLoop::Client {
       return false;
     }
     r->received += data.size();
+    r->obj->fetched += data.size();
     report_->bytes += data.size();
     progress_.AddDone(data.size());
     return true;
@@ -227,15 +233,32 @@ class GetEngine : public CurlMultiLoop::Client {
         CheckGetAnswer(r->http.url, asked(r), r->if_match, r->probe, response);
     if (!a.ok()) {
       r->body_status = a.status();
+      if (!r->probe && !r->whole && IgnoresRange(r, response)) {
+        // Its parts cannot be had: start over, as one stream from 0 (the
+        // probe takes the 200), never mixing it with the part file.
+        r->range_ignored = true;
+        r->body_status = Status::FailedPrecondition(
+            r->http.url,
+            "the server ignores Range (answered 200 with the whole object)");
+      }
+      return false;
+    }
+    // The same ETag and another size: the object changed all the same.
+    const Download& dl = *r->obj->dl;
+    if (!r->probe && dl.known() && a->total && *a->total != dl.size()) {
+      r->body_status = Status::FailedPrecondition(
+          r->http.url, "object changed (its size is " +
+                           std::to_string(*a->total) + ", was " +
+                           std::to_string(dl.size()) + ")");
       return false;
     }
     if (r->whole) {  // a 200: its size must be the object's
       if (a->length == ByteRange::kToEnd) a->length = r->range.length;
       if (a->length != r->range.length) {
-        r->body_status = Status::Unavailable(
-            r->http.url, "answered " + std::to_string(a->length) +
-                             " bytes, the object has " +
-                             std::to_string(r->range.length));
+        r->body_status = Status::FailedPrecondition(
+            r->http.url, "object changed (answered " +
+                             std::to_string(a->length) + " bytes, it had " +
+                             std::to_string(r->range.length) + ")");
         return false;
       }
     }
@@ -262,8 +285,22 @@ class GetEngine : public CurlMultiLoop::Client {
         o->stream = true;  // one stream, no other part asked (as curl)
       }
     }
+    if (response.status == 206) r->obj->ranged = true;
     r->answer = *a;
     return true;
+  }
+
+  // A 200 to a ranged GET of a known object that carries its ETag (none
+  // asked, none sent: the same) and its whole size, when no 206 came for
+  // it in this run (a resumed download): the server ignores Range. After a
+  // 206 it is a glitch, retried.
+  bool IgnoresRange(const Req* r, const HttpResponse& response) const {
+    const Download& dl = *r->obj->dl;
+    if (response.status != 200 || !dl.known() || r->obj->ranged) return false;
+    const std::string* etag = FindHeader(response.headers, "etag");
+    const std::string* cl = FindHeader(response.headers, "content-length");
+    return (etag ? *etag : std::string()) == r->if_match && cl != nullptr &&
+           *cl == std::to_string(dl.size());
   }
 
   void OnDone(LoopRequest* lr, CURLcode rc, long status) override {
@@ -316,7 +353,7 @@ class GetEngine : public CurlMultiLoop::Client {
       return;
     }
     if (s.IsFailedPrecondition()) {
-      ++report_->retries["changed"];
+      ++report_->retries[r->range_ignored ? "range_ignored" : "changed"];
       loop_.Delete(r);
       return Restart(o, s);
     }
@@ -363,6 +400,13 @@ class GetEngine : public CurlMultiLoop::Client {
     }
     o->probing = false;
     o->stream = false;
+    o->ranged = false;
+    // Nothing fetched so far counts as kept: the numbers add up.
+    const Download& dl = *o->dl;
+    report_->bytes_resumed -= dl.resumed_bytes();
+    report_->bytes_discarded += o->fetched;
+    progress_.Undo(dl.known() ? dl.size() : 0, dl.resumed_bytes() + o->fetched);
+    o->fetched = 0;
     Status s = o->dl->Restart();
     if (!s.ok()) Fail(o, s);
   }
@@ -423,7 +467,7 @@ class GetEngine : public CurlMultiLoop::Client {
   CurlMultiLoop loop_;
   ProgressTicker& progress_;
   std::list<std::unique_ptr<Obj>> open_;
-  Publisher publisher_{env_};  // after env_
+  Publisher publisher_{env_, opt_.fsync};  // after env_ and opt_
   // After loop_ (its wake-ups) and open_ (its downloads): goes first.
   PartSyncer syncer_{[this] { loop_.Wakeup(); }};
 };
@@ -452,6 +496,7 @@ Status GetOne(Backend* backend, Download* dl, const TransferOptions& opt,
               BlockingBucket* bucket, TransferReport* report) {
   FERRY_RETURN_IF_ERROR(dl->Open());
   report->bytes_resumed += dl->resumed_bytes();
+  uint64_t bytes_before = report->bytes;  // this object's: report->bytes - it
   const std::string& key = dl->item().key;
   for (int restarts = 0;; ++restarts) {
     Status s;
@@ -482,6 +527,9 @@ Status GetOne(Backend* backend, Download* dl, const TransferOptions& opt,
     if (s.ok()) return s;
     if (!s.IsFailedPrecondition() || restarts >= 3) return s;
     ++report->retries["changed"];
+    report->bytes_resumed -= dl->resumed_bytes();
+    report->bytes_discarded += report->bytes - bytes_before;
+    bytes_before = report->bytes;
     FERRY_RETURN_IF_ERROR(dl->Restart());
   }
 }
@@ -503,12 +551,12 @@ Result<TransferReport> GetObjects(Backend* backend, std::vector<GetItem> items,
   remote::BlockingBucket bucket(options.bwlimit, env);  // one for the run
   // Small files wait for one syncfs of many, as in the HTTP engine (an
   // fdatasync and a folder fsync each cost more than the copy).
-  remote::Publisher publisher(env);
+  remote::Publisher publisher(env, options.fsync);
   for (GetItem& item : items) {
     std::string key = item.key;
     auto dl = std::make_unique<remote::Download>(
         std::move(item), options.part_size, backend->Describe() + "/" + key,
-        env);
+        env, options.fsync);
     Status s = remote::GetOne(backend, dl.get(), options, &bucket, &report);
     if (s.ok() && dl->journalled()) {
       s = dl->Finish();

@@ -4,6 +4,7 @@
 #ifndef FERRY_LIB_REMOTE_TRANSFER_UTIL_H_
 #define FERRY_LIB_REMOTE_TRANSFER_UTIL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,11 @@ class ProgressTicker {
     p_.bytes_done += already_done;
   }
   void AddDone(uint64_t bytes) { p_.bytes_done += bytes; }
+  // An object started over: its total and what was done of it go.
+  void Undo(uint64_t total, uint64_t done) {
+    p_.bytes_total -= std::min(total, p_.bytes_total);
+    p_.bytes_done -= std::min(done, p_.bytes_done);
+  }
   void FileDone() { ++p_.files_done; }
   void Tick(bool last);
 

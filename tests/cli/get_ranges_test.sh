@@ -8,21 +8,7 @@ set -euo pipefail
 ferry=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/testlib.sh"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-
-# fake NAME MODE [BIG]: serves small (6 bytes) and big (big.txt: 3 MiB + 5,
-# or BIG) over HTTP.
-head -c 2359296 /dev/urandom | base64 -w0 > big.txt && printf abcde >> big.txt
-fake() {
-  /usr/bin/python3 -c 'import json,sys; json.dump({"small": "hello\n",
-    "big": open(sys.argv[2]).read()}, open(sys.argv[1], "w"))' "$1.json" \
-    "${3:-big.txt}"
-  /usr/bin/python3 "$here/../integration/fake_s3.py" "$1.json" "$1.port" $2 &
-  pids+=($!)
-  for _ in $(seq 100); do [ -s "$1.port" ] && break; sleep 0.1; done
-  url=http://127.0.0.1:$(cat "$1.port")/b
-}
+. "$here/fake_s3lib.sh"
 
 # 3. Range ignored: 200 + the whole object to the first request is used.
 fake norange ignore_range
@@ -55,7 +41,6 @@ done < endless.port.log
 fake parts fail_from=2097152
 expect_rc 4 "$ferry" get --retries 0 --part-size 1M "$url/big" shrunk
 [ -e shrunk.ferry-part.journal ] || fail "no journal kept: $(ls)"
-kill "${pids[-1]}"
 head -c 1000000 big.txt > small.txt
 fake shrunk "" small.txt
 expect_rc 0 "$ferry" get --json --part-size 1M "$url/big" shrunk

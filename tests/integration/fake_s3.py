@@ -9,7 +9,8 @@ ListObjectsV2 (?list-type=2&prefix=...) with those keys and GET/HEAD of a key
 with its bytes (Range honoured; a range past the end: 416). Served as plain
 HTTP too: http://127.0.0.1:PORT/BUCKET/KEY. The port it listens on is written
 to PORTFILE, each GET's Range header (or "-") appended to PORTFILE.log; it
-serves until killed. Standard library only. MODE misbehaves:
+serves until killed. Standard library only. MODE (comma-separated modes)
+misbehaves:
   ignore_range  answer every GET 200 with the whole object (python3 -m
                 http.server does)
   endless       answer a Range with a correct 206 header, then a chunked body
@@ -17,6 +18,10 @@ serves until killed. Standard library only. MODE misbehaves:
   fail_from=N   answer 503 to a Range that starts at byte N or later
   bad_md5=KEY   KEY's ETag is the MD5 of other bytes (a plain single-part ETag
                 that its body does not match)
+  etag=E        every object's ETag is E, whatever its bytes (a server whose
+                ETag does not follow the content)
+  change_after=N  from a key's Nth GET on, the object is its bytes reversed
+                (another ETag): it changes during a download
 """
 import hashlib
 import http.server
@@ -28,12 +33,16 @@ import urllib.parse
 from xml.sax.saxutils import escape
 
 objs = {k: v.encode() for k, v in json.load(open(sys.argv[1])).items()}
-mode = sys.argv[3] if len(sys.argv) > 3 else ''
+modes = dict(m.partition('=')[::2] for m in
+             (sys.argv[3] if len(sys.argv) > 3 else '').split(',') if m)
+gets = {}  # key -> GETs so far
 
 
 def etag(data):
-    if mode.startswith('bad_md5=') and data == objs.get(mode[8:]):
+    if 'bad_md5' in modes and data == objs.get(modes['bad_md5']):
         data += b'!'
+    if 'etag' in modes:
+        return modes['etag']
     return '"%s"' % hashlib.md5(data).hexdigest()
 
 
@@ -76,24 +85,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(404, b'<Error><Code>NoSuchKey</Code>'
                              b'<Message>no</Message></Error>')
         data = objs[key]
+        if self.command == 'GET':
+            gets[key] = gets.get(key, 0) + 1
+        if 'change_after' in modes and \
+                gets.get(key, 0) >= int(modes['change_after']):
+            data = data[::-1]
         headers = [('ETag', etag(data))]
         rng = self.headers.get('Range')
         with open(sys.argv[2] + '.log', 'a') as log:
             log.write('%s %s\n' % (key, rng or '-'))
-        if rng and data and mode != 'ignore_range':
+        if rng and data and 'ignore_range' not in modes:
             first, last = rng[len('bytes='):].split('-')
             first = int(first)
             if first >= len(data):
                 return self.send(416, b'', [('Content-Range',
                                              'bytes */%d' % len(data))])
-            if mode.startswith('fail_from=') and \
-                    first >= int(mode.split('=')[1]):
+            if 'fail_from' in modes and first >= int(modes['fail_from']):
                 return self.send(503, b'<Error><Code>SlowDown</Code>'
                                  b'<Message>later</Message></Error>')
             last = min(int(last), len(data) - 1) if last else len(data) - 1
             headers.append(('Content-Range',
                             'bytes %d-%d/%d' % (first, last, len(data))))
-            if mode == 'endless':
+            if 'endless' in modes:
                 return self.endless(headers, data[first:last + 1])
             return self.send(206, data[first:last + 1], headers)
         return self.send(200, data, headers)

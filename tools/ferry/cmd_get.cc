@@ -21,6 +21,7 @@ struct GetArgs {
   std::vector<std::string> args;  // SRC... DST
   bool recursive = false;
   bool dry_run = false;
+  bool no_fsync = false;
   std::string expect;
   PathFilters filters;
 };
@@ -141,6 +142,7 @@ int RunGet(GetArgs& a) {
   }
   TransferBar bar("get", files, a.common.quiet || a.common.json);
   TransferOptions opt = TransferOptionsFrom(a.remote, false);
+  opt.fsync = !a.no_fsync;
   uint64_t files_before = 0, bytes_before = 0;
   for (Batch& b : batches) {
     if (b.items.empty()) continue;
@@ -155,11 +157,12 @@ int RunGet(GetArgs& a) {
     auto r = GetObjects(backend->get(), std::move(b.items), opt, env);
     if (!r.ok()) return Fail(r.status());
     files_before += r->files_done;
-    bytes_before += r->bytes + r->bytes_resumed;
+    bytes_before += r->bytes - r->bytes_discarded + r->bytes_resumed;
     total.files_done += r->files_done;
     total.files_failed += r->files_failed;
     total.bytes += r->bytes;
     total.bytes_resumed += r->bytes_resumed;
+    total.bytes_discarded += r->bytes_discarded;
     total.requests += r->requests;
     for (const auto& [cause, n] : r->retries) total.retries[cause] += n;
     for (auto& f : r->failures) total.failures.push_back(std::move(f));
@@ -185,6 +188,9 @@ Runner RegisterGet(CLI::App* app) {
   cmd->add_flag("-R,--recursive", a->recursive,
                 "SRC names prefixes: every object below each");
   cmd->add_flag("--dry-run", a->dry_run, "Print what would be fetched");
+  cmd->add_flag("--no-fsync", a->no_fsync,
+                "Never fsync (faster; a kill -9 still resumes, but after a "
+                "power loss a file may be incomplete: docs/remote.md)");
   a->filters.AddOptions(cmd, "; with -R, on keys below each SRC prefix");
   cmd->add_option("--expect", a->expect,
                   "XXH3-128 (32 hex digits) the one object must have; a "

@@ -198,6 +198,8 @@ int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
         .Uint(r.bytes)
         .Key("bytes_resumed")
         .Uint(r.bytes_resumed)
+        .Key("bytes_discarded")
+        .Uint(r.bytes_discarded)
         .Key("requests")
         .Uint(r.requests)
         .Key("retries")

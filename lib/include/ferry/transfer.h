@@ -57,6 +57,11 @@ struct TransferOptions {
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   bool dry_run = false;
+  // Downloads: false skips every fdatasync/fsync/syncfs of parts, journals,
+  // final files and folders (--no-fsync). The journal is still written, so
+  // a killed process resumes (the page cache outlives it); after a power
+  // loss a file may be incomplete under its final name (docs/remote.md).
+  bool fsync = true;
   // Called from the event loop now and then (and once at the end).
   std::function<void(const TransferProgress&)> progress;
 };
@@ -66,7 +71,12 @@ struct TransferReport {
   uint64_t files_failed = 0;
   uint64_t files_skipped = 0;  // S3 folder markers (empty "x/" objects)
   uint64_t bytes = 0;          // payload bytes moved in this run
-  uint64_t bytes_resumed = 0;  // bytes a previous run had already fetched
+  // Bytes a previous run had fetched and this one kept.
+  uint64_t bytes_resumed = 0;
+  // Of `bytes`, those thrown away when an object changed during the run
+  // (fetched again): bytes - bytes_discarded + bytes_resumed is the size of
+  // what was downloaded.
+  uint64_t bytes_discarded = 0;
   uint64_t requests = 0;
   std::map<std::string, uint64_t> retries;  // by cause: "503", "reset", ...
   // Each failed item: its key (get) or source (put), and why.
