@@ -187,7 +187,8 @@ Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings) {
     }
     list = curl_slist_append(list, line.c_str());
   };
-  for (const auto& [k, v] : settings.extra_headers) add(k, v);
+  if (req.send_extra_headers)
+    for (const auto& [k, v] : settings.extra_headers) add(k, v);
   for (const auto& [k, v] : req.headers) add(k, v);
   // libcurl would add "Expect: 100-continue" to large uploads: one more
   // round trip per request, and some proxies mishandle it.

@@ -58,7 +58,7 @@ Status CheckKey(std::string_view key) {
   return Status::OK();
 }
 
-class FileBackend : public Backend {
+class FileBackend : public Backend, public UnpublishedWriter {
  public:
   FileBackend(std::string root, std::string describe, Env* env)
       : root_(std::move(root)), describe_(std::move(describe)), env_(env) {
@@ -146,6 +146,24 @@ class FileBackend : public Backend {
 
   Result<ObjectInfo> Write(std::string_view key, ByteSource* source,
                            const WriteOptions& options) override {
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> w,
+                           WriteUnpublished(key, source));
+    if (options.if_none_match || !options.if_match.empty()) {
+      FERRY_ASSIGN_OR_RETURN(
+          auto lock,
+          env_->LockFile(JoinPath(DirName(PathOf(key)), kLockName), true));
+      FERRY_RETURN_IF_ERROR(CheckWriteCondition(key, options));
+      FERRY_RETURN_IF_ERROR(w->Commit());
+      return Stat(key);
+    }
+    FERRY_RETURN_IF_ERROR(w->Commit());
+    return Stat(key);
+  }
+
+  const std::string& root() const override { return root_; }
+
+  Result<std::unique_ptr<AtomicFileWriter>> WriteUnpublished(
+      std::string_view key, ByteSource* source) override {
     FERRY_RETURN_IF_ERROR(CheckKey(key));
     const std::string path = PathOf(key);
     const std::string dir = DirName(path);
@@ -173,15 +191,7 @@ class FileBackend : public Backend {
       FERRY_RETURN_IF_ERROR(w->Append(std::string_view(buf.data(), got)));
       pos += got;
     }
-    if (options.if_none_match || !options.if_match.empty()) {
-      FERRY_ASSIGN_OR_RETURN(auto lock,
-                             env_->LockFile(JoinPath(dir, kLockName), true));
-      FERRY_RETURN_IF_ERROR(CheckWriteCondition(key, options));
-      FERRY_RETURN_IF_ERROR(w->Commit());
-      return Stat(key);
-    }
-    FERRY_RETURN_IF_ERROR(w->Commit());
-    return Stat(key);
+    return w;
   }
 
   Status Delete(std::string_view key) override {

@@ -18,10 +18,29 @@
 #include <string>
 #include <string_view>
 
+#include "ferry/atomic_file.h"
 #include "ferry/env.h"
 #include "ferry/remote.h"
 
 namespace ferry::remote {
+
+// What the file backend offers PutObjects besides Backend::Write: an
+// object's bytes in a temporary file beside the key's file, neither synced
+// nor renamed, so that the caller publishes many at once with an
+// AtomicBatch (one syncfs, then the renames, then one sync per folder) as
+// file:// get does. No file ever has its final name before its bytes are
+// durable.
+class UnpublishedWriter {
+ public:
+  virtual ~UnpublishedWriter() = default;
+  // Copies source into a temporary file for key (folders created); the
+  // key's file is untouched. The writer's Detach hands it to a batch; its
+  // destructor removes it otherwise.
+  virtual Result<std::unique_ptr<AtomicFileWriter>> WriteUnpublished(
+      std::string_view key, ByteSource* source) = 0;
+  // A path on the file system the objects are written to (for syncfs).
+  virtual const std::string& root() const = 0;
+};
 
 // root: the directory (or, for a URL naming one file, that file; its key is
 // ""). It need not exist yet: the first write creates it. `describe` is what

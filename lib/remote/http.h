@@ -31,6 +31,9 @@ struct HttpRequest {
   uint64_t body_offset = 0, body_length = 0;
   // Set on ranged GETs: the engine checks the answer against it.
   std::optional<ByteRange> range;
+  // false after a redirect to another origin: HttpSettings::extra_headers
+  // (--header, tokens) are not sent (remote/redirect.h).
+  bool send_extra_headers = true;
 };
 
 // Case-insensitive lookup; nullptr when absent.
@@ -49,6 +52,9 @@ struct HttpSettings {
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   int connect_timeout = 20;
+  // Redirects are followed (http(s):// remotes; remote/redirect.h); other
+  // backends see a 3xx as an answer.
+  bool follow_redirects = false;
   std::function<void(std::string_view)> log;  // -v; secrets redacted
 };
 

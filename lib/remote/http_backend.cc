@@ -180,6 +180,7 @@ Result<std::unique_ptr<HttpBackend>> NewHttpBackend(
   }
   while (u.size() > host_start + host.size() && u.back() == '/') u.pop_back();
   FERRY_ASSIGN_OR_RETURN(HttpSettings settings, HttpSettingsFrom(options));
+  settings.follow_redirects = true;
   return std::unique_ptr<HttpBackend>(
       new HttpBackendImpl(EncodeUrlAsWritten(u), std::move(settings),
                           options.max_retries, options.http_keys_as_written));

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "remote/redirect.h"
+
 namespace ferry::remote {
 
 namespace {
@@ -95,12 +97,24 @@ Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
 Result<HttpResponse> HttpClient::Perform(
     const std::function<Result<HttpRequest>()>& make, ByteSink* body_sink,
     uint64_t max_body, const HeaderCheck& check) {
+  RedirectState redirect;  // the same for every attempt once met
+  std::string origin;
   for (int attempt = 0;; ++attempt) {
     Result<HttpRequest> req = make();
     if (!req.ok()) return req.status();
+    if (origin.empty()) origin = req->url;
+    ApplyRedirect(redirect, &*req);
     bool delivered = false;
     Result<HttpResponse> r =
         Attempt(*req, body_sink, max_body, check, &delivered);
+    if (r.ok() && settings_.follow_redirects) {
+      FERRY_ASSIGN_OR_RETURN(bool moved,
+                             FollowRedirect(origin, req->url, *r, &redirect));
+      if (moved) {  // not an attempt: the next request, at once
+        --attempt;
+        continue;
+      }
+    }
     bool retry = false;
     int64_t retry_after = -1;
     if (!r.ok()) {

@@ -158,6 +158,12 @@ void CurlMultiLoop::Retry(LoopRequest* r) {
   waiting_.push_back(r);
 }
 
+void CurlMultiLoop::Resend(LoopRequest* r) {
+  Release(r);
+  r->not_before_us = 0;
+  waiting_.push_back(r);
+}
+
 void CurlMultiLoop::Delete(LoopRequest* r) {
   Release(r);
   auto w = std::find(waiting_.begin(), waiting_.end(), r);

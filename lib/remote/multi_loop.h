@@ -104,6 +104,9 @@ class CurlMultiLoop {
   }
   // Schedules r's next attempt after the backoff (Retry-After honoured).
   void Retry(LoopRequest* r);
+  // Starts r again as soon as there is room, not counted as a retry (it
+  // was redirected).
+  void Resend(LoopRequest* r);
   void Delete(LoopRequest* r);
   // Deletes every request of owner, in flight or waiting.
   void Cancel(const void* owner);

@@ -24,6 +24,7 @@
 #include "remote/part_syncer.h"
 #include "remote/publisher.h"
 #include "remote/range_check.h"
+#include "remote/redirect.h"
 #include "remote/retry.h"
 #include "remote/token_bucket.h"
 #include "remote/transfer_util.h"
@@ -37,8 +38,10 @@ struct Obj {
   bool probing = false;  // the first GET, which learns size and ETag
   bool stream = false;   // that GET got the whole object (Range ignored)
   int restarts = 0;
-  uint64_t fetched = 0;  // bytes written in this run (lost by a restart)
-  bool ranged = false;   // a 206 came for it in this run: Range works
+  uint64_t fetched = 0;    // bytes written in this run (lost by a restart)
+  bool ranged = false;     // a 206 came for it in this run: Range works
+  std::string origin;      // the URL the backend names it by
+  RedirectState redirect;  // where its requests go now
 };
 
 struct Req : LoopRequest {
@@ -54,6 +57,7 @@ struct Req : LoopRequest {
   bool complete = false;       // judged complete at its headers (no body due)
   bool overran = false;        // the body went past the range asked
   bool range_ignored = false;  // a 200 with the whole object to a part
+  int hops = 0;                // the object's redirects when it was sent
 };
 
 // Counts what the publisher put into place (or failed to).
@@ -106,6 +110,11 @@ class GetEngine : public CurlMultiLoop::Client {
     Req* r = static_cast<Req*>(lr);
     FERRY_ASSIGN_OR_RETURN(r->http, backend_->MakeGet(r->obj->dl->item().key,
                                                       asked(r), r->if_match));
+    // After a redirect every request goes to where it led (parts too).
+    Obj* o = r->obj;
+    if (o->origin.empty()) o->origin = r->http.url;
+    ApplyRedirect(o->redirect, &r->http);
+    r->hops = o->redirect.hops;
     r->received = 0;
     r->answer.reset();
     r->body_status = Status::OK();
@@ -308,6 +317,19 @@ class GetEngine : public CurlMultiLoop::Client {
     Obj* o = r->obj;
     Status s;
     if (r->complete && rc == CURLE_WRITE_ERROR) rc = CURLE_OK;
+    if (rc == CURLE_OK && status >= 300 && status < 400 &&
+        backend_->settings().follow_redirects) {
+      // Sent before another request of the object was redirected: again,
+      // where that one led. Else this one is followed.
+      if (r->hops < o->redirect.hops) return loop_.Resend(r);
+      auto moved =
+          FollowRedirect(o->origin, r->http.url, r->ex.response, &o->redirect);
+      if (!moved.ok()) {
+        loop_.Delete(r);
+        return Fail(o, moved.status());
+      }
+      if (*moved) return loop_.Resend(r);
+    }
     if (rc == CURLE_OK) {
       // (A probe's 416 for an empty object was accepted at its headers.)
       bool success = r->answer || (status >= 200 && status < 300) ||
@@ -401,6 +423,7 @@ class GetEngine : public CurlMultiLoop::Client {
     o->probing = false;
     o->stream = false;
     o->ranged = false;
+    o->redirect = RedirectState();
     // Nothing fetched so far counts as kept: the numbers add up.
     const Download& dl = *o->dl;
     report_->bytes_resumed -= dl.resumed_bytes();

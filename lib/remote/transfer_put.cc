@@ -8,13 +8,16 @@
 #include <cstring>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "ferry/atomic_file.h"
 #include "ferry/transfer.h"
 #include "remote/curl_util.h"
+#include "remote/file_backend.h"
 #include "remote/http.h"
 #include "remote/multi_loop.h"
 #include "remote/retry.h"
@@ -283,15 +286,47 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
   remote::RetryPolicy policy;
   policy.max_retries = options.max_retries;
   remote::BlockingBucket bucket(options.bwlimit, env);  // one for the run
+  // A file backend's objects are published in batches: one syncfs for many
+  // files (an fsync of each file and its folder cost more than the copy),
+  // then the renames; none has its name before its bytes are durable.
+  auto* unpublished = dynamic_cast<remote::UnpublishedWriter*>(backend);
+  std::optional<AtomicBatch> batch;
+  if (unpublished) batch.emplace(env, unpublished->root());
+  std::vector<const PutItem*> batched;
+  uint64_t batched_bytes = 0;
+  auto commit = [&] {
+    batch->Commit([&](size_t i, const Status& s) {
+      if (s.ok()) {
+        ++report.files_done;
+        progress.FileDone();
+      } else {
+        ++report.files_failed;
+        report.failures.emplace_back(batched[i]->src, s);
+      }
+    });
+    batched.clear();
+    batched_bytes = 0;
+  };
   for (const PutItem& item : items) {
     Status s;
     auto src = remote::FileSource::Open(env, item.src);
+    bool added = false;
     for (int attempt = 0; src.ok(); ++attempt) {
       ++report.requests;
       remote::ThrottledSource throttled(src->get(), &bucket);
-      auto w = backend->Write(item.key, &throttled, WriteOptions{});
-      s = w.status();
-      if (s.ok()) s = (*src)->CheckUnchanged();
+      if (unpublished) {
+        auto w = unpublished->WriteUnpublished(item.key, &throttled);
+        s = w.status();
+        if (s.ok()) s = (*src)->CheckUnchanged();
+        if (s.ok()) s = (*w)->Detach();
+        if (s.ok()) {
+          batch->Add((*w)->temp_path(), (*w)->final_path());
+          added = true;
+        }
+      } else {
+        s = backend->Write(item.key, &throttled, WriteOptions{}).status();
+        if (s.ok()) s = (*src)->CheckUnchanged();
+      }
       if (s.ok()) report.bytes += (*src)->size();
       if (!remote::RetryPolicy::IsRetryable(s) || attempt >= policy.max_retries)
         break;
@@ -300,7 +335,11 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
           std::chrono::milliseconds(policy.BackoffMs(attempt + 1)));
     }
     if (!src.ok()) s = src.status();
-    if (s.ok()) {
+    if (added) {
+      batched.push_back(&item);
+      batched_bytes += (*src)->size();
+      if (batched.size() >= 4096 || batched_bytes >= (1u << 30)) commit();
+    } else if (s.ok()) {
       ++report.files_done;
       progress.FileDone();
     } else {
@@ -309,6 +348,7 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
     }
     progress.Tick(false);
   }
+  if (batch) commit();
   bucket.Settle();
   progress.Tick(true);
   return report;

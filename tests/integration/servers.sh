@@ -3,7 +3,12 @@
 # loopback ports:
 #   nginx        static files with Range and ETag, over HTTP and over HTTPS
 #                (a test CA made at start by openssl); /private/ needs
-#                "Authorization: Bearer $TOKEN", else 401     (apt: nginx-light)
+#                "Authorization: Bearer $TOKEN", else 401     (apt: nginx-light);
+#                /rNNN/PATH answers NNN (301 302 303 307 308) to /PATH,
+#                /away/PATH 302 to PATH on a third server on another port
+#                (FERRY_TEST_HTTP_OTHER_URL, whose access log shows each
+#                request's Authorization and X-Ferry-Test headers),
+#                /tohttp/PATH 302 to PATH over plain HTTP, /loop/x 302 to itself
 #   s3rver       the S3 API, bucket "ferry-test" created    (npm: s3rver)
 #   sig_proxy.py in front of s3rver, checks every SigV4 signature with
 #                botocore (s3rver accepts any): FERRY_TEST_S3_URL; a second
@@ -98,9 +103,9 @@ start() {
   mkdir -p "$dir"/www/private "$dir"/s3 "$dir"/tmp
   chmod 755 "$dir" "$dir"/www "$dir"/www/private
   local http_port https_port s3_port sig_port pub_port fh_port fh_ctl fs_port fs_ctl
-  local user_line=""
+  local other_port user_line=""
   read -r http_port https_port s3_port sig_port pub_port fh_port fh_ctl fs_port fs_ctl \
-    <<< "$(free_ports 9)"
+    other_port <<< "$(free_ports 10)"
   [ "$(id -u)" = 0 ] && user_line="user root root;"
   make_certs
 
@@ -111,6 +116,15 @@ start() {
     location /private/ {
       if (\$http_authorization != "Bearer $TOKEN") { return 401; }
     }
+    absolute_redirect off;
+    location ~ ^/r301(/.*)\$ { return 301 \$1; }
+    location ~ ^/r302(/.*)\$ { return 302 \$1; }
+    location ~ ^/r303(/.*)\$ { return 303 \$1; }
+    location ~ ^/r307(/.*)\$ { return 307 \$1; }
+    location ~ ^/r308(/.*)\$ { return 308 \$1; }
+    location ~ ^/away(/.*)\$ { return 302 http://127.0.0.1:$other_port\$1; }
+    location ~ ^/tohttp(/.*)\$ { return 302 http://127.0.0.1:$http_port\$1; }
+    location /loop/ { return 302 /loop/x; }
 CONF
   cat > "$dir"/nginx.conf <<CONF
 $user_line
@@ -121,6 +135,7 @@ error_log $dir/nginx-error.log warn;
 events { worker_connections 1024; }
 http {
   log_format ferry '\$request\t\$http_range\t\$status\t\$body_bytes_sent\t\$http_if_range\t\$http_if_match\t\$connection';
+  log_format ferry_headers '\$request\t\$status\t\$http_authorization\t\$http_x_ferry_test';
   client_body_temp_path $dir/tmp/body;
   proxy_temp_path $dir/tmp/proxy;
   fastcgi_temp_path $dir/tmp/fastcgi;
@@ -141,11 +156,17 @@ http {
     access_log $dir/https-access.log ferry;
     include $dir/site.conf;
   }
+  server {  # another origin, for redirects away
+    listen 127.0.0.1:$other_port;
+    access_log $dir/other-access.log ferry_headers;
+    root $dir/www;
+    etag on;
+  }
 }
 CONF
   : > "$dir"/http-access.log
   nginx -c "$dir"/nginx.conf -p "$dir" -e "$dir"/nginx-error.log
-  wait_port "$http_port" 10 && wait_port "$https_port" 10 \
+  wait_port "$http_port" 10 && wait_port "$https_port" 10 && wait_port "$other_port" 10 \
     || { echo "nginx did not start" >&2; cat "$dir"/nginx-error.log >&2; exit 1; }
 
   [ -x "$S3RVER" ] || { echo "s3rver not found (run tools/dev/install-deps.sh)" >&2; exit 1; }
@@ -174,6 +195,8 @@ FERRY_TEST_SERVERS_DIR=$dir
 FERRY_TEST_HTTP_URL=http://127.0.0.1:$http_port
 FERRY_TEST_HTTP_ROOT=$dir/www
 FERRY_TEST_HTTP_ACCESS_LOG=$dir/http-access.log
+FERRY_TEST_HTTP_OTHER_URL=http://127.0.0.1:$other_port
+FERRY_TEST_HTTP_OTHER_ACCESS_LOG=$dir/other-access.log
 FERRY_TEST_HTTPS_URL=https://127.0.0.1:$https_port
 FERRY_TEST_HTTPS_ACCESS_LOG=$dir/https-access.log
 FERRY_TEST_CA_BUNDLE=$dir/tls/ca.pem

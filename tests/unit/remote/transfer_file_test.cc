@@ -139,5 +139,85 @@ TEST(FileTransferTest, SourceChangedDuringPutIsNamed) {
   EXPECT_FALSE(env.FileExists(dir.Join("bucket/a")));
 }
 
+// Logs the syncs and renames of a run, in order.
+class SyncLogEnv : public EnvWrapper {
+ public:
+  SyncLogEnv() : EnvWrapper(Env::Default()) {}
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    FERRY_ASSIGN_OR_RETURN(auto f, EnvWrapper::NewWritableFile(path));
+    return std::unique_ptr<WritableFile>(new File(this, std::move(f)));
+  }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    log.push_back("rename " + to);
+    return EnvWrapper::RenameFile(from, to);
+  }
+  Status SyncDir(const std::string& dir) override {
+    log.push_back("syncdir");
+    return EnvWrapper::SyncDir(dir);
+  }
+  Status SyncFileSystem(const std::string& path) override {
+    log.push_back("syncfs");
+    return EnvWrapper::SyncFileSystem(path);
+  }
+  std::vector<std::string> log;
+
+ private:
+  class File : public WritableFile {
+   public:
+    File(SyncLogEnv* env, std::unique_ptr<WritableFile> f)
+        : env_(env), f_(std::move(f)) {}
+    Status Append(std::string_view data) override { return f_->Append(data); }
+    Status Flush() override { return f_->Flush(); }
+    Status Sync() override {
+      env_->log.push_back("fsync");
+      return f_->Sync();
+    }
+    Status Close() override { return f_->Close(); }
+
+   private:
+    SyncLogEnv* env_;
+    std::unique_ptr<WritableFile> f_;
+  };
+};
+
+// put to file:// publishes many files with one syncfs (not an fsync of each
+// file and its folder), and no file gets its name before that sync.
+TEST(FileTransferTest, PutToFilesSyncsOnceBeforeAnyRename) {
+  test::ScratchDir dir;
+  SyncLogEnv env;
+  std::vector<PutItem> items;
+  for (int i = 0; i < 20; ++i) {
+    std::string src = dir.Join("src" + std::to_string(i));
+    test::WriteFile(&env, src, test::RandomBytes(1000 + i, i));
+    items.push_back(
+        PutItem{src, "d" + std::to_string(i % 3) + "/f" + std::to_string(i)});
+  }
+  auto backend = OpenBackend("file://" + dir.Join("bucket"), {}, &env);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  env.log.clear();
+  auto put = PutObjects(backend->get(), items, TransferOptions{}, &env);
+  ASSERT_TRUE(put.ok());
+  EXPECT_EQ(put->files_done, 20u);
+  size_t syncfs = 0, fsyncs = 0, renames = 0;
+  for (const std::string& e : env.log) {
+    if (e == "syncfs") ++syncfs;
+    if (e == "fsync") ++fsyncs;
+    if (e.rfind("rename ", 0) == 0) {
+      EXPECT_EQ(syncfs, 1u) << e << " before the bytes were synced";
+      ++renames;
+    }
+  }
+  EXPECT_EQ(syncfs, 1u);
+  EXPECT_EQ(fsyncs, 0u);
+  EXPECT_EQ(renames, 20u);
+  for (const PutItem& item : items) {
+    auto got = ReadFileToString(&env, dir.Join("bucket/" + item.key), 1 << 20);
+    auto want = ReadFileToString(&env, item.src, 1 << 20);
+    ASSERT_TRUE(got.ok()) << item.key;
+    EXPECT_EQ(*got, *want) << item.key;
+  }
+}
+
 }  // namespace
 }  // namespace ferry::remote
