@@ -6,7 +6,7 @@
 namespace ferry::delta {
 namespace {
 
-constexpr size_t kReadBuffer = 1 << 20;
+constexpr size_t kReadBuffer = 64 << 10;
 
 // Feeds every byte of the file at path to `take`, in order.
 template <typename Take>

@@ -6,7 +6,7 @@
 namespace ferry::delta {
 namespace {
 
-constexpr size_t kOutBuffer = 256 << 10;  // librsync advises >= 32 KiB
+constexpr size_t kOutBuffer = 64 << 10;  // librsync advises >= 32 KiB
 
 void IgnoreTrace(rs_loglevel, const char*) {}
 

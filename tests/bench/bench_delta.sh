@@ -29,15 +29,24 @@ cat old same changed > /dev/null
 rdiff -f signature old sig.anchor
 rdiff -f delta sig.anchor changed delta.anchor
 
-for _ in $(seq "$RUNS"); do
-  run sig_ferry "$TOOL" signature old sig.ferry
-  run sig_rdiff rdiff -f signature old sig.rdiff
-  run same_ferry "$TOOL" delta sig.anchor same d.same.ferry
-  run same_rdiff rdiff -f delta sig.anchor same d.same.rdiff
-  run changed_ferry "$TOOL" delta sig.anchor changed d.changed.ferry
-  run changed_rdiff rdiff -f delta sig.anchor changed d.changed.rdiff
-  run patch_ferry "$TOOL" patch old delta.anchor out.ferry
-  run patch_rdiff rdiff -f patch old delta.anchor out.rdiff
+# Each step runs ferry then rdiff in odd rounds, rdiff then ferry in even
+# ones (whoever goes second finds caches warmer).
+step() {  # NAME FERRY_ARGS... -- RDIFF_ARGS...
+  local name=$1 i; shift
+  local -a f=() r=()
+  for i in "$@"; do shift; [ "$i" = -- ] && break; f+=("$i"); done
+  r=("$@")
+  if [ $((round % 2)) = 1 ]; then
+    run "${name}_ferry" "$TOOL" "${f[@]}"; run "${name}_rdiff" rdiff -f "${r[@]}"
+  else
+    run "${name}_rdiff" rdiff -f "${r[@]}"; run "${name}_ferry" "$TOOL" "${f[@]}"
+  fi
+}
+for round in $(seq "$RUNS"); do
+  step sig signature old sig.ferry -- signature old sig.rdiff
+  step same delta sig.anchor same d.same.ferry -- delta sig.anchor same d.same.rdiff
+  step changed delta sig.anchor changed d.changed.ferry -- delta sig.anchor changed d.changed.rdiff
+  step patch patch old delta.anchor out.ferry -- patch old delta.anchor out.rdiff
 done
 cmp sig.ferry sig.rdiff && cmp d.same.ferry d.same.rdiff &&
   cmp d.changed.ferry d.changed.rdiff && cmp out.ferry changed ||
