@@ -7,7 +7,8 @@
 # then put the TFRecord output into a local file:// bucket, list it, get it
 # back into a fresh folder and verify the copy; then publish the TFRecord
 # output as a versioned dataset into a local file:// bucket (issue 12) and
-# show its log, sync it into a cache + view and verify the view.
+# show its log, sync it into a cache + view and verify the view; then change
+# a few images, pack and publish v2, sync again and print how many bytes moved.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/dev/install-deps.sh"
@@ -55,4 +56,32 @@ rm -rf "$synced" "$out/.synced.ferry-views" "$out/sync-cache"
 echo "== ferry sync file://$published $synced --cache $out/sync-cache; ferry verify it"
 "$ferry" sync "file://$published" "$synced" --cache "$out/sync-cache"
 "$ferry" verify "$synced"
+# v2: a few images change (two re-encoded, one deleted, one added), the
+# dataset is packed again (splits kept from v1's output), published, and the
+# same cache + view synced: only what changed moves.
+v2src="$out/dataset-v2"
+rm -rf "$v2src" "$out/tfrecord-v2"
+cp -a samples/dataset "$v2src"
+echo "== v2: re-encode $v2src/cat/cat_001.png and coffee/coffee_001.png (JPEG q80), delete cat/cat_002.png, add cat/cat_new.jpg"
+"$ferry" convert -q "$v2src/cat/cat_001.png" "$v2src/cat/cat_001.jpg" --quality 80
+"$ferry" convert -q "$v2src/coffee/coffee_001.png" "$v2src/coffee/coffee_001.jpg" --quality 80
+rm "$v2src/cat/cat_001.png" "$v2src/coffee/coffee_001.png" "$v2src/cat/cat_002.png"
+"$ferry" convert -q "$v2src/cat/cat_003.png" "$v2src/cat/cat_new.jpg" --size 200 --quality 85
+echo "== ferry pack $v2src $out/tfrecord-v2 --size 128 --shard-records 16 --previous $out/tfrecord"
+"$ferry" pack -q "$v2src" "$out/tfrecord-v2" --size 128 --shard-records 16 -j 2 \
+  --previous "$out/tfrecord"
+"$ferry" verify "$out/tfrecord-v2" --deep -j 2
+echo "== ferry publish $out/tfrecord-v2 file://$published -m 'main job v2' --tag v2"
+"$ferry" publish "$out/tfrecord-v2" "file://$published" -m "main job v2" --tag v2
+"$ferry" log "file://$published"
+echo "== ferry sync file://$published $synced --cache $out/sync-cache (v1 -> v2); ferry verify it"
+"$ferry" sync --json "file://$published" "$synced" --cache "$out/sync-cache" > "$out/sync-v2.json"
+"$ferry" verify "$synced"
+/usr/bin/python3 - "$out/sync-v2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"   v2: {d['files']} files, {d['bytes']} bytes; moved {d['objects_fetched']} objects, "
+      f"{d['bytes_fetched']} bytes ({100.0 * d['bytes_fetched'] / max(1, d['bytes']):.1f}% of the "
+      f"dataset), {d['files_cached']} files already in the cache, {d['requests']} requests")
+PY
 echo "main job: OK"
