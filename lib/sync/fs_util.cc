@@ -92,38 +92,39 @@ Status SetMode(const std::string& path, uint32_t mode) {
   return Status::OK();
 }
 
-namespace {
-
-class ByteLock : public FileLock {
- public:
-  explicit ByteLock(int fd) : fd_(fd) {}
-  ~ByteLock() override { ::close(fd_); }  // releases the description's lock
-
- private:
-  int fd_;
-};
-
-}  // namespace
-
-Result<std::unique_ptr<FileLock>> LockByte(const std::string& path,
-                                           uint64_t offset, bool wait) {
+Result<std::unique_ptr<ByteLockSet>> ByteLockSet::Open(
+    const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return PosixError(path, errno);
+  return std::unique_ptr<ByteLockSet>(new ByteLockSet(path, fd));
+}
+
+ByteLockSet::~ByteLockSet() { ::close(fd_); }  // releases every byte
+
+Status ByteLockSet::Set(short type, uint64_t offset, uint64_t len, bool wait) {
   struct flock fl = {};
-  fl.l_type = F_WRLCK;
+  fl.l_type = type;
   fl.l_whence = SEEK_SET;
   fl.l_start = static_cast<off_t>(offset & ((uint64_t{1} << 63) - 1));
-  fl.l_len = 1;
-  while (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
+  fl.l_len = static_cast<off_t>(len);
+  while (::fcntl(fd_, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
     if (errno == EINTR) continue;
-    int err = errno;
-    ::close(fd);
-    if (err == EAGAIN || err == EACCES)
-      return Status::Unavailable(path, "locked");
-    return PosixError(path, err);
+    if (errno == EAGAIN || errno == EACCES)
+      return Status::Unavailable(path_, "locked");
+    return PosixError(path_, errno);
   }
-  return std::unique_ptr<FileLock>(std::make_unique<ByteLock>(fd));
+  return Status::OK();
 }
+
+Status ByteLockSet::Lock(uint64_t offset, bool wait) {
+  return Set(F_WRLCK, offset, 1, wait);
+}
+
+Status ByteLockSet::Unlock(uint64_t offset) {
+  return Set(F_UNLCK, offset, 1, false);
+}
+
+Status ByteLockSet::UnlockAll() { return Set(F_UNLCK, 0, 0, false); }
 
 Status RemoveTree(Env* env, const std::string& path) {
   auto children = env->GetChildren(path);

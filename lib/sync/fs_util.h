@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "ferry/env.h"
 #include "ferry/hash.h"
@@ -48,13 +49,31 @@ Status ReflinkFile(const std::string& from, const std::string& to,
 // chmod; POSIX directly (Env has no permissions).
 Status SetMode(const std::string& path, uint32_t mode);
 
-// An exclusive lock on one byte (at offset, below 2^63) of the file at path
-// (created if missing), shared between processes and between handles of one
-// process (an open file description's lock, F_OFD_SETLK): many locks in one
-// file, no file created or removed per lock. With wait=false, a byte another
-// handle holds gives Unavailable. Released when the FileLock goes.
-Result<std::unique_ptr<FileLock>> LockByte(const std::string& path,
-                                           uint64_t offset, bool wait);
+// Exclusive locks on single bytes (offsets below 2^63) of one file (created
+// if missing), all held through one open file description (OFD fcntl
+// locks): any number of them costs one file descriptor, and no file is
+// created or removed per lock. A byte one set holds excludes every other set
+// (of this process or another); a set's own bytes never conflict. All are
+// released when the set goes (or its process dies).
+class ByteLockSet {
+ public:
+  static Result<std::unique_ptr<ByteLockSet>> Open(const std::string& path);
+  ~ByteLockSet();
+  ByteLockSet(const ByteLockSet&) = delete;
+  ByteLockSet& operator=(const ByteLockSet&) = delete;
+
+  // With wait=false, a byte another set holds gives Unavailable.
+  Status Lock(uint64_t offset, bool wait);
+  Status Unlock(uint64_t offset);
+  Status UnlockAll();
+
+ private:
+  ByteLockSet(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  Status Set(short type, uint64_t offset, uint64_t len, bool wait);
+
+  std::string path_;
+  int fd_;
+};
 
 // Removes path and everything below it (a view folder); OK if missing.
 // Never follows a symbolic link out of it.

@@ -102,19 +102,12 @@ void ListCandidates(Env* env, const std::string& root, const std::string& rel,
 
 // Per-object lock: one process fetches or adopts an object at a time. Each
 // object is one byte of <cache>/object-locks (at a hash of remote key and
-// object hash): creating and removing a lock file per object cost two
-// metadata writes each, seconds of a cold sync of a few thousand objects on
-// a busy disk.
-struct ObjectLock {
-  CacheKey key;
-  std::unique_ptr<FileLock> lock;
-};
-
-Result<std::unique_ptr<FileLock>> LockObject(const std::string& cache_dir,
-                                             const CacheKey& k, bool wait) {
-  const uint64_t at =
-      HashBytes(k.remote_key + "/" + k.hash.ToHex()).low >> 1;  // < 2^63
-  return sync::LockByte(JoinPath(cache_dir, "object-locks"), at, wait);
+// object hash), all of a sync's through one descriptor: a lock file per
+// object cost two metadata writes each (seconds of a cold sync of a few
+// thousand objects on a busy disk) and a descriptor each (100,000 objects:
+// "Too many open files").
+uint64_t LockOffset(const CacheKey& k) {
+  return HashBytes(k.remote_key + "/" + k.hash.ToHex()).low >> 1;  // < 2^63
 }
 
 // A complete download left in partial/ by a run killed before it was
@@ -385,21 +378,24 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
 
   // 5. Locks on the missing objects; another process's are waited for
   // after this one's own work (it never waits while holding any).
-  std::vector<ObjectLock> mine;
-  std::vector<CacheKey> theirs;
-  if (!missing.empty())
+  std::vector<CacheKey> mine, theirs;
+  std::unique_ptr<sync::ByteLockSet> locks;
+  if (!missing.empty()) {
     FERRY_RETURN_IF_ERROR(
         env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
+    FERRY_ASSIGN_OR_RETURN(
+        locks, sync::ByteLockSet::Open(JoinPath(cache_dir, "object-locks")));
+  }
   for (const CacheKey& k : missing) {
-    auto lock = LockObject(cache_dir, k, false);
-    if (!lock.ok()) {
-      if (!lock.status().IsUnavailable()) return lock.status();
+    Status s = locks->Lock(LockOffset(k), false);
+    if (!s.ok()) {
+      if (!s.IsUnavailable()) return s;
       theirs.push_back(k);
       continue;
     }
     // Ours now: an adopted copy a killed run left is stale.
     (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
-    mine.push_back(ObjectLock{k, std::move(*lock)});
+    mine.push_back(k);
   }
 
   // 6. Adopt files already in DEST (a real folder, or the current view).
@@ -417,8 +413,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
   std::vector<CacheKey> to_fetch;
-  for (ObjectLock& ol : mine) {
-    const CacheKey& k = ol.key;
+  for (const CacheKey& k : mine) {
     FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));  // raced in?
     if (!hit) {
       FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
@@ -453,14 +448,15 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   Fetcher fetcher{env,         cache.get(), backend.get(),
                   &o.transfer, &report,     &first_path};
   FERRY_RETURN_IF_ERROR(fetcher.Fetch(to_fetch));
-  mine.clear();  // releases the locks
+  if (locks) FERRY_RETURN_IF_ERROR(locks->UnlockAll());
   for (const CacheKey& k : theirs) {
-    FERRY_ASSIGN_OR_RETURN(auto lock, LockObject(cache_dir, k, true));
+    FERRY_RETURN_IF_ERROR(locks->Lock(LockOffset(k), true));
     FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
     if (!hit) {
       FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
     }
     if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({k}));
+    FERRY_RETURN_IF_ERROR(locks->Unlock(LockOffset(k)));
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
 

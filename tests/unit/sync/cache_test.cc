@@ -301,31 +301,42 @@ TEST_F(CacheTest, TwoProcessesInsertingTheSameObjectsAtOnce) {
           dir_.Join("p" + std::to_string(p) + "-" + std::to_string(i))));
 }
 
-// sync's per-object locks (LockByte): one byte of one file each; a byte
-// held excludes other handles of this process and other processes, other
-// bytes are free, and closing the lock frees its byte.
-TEST_F(CacheTest, ByteLocksExcludePerByteAcrossHandlesAndProcesses) {
+// sync's per-object locks (ByteLockSet): bytes of one file; a byte one set
+// holds excludes other sets of this process and of other processes, other
+// bytes are free, a set's own bytes never conflict, and unlocking (or the
+// set going) frees them.
+TEST_F(CacheTest, ByteLocksExcludePerByteAcrossSetsAndProcesses) {
   const std::string path = dir_.Join("cache/object-locks");
   const uint64_t far = (uint64_t{1} << 62) + 12345;
-  auto a = LockByte(path, far, false);
+  auto a = ByteLockSet::Open(path);
+  auto b = ByteLockSet::Open(path);
   ASSERT_OK(a.status());
-  auto again = LockByte(path, far, false);
-  EXPECT_TRUE(again.status().IsUnavailable()) << again.status().ToString();
-  auto other = LockByte(path, far + 1, false);
-  EXPECT_OK(other.status());
+  ASSERT_OK(b.status());
+  ASSERT_OK((*a)->Lock(far, false));
+  ASSERT_OK((*a)->Lock(far + 2, false));
+  Status again = (*b)->Lock(far, false);
+  EXPECT_TRUE(again.IsUnavailable()) << again.ToString();
+  EXPECT_OK((*b)->Lock(far + 1, false));
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    auto held = LockByte(path, far, false);
-    auto free_byte = LockByte(path, 7, false);
-    _exit(held.status().IsUnavailable() && free_byte.ok() ? 0 : 1);
+    auto c = ByteLockSet::Open(path);
+    if (!c.ok()) _exit(2);
+    bool held = (*c)->Lock(far, false).IsUnavailable() &&
+                (*c)->Lock(far + 1, false).IsUnavailable();
+    _exit(held && (*c)->Lock(7, false).ok() ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  a->reset();
-  EXPECT_OK(LockByte(path, far, false).status());
+  ASSERT_OK((*a)->Unlock(far));
+  EXPECT_OK((*b)->Lock(far, false));
+  EXPECT_TRUE((*b)->Lock(far + 2, false).IsUnavailable());
+  ASSERT_OK((*a)->UnlockAll());
+  EXPECT_OK((*b)->Lock(far + 2, false));
+  b->reset();  // closing frees its bytes
+  EXPECT_OK((*a)->Lock(far + 1, false));
 }
 
 }  // namespace
