@@ -5,8 +5,8 @@
 # 2%, adds 1% and deletes 1% of the small files and changes 3 shards (one
 # record each). Served on each link of LINKS (default "loopback 200mbit":
 # the machine's own loopback, and a slowlink namespace at 200 Mbit/s; add
-# "200mbit+20ms" for latency-proxy's 20 ms round trip in front of nginx and
-# s3rver) to
+# "200mbit+20ms" for latency-proxy's 20 ms round trip in front of nginx,
+# s3rver and the rsync daemon) to
 #   ferry sync   http://nginx/bucket@v1 then @v2 (ferry publish --tag v1/v2
 #                into a file:// bucket nginx serves), --cache beside DEST,
 #   rsync        an rsync daemon (modules v1, v2; rsync -a --delete),
@@ -277,9 +277,10 @@ bench_link() {  # LINK
   net_start "$rate"
   start_own
   s3_url=$FERRY_TEST_S3RVER_URL
-  if [ "$link" != "$rate" ]; then  # +20ms: latency-proxy in front of nginx and s3rver
+  if [ "$link" != "$rate" ]; then  # +20ms: latency-proxy in front of every server
     net_latency "${http_url##*:}" 10; http_url=$lurl
     net_latency "${s3_url##*:}" 10; s3_url=$lurl
+    net_latency "${rsync_url##*:}" 10; rsync_url=rsync://127.0.0.1:${lurl##*:}
   fi
   if has aws; then
     aws_env
