@@ -100,15 +100,60 @@ void ListCandidates(Env* env, const std::string& root, const std::string& rel,
   }
 }
 
-// Per-object lock: one process fetches or adopts an object at a time. Each
-// object is one byte of <cache>/object-locks (at a hash of remote key and
-// object hash), all of a sync's through one descriptor: a lock file per
-// object cost two metadata writes each (seconds of a cold sync of a few
-// thousand objects on a busy disk) and a descriptor each (100,000 objects:
-// "Too many open files").
-uint64_t LockOffset(const CacheKey& k) {
-  return HashBytes(k.remote_key + "/" + k.hash.ToHex()).low >> 1;  // < 2^63
-}
+// Per-object locks: one process fetches or adopts an object at a time. Each
+// object is one byte (at a hash of remote key and object hash) of one of
+// kLockStripes files in <cache>/locks/, each file opened once per sync: a
+// lock file per object cost two metadata writes each (seconds of a cold sync
+// of a few thousand objects on a busy disk) and a descriptor each (100,000
+// objects: "Too many open files"); one file for all made the kernel scan
+// every lock held on it for each new one (20,000 locks in one file: 80 s).
+// A sync locks kLockBatch objects at a time (about 64 per file).
+constexpr int kLockStripes = 64;
+constexpr size_t kLockBatch = 4096;
+
+class ObjectLocks {
+ public:
+  ObjectLocks(Env* env, std::string dir) : env_(env), dir_(std::move(dir)) {}
+
+  // With wait=false, an object another process holds gives Unavailable.
+  Status Lock(const CacheKey& k, bool wait) {
+    FERRY_ASSIGN_OR_RETURN(sync::ByteLockSet * set, SetOf(k));
+    return set->Lock(Offset(k), wait);
+  }
+  Status Unlock(const CacheKey& k) {
+    FERRY_ASSIGN_OR_RETURN(sync::ByteLockSet * set, SetOf(k));
+    return set->Unlock(Offset(k));
+  }
+  Status UnlockAll() {
+    for (auto& set : sets_)
+      if (set) FERRY_RETURN_IF_ERROR(set->UnlockAll());
+    return Status::OK();
+  }
+
+ private:
+  static Hash128 Where(const CacheKey& k) {
+    return HashBytes(k.remote_key + "/" + k.hash.ToHex());
+  }
+  static uint64_t Offset(const CacheKey& k) { return Where(k).low >> 1; }
+  Result<sync::ByteLockSet*> SetOf(const CacheKey& k) {
+    const int stripe = static_cast<int>(Where(k).high % kLockStripes);
+    if (!sets_[stripe]) {
+      if (!made_dir_) {
+        FERRY_RETURN_IF_ERROR(env_->CreateDirs(dir_));
+        made_dir_ = true;
+      }
+      FERRY_ASSIGN_OR_RETURN(sets_[stripe],
+                             sync::ByteLockSet::Open(JoinPath(
+                                 dir_, "objects-" + std::to_string(stripe))));
+    }
+    return sets_[stripe].get();
+  }
+
+  Env* env_;
+  std::string dir_;
+  bool made_dir_ = false;
+  std::unique_ptr<sync::ByteLockSet> sets_[kLockStripes];
+};
 
 // A complete download left in partial/ by a run killed before it was
 // indexed: used if it is the object.
@@ -376,29 +421,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     report.evicted_bytes = ev.bytes;
   }
 
-  // 5. Locks on the missing objects; another process's are waited for
-  // after this one's own work (it never waits while holding any).
-  std::vector<CacheKey> mine, theirs;
-  std::unique_ptr<sync::ByteLockSet> locks;
-  if (!missing.empty()) {
-    FERRY_RETURN_IF_ERROR(
-        env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
-    FERRY_ASSIGN_OR_RETURN(
-        locks, sync::ByteLockSet::Open(JoinPath(cache_dir, "object-locks")));
-  }
-  for (const CacheKey& k : missing) {
-    Status s = locks->Lock(LockOffset(k), false);
-    if (!s.ok()) {
-      if (!s.IsUnavailable()) return s;
-      theirs.push_back(k);
-      continue;
-    }
-    // Ours now: an adopted copy a killed run left is stale.
-    (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
-    mine.push_back(k);
-  }
-
-  // 6. Adopt files already in DEST (a real folder, or the current view).
+  // 5-7 in batches of kLockBatch missing objects, so that no lock file
+  // carries many locks. Files already in DEST (a real folder, or the current
+  // view) may be adopted.
   std::map<std::string, uint64_t> candidates;
   if (kind == sync::DestKind::kDir || kind == sync::DestKind::kInPlace)
     ListCandidates(env, paths.dest, "", &candidates);
@@ -412,51 +437,75 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   for (const auto& [p, size] : candidates) by_size.emplace(size, p);
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
-  std::vector<CacheKey> to_fetch;
-  for (const CacheKey& k : mine) {
-    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));  // raced in?
-    if (!hit) {
-      FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
-    }
-    if (!hit && !candidates.empty()) {
-      // The same path first, then any file of the same size.
-      std::vector<std::string> tries;
-      for (const std::string& p : by_hash_paths[k.hash.ToHex()]) {
-        auto c = candidates.find(p);
-        if (c != candidates.end() && c->second == k.size) tries.push_back(p);
-      }
-      auto [lo, hi] = by_size.equal_range(k.size);
-      for (auto it = lo; it != hi && tries.size() < 8; ++it)
-        if (std::find(tries.begin(), tries.end(), it->second) == tries.end())
-          tries.push_back(it->second);
-      for (const std::string& p : tries) {
-        FERRY_ASSIGN_OR_RETURN(bool ok,
-                               cache->Adopt(k, JoinPath(adopt_root, p)));
-        if (ok) {
-          hit = true;
-          ++report.files_adopted;
-          report.bytes_adopted += k.size;
-          break;
-        }
-      }
-    }
-    if (!hit) to_fetch.push_back(k);
-  }
-
-  // 7. Download what is still missing, then what other processes were
-  // fetching but did not get.
+  ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
   Fetcher fetcher{env,         cache.get(), backend.get(),
                   &o.transfer, &report,     &first_path};
-  FERRY_RETURN_IF_ERROR(fetcher.Fetch(to_fetch));
-  if (locks) FERRY_RETURN_IF_ERROR(locks->UnlockAll());
-  for (const CacheKey& k : theirs) {
-    FERRY_RETURN_IF_ERROR(locks->Lock(LockOffset(k), true));
-    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
-    if (!hit) {
-      FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
+  if (!missing.empty())
+    FERRY_RETURN_IF_ERROR(
+        env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
+  for (size_t b = 0; b < missing.size(); b += kLockBatch) {
+    const size_t end = std::min(missing.size(), b + kLockBatch);
+    // 5. Locks on the batch's objects; another process's are waited for
+    // after this batch's own work (it never waits while holding any).
+    std::vector<CacheKey> mine, theirs;
+    for (size_t i = b; i < end; ++i) {
+      const CacheKey& k = missing[i];
+      Status s = locks.Lock(k, false);
+      if (!s.ok()) {
+        if (!s.IsUnavailable()) return s;
+        theirs.push_back(k);
+        continue;
+      }
+      // Ours now: an adopted copy a killed run left is stale.
+      (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
+      mine.push_back(k);
     }
-    if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({k}));
-    FERRY_RETURN_IF_ERROR(locks->Unlock(LockOffset(k)));
+
+    // 6. Adopt files already in DEST.
+    std::vector<CacheKey> to_fetch;
+    for (const CacheKey& k : mine) {
+      FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));  // raced in?
+      if (!hit) {
+        FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
+      }
+      if (!hit && !candidates.empty()) {
+        // The same path first, then any file of the same size.
+        std::vector<std::string> tries;
+        for (const std::string& p : by_hash_paths[k.hash.ToHex()]) {
+          auto c = candidates.find(p);
+          if (c != candidates.end() && c->second == k.size) tries.push_back(p);
+        }
+        auto [lo, hi] = by_size.equal_range(k.size);
+        for (auto it = lo; it != hi && tries.size() < 8; ++it)
+          if (std::find(tries.begin(), tries.end(), it->second) == tries.end())
+            tries.push_back(it->second);
+        for (const std::string& p : tries) {
+          FERRY_ASSIGN_OR_RETURN(bool ok,
+                                 cache->Adopt(k, JoinPath(adopt_root, p)));
+          if (ok) {
+            hit = true;
+            ++report.files_adopted;
+            report.bytes_adopted += k.size;
+            break;
+          }
+        }
+      }
+      if (!hit) to_fetch.push_back(k);
+    }
+
+    // 7. Download what is still missing, then what other processes were
+    // fetching but did not get.
+    FERRY_RETURN_IF_ERROR(fetcher.Fetch(to_fetch));
+    FERRY_RETURN_IF_ERROR(locks.UnlockAll());
+    for (const CacheKey& k : theirs) {
+      FERRY_RETURN_IF_ERROR(locks.Lock(k, true));
+      FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
+      if (!hit) {
+        FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
+      }
+      if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({k}));
+      FERRY_RETURN_IF_ERROR(locks.Unlock(k));
+    }
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
 
