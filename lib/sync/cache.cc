@@ -16,7 +16,9 @@ constexpr uint32_t kObjectMode = 0444;
 const char kSchema[] =
     "CREATE TABLE IF NOT EXISTS objects("
     " rk TEXT NOT NULL, hash TEXT NOT NULL, size INTEGER NOT NULL,"
-    " last_use INTEGER NOT NULL, PRIMARY KEY(rk, hash)) WITHOUT ROWID;"
+    " last_use INTEGER NOT NULL, ino INTEGER NOT NULL DEFAULT 0,"
+    " mtime INTEGER NOT NULL DEFAULT 0, ctime INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(rk, hash)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS objects_lru ON objects(last_use);"
     "CREATE TABLE IF NOT EXISTS pins("
     " view TEXT NOT NULL, rk TEXT NOT NULL, hash TEXT NOT NULL,"
@@ -49,6 +51,23 @@ Status InTransaction(Db* db, F&& body) {
 
 std::string Text(const Stmt& st, int col) { return std::string(st.Blob(col)); }
 
+// Caches made before objects had stamps get the columns (0: never matches,
+// so such an object is re-hashed once when next looked up).
+Status AddStampColumns(Db* db) {
+  if (db->Prepare("SELECT ino, mtime, ctime FROM objects LIMIT 0").ok())
+    return Status::OK();
+  Status s = InTransaction(db, [&] {
+    return db->Exec(
+        "ALTER TABLE objects ADD COLUMN ino INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE objects ADD COLUMN mtime INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE objects ADD COLUMN ctime INTEGER NOT NULL DEFAULT 0;");
+  });
+  if (!s.ok() &&
+      db->Prepare("SELECT ino, mtime, ctime FROM objects LIMIT 0").ok())
+    return Status::OK();  // another process added them
+  return s;
+}
+
 }  // namespace
 
 std::string RemoteKey(std::string_view normalised_url) {
@@ -75,6 +94,7 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir) {
       auto db, Db::Open(JoinPath(dir, "index.sqlite"), kBusyTimeoutMs));
   FERRY_RETURN_IF_ERROR(
       InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
+  FERRY_RETURN_IF_ERROR(AddStampColumns(db.get()));
   return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
 }
 
@@ -94,18 +114,78 @@ std::string Cache::ManifestPath(const Hash128& id) const {
 
 Status Cache::IndexRow(const CacheKey& key) { return IndexRows({key}); }
 
+// Each object's stamp is taken now: callers index a file only right after
+// they verified (or moved in) its bytes.
 Status Cache::IndexRows(const std::vector<CacheKey>& keys) {
+  std::vector<FileStamp> stamps;
+  stamps.reserve(keys.size());
+  for (const CacheKey& key : keys) {
+    auto st = StampOf(ObjectPath(key));
+    stamps.push_back(st.ok() ? *st : FileStamp{});
+  }
   return InTransaction(db_.get(), [&]() -> Status {
     FERRY_ASSIGN_OR_RETURN(
-        auto st, db_->Prepare("INSERT INTO objects(rk, hash, size, last_use)"
-                              " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(rk, hash)"
-                              " DO UPDATE SET last_use = excluded.last_use"));
+        auto st,
+        db_->Prepare("INSERT INTO objects(rk, hash, size, last_use, ino,"
+                     " mtime, ctime) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                     " ON CONFLICT(rk, hash) DO UPDATE SET"
+                     " last_use = excluded.last_use, ino = excluded.ino,"
+                     " mtime = excluded.mtime, ctime = excluded.ctime"));
     const int64_t now = static_cast<int64_t>(env_->NowMicros());
-    for (const CacheKey& key : keys)
-      FERRY_RETURN_IF_ERROR(st.Bind(1, key.remote_key)
-                                .Bind(2, key.hash.ToHex())
-                                .Bind(3, static_cast<int64_t>(key.size))
+    for (size_t i = 0; i < keys.size(); ++i)
+      FERRY_RETURN_IF_ERROR(st.Bind(1, keys[i].remote_key)
+                                .Bind(2, keys[i].hash.ToHex())
+                                .Bind(3, static_cast<int64_t>(keys[i].size))
                                 .Bind(4, now)
+                                .Bind(5, static_cast<int64_t>(stamps[i].ino))
+                                .Bind(6, stamps[i].mtime_ns)
+                                .Bind(7, stamps[i].ctime_ns)
+                                .Run());
+    return Status::OK();
+  });
+}
+
+Status Cache::RestampObjects(const std::vector<CacheKey>& keys) {
+  std::vector<std::pair<CacheKey, FileStamp>> now;
+  now.reserve(keys.size());
+  for (const CacheKey& k : keys) {
+    auto st = StampOf(ObjectPath(k));
+    if (st.ok()) now.emplace_back(k, *st);
+  }
+  return Restamp(now);
+}
+
+Result<bool> Cache::StampMatches(const CacheKey& key, const FileStamp& stamp) {
+  FERRY_ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("SELECT size, ino, mtime, ctime FROM objects"
+                            " WHERE rk = ?1 AND hash = ?2"));
+  st.Bind(1, key.remote_key).Bind(2, key.hash.ToHex());
+  FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return false;
+  FileStamp rec;
+  rec.size = static_cast<uint64_t>(st.Int(0));
+  rec.ino = static_cast<uint64_t>(st.Int(1));
+  rec.mtime_ns = st.Int(2);
+  rec.ctime_ns = st.Int(3);
+  (void)st.Step();
+  return rec.size == key.size && rec == stamp;
+}
+
+Status Cache::Restamp(
+    const std::vector<std::pair<CacheKey, FileStamp>>& linked) {
+  if (linked.empty()) return Status::OK();
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st, db_->Prepare("UPDATE objects SET ctime = ?1 WHERE rk = ?2"
+                              " AND hash = ?3 AND size = ?4 AND ino = ?5 AND"
+                              " mtime = ?6"));
+    for (const auto& [k, f] : linked)
+      FERRY_RETURN_IF_ERROR(st.Bind(1, f.ctime_ns)
+                                .Bind(2, k.remote_key)
+                                .Bind(3, k.hash.ToHex())
+                                .Bind(4, static_cast<int64_t>(f.size))
+                                .Bind(5, static_cast<int64_t>(f.ino))
+                                .Bind(6, f.mtime_ns)
                                 .Run());
     return Status::OK();
   });
@@ -132,6 +212,7 @@ Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
     if (!s.ok() && !s.IsNotFound()) return s;
     return false;
   }
+  FERRY_RETURN_IF_ERROR(SetMode(path, kObjectMode));  // a chmod undone
   FERRY_RETURN_IF_ERROR(IndexRow(key));
   return true;
 }
@@ -139,24 +220,36 @@ Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
 Result<bool> Cache::Lookup(const CacheKey& key, bool touch) {
   const std::string path = ObjectPath(key);
   bool have_row = false;
+  FileStamp rec;
   {
     FERRY_ASSIGN_OR_RETURN(
-        auto st,
-        db_->Prepare("SELECT size FROM objects WHERE rk = ?1 AND hash = ?2"));
+        auto st, db_->Prepare("SELECT size, ino, mtime, ctime FROM objects"
+                              " WHERE rk = ?1 AND hash = ?2"));
     st.Bind(1, key.remote_key).Bind(2, key.hash.ToHex());
     FERRY_ASSIGN_OR_RETURN(have_row, st.Step());
-    if (have_row && static_cast<uint64_t>(st.Int(0)) != key.size)
+    if (have_row) {
+      rec.size = static_cast<uint64_t>(st.Int(0));
+      rec.ino = static_cast<uint64_t>(st.Int(1));
+      rec.mtime_ns = st.Int(2);
+      rec.ctime_ns = st.Int(3);
+      (void)st.Step();
+    }
+    if (have_row && rec.size != key.size)
       have_row = false;  // same hash, other size: not this object
-    if (have_row) (void)st.Step();
   }
   auto info = env_->Stat(path);
   if (have_row) {
-    if (!info.ok() || info->size != key.size) {
+    auto stamp = StampOf(path);
+    if (!info.ok() || info->size != key.size || !stamp.ok() ||
+        !(*stamp == rec)) {
+      // Gone, or changed since its bytes were verified (written through a
+      // view, chmod-ed, replaced): re-hashed before it is trusted again,
+      // removed if it is no longer the object.
       FERRY_RETURN_IF_ERROR(DropRow(key));
       if (!info.ok()) return false;
       return RecoverFile(key, path);
     }
-    if (touch) FERRY_RETURN_IF_ERROR(IndexRow(key));
+    if (touch) FERRY_RETURN_IF_ERROR(Touch({key}));
     return true;
   }
   if (!info.ok()) return false;

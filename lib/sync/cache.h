@@ -29,6 +29,7 @@
 #include "ferry/hash.h"
 #include "ferry/result.h"
 #include "ferry/status.h"
+#include "sync/fs_util.h"
 
 namespace ferry::sync {
 
@@ -76,10 +77,23 @@ class Cache {
   std::string ManifestPath(const Hash128& id) const;
 
   // Whether the object is in the cache (row and file). A row whose file is
-  // gone is dropped; a file without a row is re-hashed and indexed if it
-  // hashes to key (removed if not). A hit updates the last use unless
-  // touch is false (then Touch the hits in one transaction).
+  // gone is dropped; a file without a row, or whose stamp (inode, size,
+  // mtime, ctime) is not the one recorded when its bytes were verified, is
+  // re-hashed and indexed if it hashes to key (removed if not). A hit updates
+  // the last use unless touch is false (then Touch the hits in one
+  // transaction).
   Result<bool> Lookup(const CacheKey& key, bool touch = true);
+  // Whether the object's recorded stamp is stamp (a view's hard link to
+  // it, unchanged since verified or since ferry last linked it).
+  Result<bool> StampMatches(const CacheKey& key, const FileStamp& stamp);
+  // After ferry linked objects (which changes their ctime): each
+  // (key, stamp of the link) records the new ctime if inode, size and mtime
+  // are still the recorded ones.
+  Status Restamp(const std::vector<std::pair<CacheKey, FileStamp>>& linked);
+  // Restamp with each object's stamp now: after ferry removed links to
+  // them (an unlink changes the ctime too).
+  Status RestampObjects(const std::vector<CacheKey>& keys);
+
   // Marks the objects used now, in one transaction.
   Status Touch(const std::vector<CacheKey>& keys);
 

@@ -157,6 +157,19 @@ Result<PathKind> LinkKind(const std::string& path) {
   return PathKind::kOther;
 }
 
+Result<FileStamp> StampOf(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return PosixError(path, errno);
+  if (!S_ISREG(st.st_mode))
+    return Status::FailedPrecondition(path, "is not a regular file");
+  FileStamp f;
+  f.ino = st.st_ino;
+  f.size = static_cast<uint64_t>(st.st_size);
+  f.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  f.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  return f;
+}
+
 Result<std::string> ReadLink(const std::string& path) {
   std::string buf(4096, '\0');
   ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());

@@ -79,6 +79,21 @@ class ByteLockSet {
 // Never follows a symbolic link out of it.
 Status RemoveTree(Env* env, const std::string& path);
 
+// What identifies a file's bytes without reading them: inode, size, and
+// the times of its last write and last inode change (ctime cannot be set
+// back by a user; a link or chmod changes it too).
+struct FileStamp {
+  uint64_t ino = 0, size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileStamp& o) const {
+    return ino == o.ino && size == o.size && mtime_ns == o.mtime_ns &&
+           ctime_ns == o.ctime_ns;
+  }
+};
+// lstat of a regular file: NotFound if missing, FailedPrecondition if not a
+// regular file.
+Result<FileStamp> StampOf(const std::string& path);
+
 // What a path is without following a final symbolic link.
 enum class PathKind { kMissing, kLink, kDir, kFile, kOther };
 Result<PathKind> LinkKind(const std::string& path);

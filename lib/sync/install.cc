@@ -78,7 +78,13 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
     report->files_removed = ir.removed + ir.others_removed;
     report->files_copied = ir.copied;
     report->files_reflinked = ir.reflinked;
-    return Status::OK();
+    // Links placed (and removed) changed the objects' ctime: recorded, so
+    // the next lookup does not re-hash them.
+    std::vector<CacheKey> keys;
+    keys.reserve(files.size());
+    for (const Entry& e : files)
+      keys.push_back(CacheKey{state.remote_key, e.hash, e.size});
+    return cache->RestampObjects(keys);
   }
   if (!reuse) {
     if (state.unmanaged)
@@ -87,7 +93,7 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
                               EncodeFileList(files)));
     BuildReport br;
     FERRY_RETURN_IF_ERROR(
-        BuildView(env, *cache, state.remote_key, view, files, state, &br));
+        BuildView(env, cache, state.remote_key, view, files, state, &br));
     report->files_copied = br.copied;
     report->files_reflinked = br.reflinked;
   }
@@ -95,8 +101,7 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
     FERRY_RETURN_IF_ERROR(SwapDest(env, paths, view, kind, o.remove_replaced,
                                    &report->replaced_folder));
   }
-  return RemoveOldViews(env, cache, paths, view, &report->old_views_removed,
-                        &report->old_views_in_use);
+  return RemoveOldViews(env, cache, paths, view, report);
 }
 
 }  // namespace ferry::sync

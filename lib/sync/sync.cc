@@ -234,9 +234,7 @@ Status CleanOldViews(Env* env, const sync::DestPaths& paths,
   auto lock = sync::LockDest(env, paths);
   if (!lock.ok()) return Status::OK();  // a sync is running: its job
   FERRY_ASSIGN_OR_RETURN(auto cache, Cache::Open(env, cache_dir));
-  return sync::RemoveOldViews(env, cache.get(), paths, view,
-                              &report->old_views_removed,
-                              &report->old_views_in_use);
+  return sync::RemoveOldViews(env, cache.get(), paths, view, report);
 }
 
 }  // namespace
@@ -273,6 +271,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   if (!o.list.empty()) return sync::SyncUnmanaged(unmanaged, report);
   Hash128 id;
   std::string etag;
+  bool repair = false;  // the view differs from what ferry placed
   if (IsHexId(o.ref)) {
     FERRY_ASSIGN_OR_RETURN(id, Hash128::FromHex(o.ref));
   } else {
@@ -291,7 +290,18 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     }
     etag = info->etag;
     if (!etag.empty() && same_view(cur.ok() ? cur->id : "") &&
-        cur->ref == o.ref && cur->etag == etag) {
+        cur->ref == o.ref && cur->etag == etag && !o.in_place && !o.dry_run) {
+      // The ref is as recorded; the view's files must be too (stat only):
+      // a file removed or written through the view is put back by a full
+      // run, which re-hashes changed objects before linking them.
+      std::string v;
+      FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &v).status());
+      FERRY_ASSIGN_OR_RETURN(bool intact,
+                             sync::ViewIntact(env, v, cache_dir, rk));
+      repair = !intact;
+    }
+    if (!etag.empty() && same_view(cur.ok() ? cur->id : "") &&
+        cur->ref == o.ref && cur->etag == etag && !repair) {
       report.unchanged = true;
       report.manifest_id = cur->id;
       report.files = cur->files;
@@ -362,8 +372,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
                         "; nothing was fetched");
   const std::string view_name =
       id.ToHex() + (sel_key.empty() ? "" : "." + sel_key);
-  const std::string view =
-      o.in_place ? paths.dest : JoinPath(paths.views, view_name);
+  std::string view = o.in_place ? paths.dest : JoinPath(paths.views, view_name);
   report.view = view;
 
   if (o.dry_run) {
@@ -395,6 +404,21 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         paths.dest,
         "is not a folder or a view made by ferry sync (a file, or a link "
         "ferry did not make): refusing to replace it");
+  if (!o.in_place) {
+    // A complete view of this version (current, or an old one a reader
+    // kept) is reused only if intact; else rebuilt beside it and swapped in
+    // like a new version.
+    const std::string state_file = JoinPath(view, std::string(kViewStateName));
+    if (!repair && env->FileExists(state_file)) {
+      FERRY_ASSIGN_OR_RETURN(bool intact,
+                             sync::ViewIntact(env, view, cache_dir, rk));
+      repair = !intact;
+    }
+    if (repair && env->FileExists(view)) {
+      view += ".repaired-" + std::to_string(env->NowMicros());
+      report.view = view;
+    }
+  }
   FERRY_ASSIGN_OR_RETURN(
       bool reuse,
       sync::PrepareView(env, o.in_place, view, id.ToHex(), rk, sel_key));
@@ -526,23 +550,8 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
         dest, "an --in-place sync into it did not finish: run it again");
   std::string view;
   FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &view).status());
-  std::vector<Entry> files;
-  if (state.unmanaged) {
-    FERRY_ASSIGN_OR_RETURN(
-        files, sync::ReadFileList(
-                   env, JoinPath(view, std::string(sync::kFileListName))));
-  } else {
-    FERRY_ASSIGN_OR_RETURN(Hash128 id, Hash128::FromHex(state.id));
-    const std::string mpath = JoinPath(state.cache, "manifests/" + state.id);
-    FERRY_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, mpath));
-    FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
-                           sync::ReadManifest(bytes, id));
-    SyncSelection sel;
-    sel.rank = state.rank;
-    sel.world_size = std::max(1, state.world_size);
-    sel.filters = state.filters;
-    files = sync::Select(std::move(manifest.files), sel);
-  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<Entry> files,
+                         sync::ViewFiles(env, view, state));
   CheckReport report;
   report.manifest_id = state.id;
   std::set<std::string> expected;

@@ -1,11 +1,17 @@
 #include "sync/view.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <unordered_set>
 
 #include "ferry/atomic_file.h"
 #include "ferry/json.h"
 #include "sync/fs_util.h"
+#include "sync/in_place.h"
 
 namespace ferry::sync {
 
@@ -85,6 +91,20 @@ Result<DestPaths> ResolveDest(const std::string& dest) {
   return p;
 }
 
+Status CheckOwnFolder(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? Status::OK() : PosixError(path, errno);
+  if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & S_IWOTH) == 0)
+    return Status::OK();
+  return Status::FailedPrecondition(
+      path,
+      "is not a folder of yours that only you may write (a link, another "
+      "user's folder, or world-writable): ferry sync will not keep or trust "
+      "views there; remove it");
+}
+
 Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
                              std::string* view) {
   FERRY_ASSIGN_OR_RETURN(PathKind k, LinkKind(paths.dest));
@@ -99,6 +119,8 @@ Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
           target.size() == prefix.size())
         return DestKind::kOther;
       *view = JoinPath(paths.parent, target);
+      FERRY_RETURN_IF_ERROR(CheckOwnFolder(paths.views));
+      FERRY_RETURN_IF_ERROR(CheckOwnFolder(*view));
       return DestKind::kView;
     }
     case PathKind::kDir: {
@@ -132,6 +154,7 @@ Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
                                            bool in_place) {
   const std::string dir = in_place ? paths.dest : paths.views;
   FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
+  if (!in_place) FERRY_RETURN_IF_ERROR(CheckOwnFolder(dir));
   auto lock = env->LockFile(
       JoinPath(dir, in_place ? ".ferry-sync.lock" : ".sync.lock"), false);
   if (!lock.ok() && lock.status().IsUnavailable())
@@ -140,26 +163,110 @@ Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
   return lock;
 }
 
-Status BuildView(Env* env, const Cache& cache, const std::string& remote_key,
+namespace {
+
+constexpr std::string_view kStampsName = ".ferry-sync-stamps";
+
+// One JSON array of [path, xxh3-128 hex, size, inode, mtime ns, ctime ns].
+std::string EncodeStamps(const std::vector<Entry>& files,
+                         const std::vector<FileStamp>& stamps) {
+  JsonWriter w;
+  w.BeginArray();
+  for (size_t i = 0; i < files.size(); ++i)
+    w.BeginArray()
+        .String(files[i].path)
+        .String(files[i].hash.ToHex())
+        .Uint(stamps[i].size)
+        .Uint(stamps[i].ino)
+        .Uint(static_cast<uint64_t>(stamps[i].mtime_ns))
+        .Uint(static_cast<uint64_t>(stamps[i].ctime_ns))
+        .EndArray();
+  w.EndArray();
+  return w.str() + "\n";
+}
+
+}  // namespace
+
+Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
                  const std::string& view, const std::vector<Entry>& files,
                  const ViewState& state, BuildReport* report) {
   std::unordered_set<std::string> dirs;
-  for (const Entry& e : files) {
+  std::vector<bool> linked(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const Entry& e = files[i];
     const std::string to = JoinPath(view, e.path);
     std::string dir = DirName(to);
     if (dirs.insert(dir).second) FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
-    const std::string from = cache.ObjectPath({remote_key, e.hash, e.size});
+    const std::string from = cache->ObjectPath({remote_key, e.hash, e.size});
     auto how = PlaceObject(env, from, to, e.hash, e.size, e.mode & 0777);
     if (!how.ok()) return how.status().WithContext(e.path);
     if (*how == PlaceHow::kCopied) ++report->copied;
     if (*how == PlaceHow::kReflinked) ++report->reflinked;
+    linked[i] = *how == PlaceHow::kLinked;
   }
+  // Every file's stamp once all are placed (a link changes the shared
+  // inode's ctime): the no-op check compares them (ViewIntact), and the
+  // cache records the linked objects' new ctime.
+  std::vector<FileStamp> stamps(files.size());
+  std::vector<std::pair<CacheKey, FileStamp>> links;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const Entry& e = files[i];
+    auto st = StampOf(JoinPath(view, e.path));
+    if (!st.ok()) return st.status();
+    stamps[i] = *st;
+    if (linked[i])
+      links.emplace_back(CacheKey{remote_key, e.hash, e.size}, *st);
+  }
+  FERRY_RETURN_IF_ERROR(cache->Restamp(links));
+  FERRY_RETURN_IF_ERROR(
+      WriteFileAtomically(env, JoinPath(view, std::string(kStampsName)),
+                          EncodeStamps(files, stamps)));
   FERRY_RETURN_IF_ERROR(
       WriteFileAtomically(env, JoinPath(view, std::string(kViewLockName)), ""));
   if (report->copied + report->reflinked > 0)
     FERRY_RETURN_IF_ERROR(env->SyncFileSystem(view));
   return WriteFileAtomically(env, JoinPath(view, std::string(kViewStateName)),
                              EncodeViewState(state));
+}
+
+Result<bool> ViewIntact(Env* env, const std::string& view,
+                        const std::string& cache_dir,
+                        const std::string& remote_key) {
+  auto text = ReadFileToString(env, JoinPath(view, std::string(kStampsName)),
+                               uint64_t{4} << 30);
+  if (!text.ok()) {
+    if (text.status().IsNotFound()) return false;  // built before stamps
+    return text.status();
+  }
+  auto v = ParseJson(*text);
+  if (!v.ok() || !v->is_array()) return false;
+  std::unique_ptr<Cache> cache;  // opened at the first file that differs
+  for (const JsonValue& f : v->items()) {
+    if (!f.is_array() || f.items().size() != 6) return false;
+    const auto& it = f.items();
+    FileStamp rec;
+    rec.size = it[2].uint();
+    rec.ino = it[3].uint();
+    rec.mtime_ns = static_cast<int64_t>(it[4].uint());
+    rec.ctime_ns = static_cast<int64_t>(it[5].uint());
+    auto now = StampOf(JoinPath(view, it[0].str()));
+    if (!now.ok()) return false;  // removed, or not a file any more
+    if (*now == rec) continue;
+    // A hard link whose ctime another view's link changed: fine if the
+    // cache's object is that inode as ferry last stamped it.
+    auto hash = Hash128::FromHex(it[1].str());
+    if (!hash.ok() || now->ino != rec.ino || now->size != rec.size ||
+        now->mtime_ns != rec.mtime_ns)
+      return false;
+    if (!cache) {
+      FERRY_ASSIGN_OR_RETURN(cache, Cache::Open(env, cache_dir));
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        bool same,
+        cache->StampMatches(CacheKey{remote_key, *hash, rec.size}, *now));
+    if (!same) return false;
+  }
+  return true;
 }
 
 Status SwapDest(Env* env, const DestPaths& paths, const std::string& view,
@@ -201,9 +308,88 @@ Status SwapDest(Env* env, const DestPaths& paths, const std::string& view,
   return env->SyncDir(paths.parent);
 }
 
+Result<std::vector<Entry>> ViewFiles(Env* env, const std::string& view,
+                                     const ViewState& state) {
+  if (state.unmanaged)
+    return ReadFileList(env, JoinPath(view, std::string(kFileListName)));
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, Hash128::FromHex(state.id));
+  FERRY_ASSIGN_OR_RETURN(
+      std::string bytes,
+      ReadFileToString(env, JoinPath(state.cache, "manifests/" + state.id)));
+  FERRY_ASSIGN_OR_RETURN(ManifestInfo manifest, ReadManifest(bytes, id));
+  SyncSelection sel;
+  sel.rank = state.rank;
+  sel.world_size = std::max(1, state.world_size);
+  sel.filters = state.filters;
+  return Select(std::move(manifest.files), sel);
+}
+
+namespace {
+
+bool IsViewStateFile(const std::string& rel) {
+  return rel.rfind(".ferry-sync", 0) == 0 || rel == kViewLockName;
+}
+
+// Below root/rel: what is not a path of placed nor a folder on the way to
+// one (a folder is named once, with a trailing '/').
+Status WalkExtras(Env* env, const std::string& root, const std::string& rel,
+                  const std::unordered_set<std::string>& placed,
+                  const std::unordered_set<std::string>& dirs,
+                  std::vector<std::string>* extras) {
+  FERRY_ASSIGN_OR_RETURN(
+      auto children,
+      env->GetChildren(rel.empty() ? root : JoinPath(root, rel)));
+  for (const DirEntry& e : children) {
+    const std::string r = rel.empty() ? e.name : rel + "/" + e.name;
+    if (e.is_dir && !e.is_link) {
+      if (dirs.count(r)) {
+        FERRY_RETURN_IF_ERROR(WalkExtras(env, root, r, placed, dirs, extras));
+      } else {
+        extras->push_back(r + "/");
+      }
+    } else if (!placed.count(r) && !(rel.empty() && IsViewStateFile(r))) {
+      extras->push_back(r);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status FindViewExtras(Env* env, const std::string& view,
+                      std::vector<std::string>* extras,
+                      std::vector<CacheKey>* objects) {
+  extras->clear();
+  if (objects) objects->clear();
+  auto json = ReadFileToString(env, JoinPath(view, std::string(kViewStateName)),
+                               1 << 20);
+  if (!json.ok() && json.status().IsNotFound())
+    return Status::OK();  // half-built by a killed run: never shown as DEST
+  auto state =
+      json.ok() ? ParseViewState(*json) : Result<ViewState>(json.status());
+  auto files = state.ok() ? ViewFiles(env, view, *state)
+                          : Result<std::vector<Entry>>(state.status());
+  if (!files.ok()) {
+    extras->push_back("(which files ferry placed is unknown: " +
+                      files.status().ToString() + ")");
+    return Status::OK();
+  }
+  std::unordered_set<std::string> placed, dirs;
+  for (const Entry& e : *files) {
+    placed.insert(e.path);
+    for (size_t at = e.path.find('/'); at != std::string::npos;
+         at = e.path.find('/', at + 1))
+      dirs.insert(e.path.substr(0, at));
+    if (objects)
+      objects->push_back(CacheKey{state->remote_key, e.hash, e.size});
+  }
+  FERRY_RETURN_IF_ERROR(WalkExtras(env, view, "", placed, dirs, extras));
+  std::sort(extras->begin(), extras->end());
+  return Status::OK();
+}
+
 Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
-                      const std::string& keep, uint64_t* removed,
-                      uint64_t* in_use) {
+                      const std::string& keep, SyncReport* report) {
   FERRY_ASSIGN_OR_RETURN(auto children, env->GetChildren(paths.views));
   for (const DirEntry& e : children) {
     if (!e.is_dir || e.is_link || e.name.empty() || e.name[0] == '.') continue;
@@ -213,12 +399,35 @@ Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
         env->LockFile(JoinPath(view, std::string(kViewLockName)), false);
     if (!lock.ok()) {
       if (!lock.status().IsUnavailable()) return lock.status();
-      ++*in_use;  // a reader holds it: next time
+      ++report->old_views_in_use;  // a reader holds it: next time
       continue;
     }
-    FERRY_RETURN_IF_ERROR(RemoveTree(env, view));
+    // Only what ferry placed is removed: a view holding anything else (a
+    // user's notes, a folder of their files) is moved aside whole.
+    std::vector<std::string> extras;
+    std::vector<CacheKey> objects;
+    FERRY_RETURN_IF_ERROR(FindViewExtras(env, view, &extras, &objects));
+    if (extras.empty()) {
+      FERRY_RETURN_IF_ERROR(RemoveTree(env, view));
+      // Unlinking changed the objects' ctime: recorded, so it is not taken
+      // for a change of their bytes.
+      FERRY_RETURN_IF_ERROR(cache->RestampObjects(objects));
+    } else {
+      const std::string base =
+          JoinPath(paths.parent, "." + paths.name + ".ferry-old-" +
+                                     std::to_string(std::time(nullptr)));
+      std::string aside = base;
+      for (int n = 1;; ++n) {
+        FERRY_ASSIGN_OR_RETURN(PathKind k, LinkKind(aside));
+        if (k == PathKind::kMissing) break;
+        aside = base + "." + std::to_string(n);
+      }
+      FERRY_RETURN_IF_ERROR(env->RenameFile(view, aside));
+      FERRY_RETURN_IF_ERROR(env->SyncDir(paths.parent));
+      report->kept_old_views.emplace_back(aside, std::move(extras));
+    }
     FERRY_RETURN_IF_ERROR(cache->Unpin(view));
-    ++*removed;
+    ++report->old_views_removed;
   }
   return Status::OK();
 }

@@ -51,6 +51,14 @@ struct DestPaths {
 };
 Result<DestPaths> ResolveDest(const std::string& dest);
 
+// OK if path is missing or a real folder owned by this process's user that
+// others may not write; FailedPrecondition if it is a link (not followed),
+// another user's folder or world-writable. DEST's parent may be shared
+// (1777): another user could otherwise pre-make the views folder (or a
+// link to their own) and change the views in it. Once ours there, the
+// sticky bit keeps others from renaming it away.
+Status CheckOwnFolder(const std::string& path);
+
 enum class DestKind {
   kMissing,
   kView,      // a link into our views folder
@@ -77,11 +85,23 @@ struct BuildReport {
   uint64_t reflinked = 0;  // ... or reflinked (FICLONE) instead
 };
 // Fills view (created empty by the caller) with one entry per file from the
-// cache, then its lock file, then state (last). Every object must be in the
+// cache, then .ferry-sync-stamps (each file's FileStamp once all are placed;
+// the cache restamps the objects it linked), then its lock file, then state
+// (last). Every object must be in the
 // cache.
-Status BuildView(Env* env, const Cache& cache, const std::string& remote_key,
+Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
                  const std::string& view, const std::vector<Entry>& files,
                  const ViewState& state, BuildReport* report);
+
+// Whether every file of a complete view is still as ferry placed it,
+// judged by stat alone: its stamp as recorded when the view was built, or,
+// for a hard link whose ctime a later link by ferry changed, the stamp the
+// cache recorded for its object then (the cache is opened only for such a
+// file). False when a file is missing, replaced or written, or the view
+// has no stamps (built by an older ferry).
+Result<bool> ViewIntact(Env* env, const std::string& view,
+                        const std::string& cache_dir,
+                        const std::string& remote_key);
 
 // Points DEST at view (a folder inside paths.views) with one rename. A real
 // folder at DEST (kEmptyDir, kDir) is swapped out atomically too
@@ -90,11 +110,27 @@ Status BuildView(Env* env, const Cache& cache, const std::string& remote_key,
 Status SwapDest(Env* env, const DestPaths& paths, const std::string& view,
                 DestKind kind, bool remove_replaced, std::string* replaced);
 
+// The files ferry placed in a view (state is its .ferry-sync.json): an
+// unmanaged remote's file list, else the manifest (from the cache the view
+// records) as selected.
+Result<std::vector<Entry>> ViewFiles(Env* env, const std::string& view,
+                                     const ViewState& state);
+
+// What view holds besides the files ferry placed and its own state files
+// (sorted; a folder no placed file is below is named once, ending in '/').
+// A view whose file list cannot be read gets one line saying so; a view
+// without state (half-built by a killed run) has none.
+// objects (if not null) gets the cache keys of the files ferry placed.
+Status FindViewExtras(Env* env, const std::string& view,
+                      std::vector<std::string>* extras,
+                      std::vector<CacheKey>* objects = nullptr);
+
 // Removes every view of DEST but keep whose lock is free (unpinning it);
-// views in use by a reader stay for a later sync.
+// views in use by a reader stay for a later sync. A view holding files ferry
+// did not place is not removed but moved to `.<name>.ferry-old-<time>`
+// beside DEST (report->kept_old_views).
 Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
-                      const std::string& keep, uint64_t* removed,
-                      uint64_t* in_use);
+                      const std::string& keep, SyncReport* report);
 
 }  // namespace ferry::sync
 

@@ -11,7 +11,7 @@ source "$(dirname "$0")/testlib.sh"
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(open('out.txt'))['$1'])"; }
 # same_tree A B: equal files, ferry's own view files left out.
 same_tree() {
-  diff -r --exclude=.ferry-sync.json --exclude=.ferry-view.lock "$1" "$2" \
+  diff -r --exclude='.ferry-sync*' --exclude=.ferry-view.lock "$1" "$2" \
     || fail "$1 and $2 differ"
 }
 

@@ -22,7 +22,7 @@ mkdir nodes
 args=(sync -q --connections 4 --part-size 4M --bwlimit 30M "$url" nodes/ds --cache cache)
 
 # same_tree A B: equal files (ferry's view files left out).
-same_tree() { diff -r --exclude=.ferry-sync.json --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
+same_tree() { diff -r --exclude='.ferry-sync*' --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
 # DEST now: missing, or exactly one of the trees given.
 dest_is_whole() {
   [ -e nodes/ds ] || return 0

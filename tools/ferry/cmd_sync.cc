@@ -184,6 +184,14 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Uint(r.old_views_in_use)
       .Key("replaced_folder")
       .String(r.replaced_folder)
+      .Key("kept_old_views")
+      .BeginArray();
+  for (const auto& [folder, extras] : r.kept_old_views) {
+    w.BeginObject().Key("folder").String(folder).Key("extras").BeginArray();
+    for (const std::string& x : extras) w.String(x);
+    w.EndArray().EndObject();
+  }
+  w.EndArray()
       .Key("unmanaged")
       .Bool(r.unmanaged)
       .Key("files_listed")
@@ -240,6 +248,16 @@ int RunSync(SyncArgs& a) {
   int rc = ReportFailures(r->failures);
   if (!r->failures.empty())
     std::fprintf(stderr, "ferry: %s left as it was\n", o.dest.c_str());
+  for (const auto& [folder, extras] : r->kept_old_views) {
+    std::string some;
+    for (size_t i = 0; i < extras.size() && i < 5; ++i)
+      some += (i ? ", " : "") + extras[i];
+    if (extras.size() > 5) some += ", ...";
+    std::fprintf(stderr,
+                 "ferry: warning: %s: the old view held %zu file(s) ferry did "
+                 "not place (%s): kept, moved to %s\n",
+                 o.dest.c_str(), extras.size(), some.c_str(), folder.c_str());
+  }
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();

@@ -95,6 +95,9 @@ struct SyncReport {
   uint64_t files_placed = 0, files_kept = 0, files_removed = 0;
   uint64_t evicted_objects = 0, evicted_bytes = 0;
   uint64_t old_views_removed = 0, old_views_in_use = 0;
+  // Old views that held files ferry did not place (a user's): moved aside
+  // whole instead of removed, (where to, those files).
+  std::vector<std::pair<std::string, std::vector<std::string>>> kept_old_views;
   std::string replaced_folder;  // where a real DEST folder was moved
   // Objects that could not be fetched (then DEST was not switched).
   std::vector<std::pair<std::string, Status>> failures;

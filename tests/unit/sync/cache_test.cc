@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,31 @@ TEST_F(CacheTest, FileWithoutRowIsReHashedAndIndexed) {
   EXPECT_EQ(Total(), good.size);
   EXPECT_FALSE(Has(bad));
   EXPECT_FALSE(env_.FileExists(cache_->ObjectPath(bad)));
+}
+
+// Written in place through a view's hard link (same size, so the size
+// check alone misses it): the changed stamp makes Lookup re-hash it, and
+// the wrong bytes are dropped; a chmod alone is re-hashed, kept, and undone.
+TEST_F(CacheTest, ObjectChangedSinceVerifiedIsReHashedBeforeUse) {
+  CacheKey k = Put("original bytes");
+  CacheKey m = Put("only chmod-ed");
+  const std::string path = cache_->ObjectPath(k);
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  {  // same inode, as a write through a link would be
+    FILE* f = std::fopen(path.c_str(), "r+");
+    ASSERT_NE(f, nullptr);
+    std::fputs("tampered bytes", f);
+    std::fclose(f);
+  }
+  EXPECT_FALSE(Has(k));
+  EXPECT_FALSE(env_.FileExists(path));
+  const std::string mp = cache_->ObjectPath(m);
+  ASSERT_EQ(::chmod(mp.c_str(), 0644), 0);
+  EXPECT_TRUE(Has(m));
+  struct stat st;
+  ASSERT_EQ(::stat(mp.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0444u);
+  EXPECT_TRUE(Has(m));
 }
 
 TEST_F(CacheTest, RecoverFixesRowsAndFilesInOneScan) {

@@ -114,7 +114,7 @@ class SyncTest : public ::testing::Test {
     auto files = ListFilesRecursive(env_, root);
     if (!files.ok()) return out;
     for (const std::string& f : *files) {
-      if (f == kViewStateName || f == kViewLockName) continue;
+      if (f.rfind(".ferry-sync", 0) == 0 || f == kViewLockName) continue;
       out[f] = ReadFile(env_, JoinPath(root, f));
     }
     return out;
