@@ -5,7 +5,9 @@
 #include <unordered_set>
 
 #include "ferry/atomic_file.h"
+#include "ferry/hash.h"
 #include "ferry/json.h"
+#include "formats/manifest/manifest.h"
 #include "sync/fs_util.h"
 
 namespace ferry::sync {
@@ -111,12 +113,73 @@ std::map<std::string, const Entry*> ByPath(const std::vector<Entry>& files) {
   return m;
 }
 
-Result<std::vector<Entry>> ReadListOrEmpty(Env* env, const std::string& path) {
+Result<std::vector<Entry>> ReadListOrEmpty(Env* env, const std::string& path,
+                                           std::vector<std::string>* warnings) {
   auto list = ReadFileList(env, path);
   if (list.ok()) return list;
+  if (list.status().IsCorruption())
+    warnings->push_back(path + ": " + list.status().ToString() +
+                        ": ignored, no file removed on its word");
   if (list.status().IsNotFound() || list.status().IsCorruption())
     return std::vector<Entry>();  // nothing known: nothing removed
   return list.status();
+}
+
+// Whether every folder on rel's way below root is a real folder (no
+// symbolic link, nothing missing).
+Result<bool> RealFoldersOnTheWay(const std::string& root,
+                                 const std::string& rel) {
+  for (size_t slash = rel.find('/'); slash != std::string::npos;
+       slash = rel.find('/', slash + 1)) {
+    FERRY_ASSIGN_OR_RETURN(PathKind k,
+                           LinkKind(JoinPath(root, rel.substr(0, slash))));
+    if (k != PathKind::kDir) return false;
+  }
+  return true;
+}
+
+// Removes the file ferry placed at rel (one of was: what a complete or an
+// interrupted sync recorded there) if it still is one of them: the same
+// inode as its cache object, or the same size and XXH3-128. A file changed
+// since, a link or a folder is kept (a warning says so); nothing is
+// followed through a symbolic link.
+Status RemovePlaced(Env* env, const Cache& cache, const std::string& rk,
+                    const std::string& root, const std::string& rel,
+                    const std::vector<const Entry*>& was, bool* removed,
+                    std::vector<std::string>* warnings) {
+  *removed = false;
+  const std::string p = JoinPath(root, rel);
+  FERRY_ASSIGN_OR_RETURN(bool real, RealFoldersOnTheWay(root, rel));
+  if (!real) return Status::OK();  // gone, or a link on the way: not ours
+  bool tmp_removed = false;
+  FERRY_RETURN_IF_ERROR(RemoveIfFile(env, TempPath(p), &tmp_removed));
+  FERRY_ASSIGN_OR_RETURN(PathKind k, LinkKind(p));
+  if (k == PathKind::kMissing) return Status::OK();
+  auto keep = [&](const std::string& why) {
+    warnings->push_back(p + ": " + why +
+                        " since ferry placed it: kept (remove it by hand)");
+    return Status::OK();
+  };
+  if (k != PathKind::kFile) return keep("no longer a regular file");
+  FERRY_ASSIGN_OR_RETURN(FileInfo cur, env->Stat(p));
+  bool ours = false, size_matches = false;
+  for (const Entry* e : was) {
+    if (cur.size != e->size) continue;
+    size_matches = true;
+    auto obj = env->Stat(cache.ObjectPath({rk, e->hash, e->size}));
+    if (obj.ok() && obj->dev == cur.dev && obj->ino == cur.ino) ours = true;
+  }
+  if (!ours && size_matches) {  // a copy or a reflink: its bytes tell
+    uint64_t n = 0;
+    auto h = HashFile(env, p, &n);
+    for (const Entry* e : was)
+      ours = ours || (h.ok() && *h == e->hash && n == e->size);
+  }
+  if (!ours) return keep("changed");
+  Status s = env->RemoveFile(p);
+  if (!s.ok() && !s.IsNotFound()) return s;
+  *removed = s.ok();
+  return Status::OK();
 }
 
 }  // namespace
@@ -146,6 +209,11 @@ Result<std::vector<Entry>> ParseFileList(std::string_view text) {
       return Status::Corruption(kFileListName, "not a file record");
     Entry e;
     e.path = f.items()[0].str();
+    // Paths are removed below DEST: held to the manifest's rules.
+    Status bad = manifest::CheckPath(e.path);
+    if (!bad.ok())
+      return Status::Corruption(kFileListName, "path '" + e.path + "': " +
+                                                   std::string(bad.message()));
     e.size = f.items()[1].uint();
     auto h = Hash128::FromHex(f.items()[2].str());
     if (!h.ok()) return Status::Corruption(kFileListName, "bad hash");
@@ -173,9 +241,9 @@ Status UpdateInPlace(Env* env, const Cache& cache,
       JoinPath(dest, std::string(kPendingListName));
   const std::string state_path = JoinPath(dest, std::string(kViewStateName));
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> old,
-                         ReadListOrEmpty(env, list_path));
+                         ReadListOrEmpty(env, list_path, &report->warnings));
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> interrupted,
-                         ReadListOrEmpty(env, pending_path));
+                         ReadListOrEmpty(env, pending_path, &report->warnings));
   const auto old_by = ByPath(old);
   const auto interrupted_by = ByPath(interrupted);
   const auto new_by = ByPath(files);
@@ -236,17 +304,19 @@ Status UpdateInPlace(Env* env, const Cache& cache,
   }
 
   // 3. What ferry placed (or an interrupted run may have) that this
-  // version drops; with remove_others, everything else too.
-  for (const auto* list : {&old, &interrupted}) {
-    for (const Entry& e : *list) {
-      if (new_by.count(e.path)) continue;
-      const std::string p = JoinPath(dest, e.path);
-      bool removed = false, tmp_removed = false;
-      FERRY_RETURN_IF_ERROR(RemoveIfFile(env, p, &removed));
-      FERRY_RETURN_IF_ERROR(RemoveIfFile(env, TempPath(p), &tmp_removed));
-      if (removed) ++report->removed;
-      RemoveEmptyParents(env, dest, e.path);
-    }
+  // version drops, if it still is what was placed; with remove_others,
+  // everything else too.
+  std::map<std::string, std::vector<const Entry*>> dropped;
+  for (const auto* list : {&old, &interrupted})
+    for (const Entry& e : *list)
+      if (!new_by.count(e.path)) dropped[e.path].push_back(&e);
+  for (const auto& [path, was] : dropped) {
+    bool removed = false;
+    FERRY_RETURN_IF_ERROR(RemovePlaced(env, cache, remote_key, dest, path, was,
+                                       &removed, &report->warnings));
+    if (!removed) continue;
+    ++report->removed;
+    RemoveEmptyParents(env, dest, path);
   }
   if (remove_others) {
     std::set<std::string> keep, keep_dirs;

@@ -50,11 +50,16 @@ struct InPlaceReport {
   uint64_t removed = 0;         // files ferry had placed that the version drops
   uint64_t others_removed = 0;  // other files (remove_others)
   uint64_t copied = 0, reflinked = 0;
+  // Files ferry placed that changed since (kept), state files ignored.
+  std::vector<std::string> warnings;
 };
 
 // Brings the plain folder dest (existing) to files, whose objects are all in
 // the cache; state (in_place) is written last. Files ferry placed earlier
-// and not in files are removed; with remove_others every other file too
+// and not in files are removed if they still are what was placed (same
+// inode as the cache object, or same size and XXH3-128; else kept, with a
+// warning); paths read from DEST's lists are checked as manifest paths; with
+// remove_others every other file too
 // (ferry's own state files excepted). No symbolic link below dest is
 // followed: one on a file's way fails that sync (FailedPrecondition).
 Status UpdateInPlace(Env* env, const Cache& cache,

@@ -78,6 +78,7 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
     report->files_removed = ir.removed + ir.others_removed;
     report->files_copied = ir.copied;
     report->files_reflinked = ir.reflinked;
+    report->warnings = std::move(ir.warnings);
     // Links placed (and removed) changed the objects' ctime: recorded, so
     // the next lookup does not re-hash them.
     std::vector<CacheKey> keys;

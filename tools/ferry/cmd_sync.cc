@@ -245,6 +245,8 @@ int RunSync(SyncArgs& a) {
   o.transfer = TransferOptionsFrom(a.remote, false);
   auto r = Sync(o, Env::Default());
   if (!r.ok()) return Fail(r.status());
+  for (const std::string& w : r->warnings)
+    std::fprintf(stderr, "ferry: warning: %s\n", w.c_str());
   int rc = ReportFailures(r->failures);
   if (!r->failures.empty())
     std::fprintf(stderr, "ferry: %s left as it was\n", o.dest.c_str());

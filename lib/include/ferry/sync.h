@@ -99,6 +99,9 @@ struct SyncReport {
   // whole instead of removed, (where to, those files).
   std::vector<std::pair<std::string, std::vector<std::string>>> kept_old_views;
   std::string replaced_folder;  // where a real DEST folder was moved
+  // --in-place: files ferry placed that changed since (kept), damaged state
+  // files (ignored).
+  std::vector<std::string> warnings;
   // Objects that could not be fetched (then DEST was not switched).
   std::vector<std::pair<std::string, Status>> failures;
 };
