@@ -125,6 +125,30 @@ Result<std::vector<Entry>> ReadListOrEmpty(Env* env, const std::string& path,
   return list.status();
 }
 
+}  // namespace
+
+void RemoveStaleState(Env* env, const std::string& dest) {
+  (void)env->RemoveFile(JoinPath(dest, std::string(kPendingListName)));
+  RemoveStateTemps(env, dest);
+}
+
+void RemoveStateTemps(Env* env, const std::string& dest) {
+  auto children = env->GetChildren(dest);
+  if (!children.ok()) return;
+  for (const DirEntry& e : *children) {
+    if (e.is_dir || e.is_link || !IsAtomicTempName(e.name)) continue;
+    for (std::string_view state :
+         {kViewStateName, kFileListName, kPendingListName}) {
+      const std::string tail = "-" + std::string(state);
+      if (e.name.size() > tail.size() &&
+          e.name.compare(e.name.size() - tail.size(), tail.size(), tail) == 0)
+        (void)env->RemoveFile(JoinPath(dest, e.name));
+    }
+  }
+}
+
+namespace {
+
 // Whether every folder on rel's way below root is a real folder (no
 // symbolic link, nothing missing).
 Result<bool> RealFoldersOnTheWay(const std::string& root,
@@ -240,6 +264,7 @@ Status UpdateInPlace(Env* env, const Cache& cache,
   const std::string pending_path =
       JoinPath(dest, std::string(kPendingListName));
   const std::string state_path = JoinPath(dest, std::string(kViewStateName));
+  RemoveStateTemps(env, dest);
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> old,
                          ReadListOrEmpty(env, list_path, &report->warnings));
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> interrupted,

@@ -10,7 +10,8 @@
 //   .ferry-sync-pending  while an update runs: the files it is placing, so a
 //                        rerun after a crash knows every file ferry may have
 //                        placed
-//   .ferry-sync.lock     held for the whole sync
+//   ../.<name>.ferry-sync.lock  beside DEST: held for the whole sync, as
+//                        for a view (older versions: DEST/.ferry-sync.lock)
 // The same file list (.ferry-sync-files) is kept in the views of unmanaged
 // remotes, where it records the ETags that the next sync compares.
 //
@@ -43,6 +44,14 @@ std::string EncodeFileList(const std::vector<Entry>& files);
 Result<std::vector<Entry>> ParseFileList(std::string_view text);
 // NotFound when there is no such file.
 Result<std::vector<Entry>> ReadFileList(Env* env, const std::string& path);
+
+// Temporaries of DEST's state files a killed run left (.ferry-tmp-<pid>-
+// <id>-.ferry-sync.json, -files, -pending; only those names). The caller
+// holds DEST's lock, so no live run is writing them.
+void RemoveStateTemps(Env* env, const std::string& dest);
+// On a no-op (DEST complete): those, and a -pending list a run killed after
+// its last state write left.
+void RemoveStaleState(Env* env, const std::string& dest);
 
 struct InPlaceReport {
   uint64_t placed = 0;          // files written (linked, reflinked or copied)

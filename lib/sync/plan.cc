@@ -87,8 +87,30 @@ std::vector<Entry> Select(const std::vector<Entry>& files,
 
 std::vector<Entry> Select(std::vector<Entry>&& files,
                           const SyncSelection& sel) {
+  return Select(Select(std::move(files), sel, /*share=*/false), sel,
+                /*share=*/true);
+}
+
+Result<std::vector<Entry>> SelectSome(std::vector<Entry>&& files,
+                                      const SyncSelection& sel) {
+  const size_t n = files.size();
+  std::vector<Entry> kept = Select(std::move(files), sel, /*share=*/false);
+  if (n > 0 && kept.empty()) {
+    std::string f;
+    for (const auto& [include, glob] : sel.filters)
+      f += std::string(f.empty() ? "" : " ") +
+           (include ? "--include '" : "--exclude '") + glob + "'";
+    return Status::InvalidArgument(
+        f, "select none of the " + std::to_string(n) +
+               " files of the dataset (nothing was changed)");
+  }
+  return Select(std::move(kept), sel, /*share=*/true);
+}
+
+std::vector<Entry> Select(std::vector<Entry>&& files, const SyncSelection& sel,
+                          bool share) {
   std::vector<Entry> kept = std::move(files);
-  if (!sel.filters.empty()) {
+  if (!sel.filters.empty() && !share) {
     std::erase_if(kept, [&](const Entry& e) {
       bool in = true;
       for (const auto& [include, glob] : sel.filters)
@@ -96,6 +118,7 @@ std::vector<Entry> Select(std::vector<Entry>&& files,
       return !in;
     });
   }
+  if (!share) return kept;
   if (sel.world_size <= 1) return kept;
   // Shards (without their .idx) by size, largest first.
   std::vector<size_t> shards;

@@ -50,6 +50,15 @@ std::vector<Entry> Select(const std::vector<Entry>& files,
 // The same, taking the files (no copy of a million entries).
 std::vector<Entry> Select(std::vector<Entry>&& files,
                           const SyncSelection& selection);
+// One step of it: the filters (share false), or this rank's share of files
+// already filtered (share true).
+std::vector<Entry> Select(std::vector<Entry>&& files,
+                          const SyncSelection& selection, bool share);
+// Select for a sync: filters that keep none of a non-empty dataset's files
+// are an error (InvalidArgument naming them: a typo must not empty DEST). A
+// rank's share may be empty (more ranks than files).
+Result<std::vector<Entry>> SelectSome(std::vector<Entry>&& files,
+                                      const SyncSelection& selection);
 
 // The objects files need: the index of the first file of each distinct
 // (hash, size), in file order. 8 bytes per file while it runs.

@@ -223,6 +223,12 @@ Status CleanOldViews(Env* env, const sync::DestPaths& paths,
   std::string view;
   FERRY_ASSIGN_OR_RETURN(sync::DestKind kind,
                          sync::InspectDest(env, paths, &view));
+  if (kind == sync::DestKind::kInPlace) {
+    // Complete: what a run killed after its last state write left goes.
+    auto lock = sync::LockDest(env, paths, true);
+    if (lock.ok()) sync::RemoveStaleState(env, paths.dest);
+    return Status::OK();
+  }
   if (kind != sync::DestKind::kView) return Status::OK();
   auto children = env->GetChildren(paths.views);
   if (!children.ok()) return Status::OK();
@@ -348,7 +354,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
                         &manifest_cached, &report.requests));
   FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
                          sync::ReadManifest(mbytes, id));
-  std::vector<Entry> files = sync::Select(std::move(manifest.files), sel);
+  FERRY_ASSIGN_OR_RETURN(std::vector<Entry> files,
+                         sync::SelectSome(std::move(manifest.files), sel));
   for (const Entry& e : files) {
     report.files++;
     report.bytes += e.size;
@@ -399,6 +406,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   std::string cur_view;
   FERRY_ASSIGN_OR_RETURN(sync::DestKind kind,
                          sync::InspectDest(env, paths, &cur_view));
+  // Again under the lock: a sync of the other mode may have run meanwhile.
+  FERRY_RETURN_IF_ERROR(sync::CheckDestMode(paths, kind, o.in_place));
   if (kind == sync::DestKind::kOther)
     return Status::FailedPrecondition(
         paths.dest,

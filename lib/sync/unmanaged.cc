@@ -307,7 +307,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
 
   // 1. The listing, this node's share, and what DEST recorded last time.
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> all, ListFiles(run, &report));
-  std::vector<Entry> files = Select(all, o.selection);
+  FERRY_ASSIGN_OR_RETURN(std::vector<Entry> files,
+                         SelectSome(std::move(all), o.selection));
   all.clear();
   const Result<ViewState>& cur = *run.cur;
   std::unordered_map<std::string, Entry> recorded;

@@ -152,14 +152,24 @@ Result<ViewState> CurrentState(Env* env, const DestPaths& paths) {
 
 Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
                                            bool in_place) {
-  const std::string dir = in_place ? paths.dest : paths.views;
-  FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
-  if (!in_place) FERRY_RETURN_IF_ERROR(CheckOwnFolder(dir));
+  // One lock file beside DEST whatever the mode, so a view sync and an
+  // --in-place sync exclude each other, and nothing is made (in DEST, in a
+  // link's target, a views folder) before it is held.
+  FERRY_RETURN_IF_ERROR(env->CreateDirs(paths.parent));
   auto lock = env->LockFile(
-      JoinPath(dir, in_place ? ".ferry-sync.lock" : ".sync.lock"), false);
+      JoinPath(paths.parent, "." + paths.name + ".ferry-sync.lock"), false);
   if (!lock.ok() && lock.status().IsUnavailable())
     return Status::Unavailable(paths.dest,
                                "another ferry sync into it is running");
+  if (!lock.ok()) return lock;
+  if (!in_place) {  // the views folder, once the lock is held
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(paths.views));
+    FERRY_RETURN_IF_ERROR(CheckOwnFolder(paths.views));
+    return lock;
+  }
+  FERRY_ASSIGN_OR_RETURN(PathKind k, LinkKind(paths.dest));
+  if (k == PathKind::kMissing)
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(paths.dest));
   return lock;
 }
 

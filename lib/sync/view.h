@@ -75,8 +75,9 @@ Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
 // The state of the view DEST points to (NotFound if none or incomplete).
 Result<ViewState> CurrentState(Env* env, const DestPaths& paths);
 
-// Held for a whole sync into one DEST: <views>/.sync.lock (in_place:
-// DEST/.ferry-sync.lock, DEST created), not waited for.
+// Held for a whole sync into one DEST, whatever the mode:
+// <parent>/.<name>.ferry-sync.lock, not waited for (in_place: DEST created
+// once it is held, if missing).
 Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
                                            bool in_place = false);
 

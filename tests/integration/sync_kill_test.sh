@@ -35,7 +35,7 @@ clean_cache() {
   local left
   left=$(find cache nodes \( -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock' \
          -o -name '*.adopt' -o -name '.ferry-tmp-*' -o -name '.ds.ferry-tmp' \) \
-         ! -name '.ferry-view.lock' ! -name '.sync.lock' -print)
+         ! -name '.ferry-view.lock' ! -name '.ds.ferry-sync.lock' -print)
   [ -z "$left" ] || fail "left behind: $left"
   /usr/bin/python3 - <<'PY' || fail "index and object files differ"
 import os, sqlite3, sys

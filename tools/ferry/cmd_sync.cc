@@ -108,6 +108,14 @@ std::function<void(uint64_t)> TestPause() {
 int RunCheck(const SyncArgs& a) {
   if (a.args.size() != 1)
     return Fail(Status::InvalidArgument("--check", "takes DEST only"));
+  std::string extra;  // options --check would ignore
+  if (a.in_place) extra += " --in-place";
+  if (a.remove_replaced) extra += " --delete";
+  if (a.dry_run) extra += " --dry-run";
+  if (!a.list.empty()) extra += " --list";
+  if (!extra.empty())
+    return Fail(Status::InvalidArgument(
+        "--check", "takes none of" + extra + " (it reads DEST's own state)"));
   auto r = CheckView(a.args[0], Env::Default());
   if (!r.ok()) return Fail(r.status());
   for (const auto& [path, why] : r->problems)

@@ -423,15 +423,22 @@ TEST_F(SyncTest, TemporariesOfAKilledRunAreRemoved) {
 TEST_F(SyncTest, ASecondSyncIntoTheSameDestFailsAtOnce) {
   Write("a", "a");
   Publish();
-  ASSERT_OK(env_->CreateDirs(dir_.Join("nodes/.dest.ferry-views")));
-  auto held =
-      env_->LockFile(dir_.Join("nodes/.dest.ferry-views/.sync.lock"), false);
+  // One lock beside DEST whatever the mode (docs/sync.md layout).
+  ASSERT_OK(env_->CreateDirs(dir_.Join("nodes")));
+  auto held = env_->LockFile(dir_.Join("nodes/.dest.ferry-sync.lock"), false);
   ASSERT_OK(held.status());
   auto r = Run(Options());
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsUnavailable()) << r.status().ToString();
   EXPECT_NE(r.status().message().find("another ferry sync"),
             std::string_view::npos);
+  EXPECT_FALSE(env_->FileExists(dest_));
+  EXPECT_FALSE(env_->FileExists(dir_.Join("nodes/.dest.ferry-views")));
+  SyncOptions in_place = Options();
+  in_place.in_place = true;
+  r = Run(in_place);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsUnavailable()) << r.status().ToString();
   EXPECT_FALSE(env_->FileExists(dest_));
   held->reset();
   RunOk(Options());
