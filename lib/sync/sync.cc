@@ -370,6 +370,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   std::unordered_map<std::string, std::string> first_path;
   uint64_t view_bytes = 0;
   for (const CacheKey& k : keys) view_bytes += k.size;
+  report.objects = keys.size();
   if (o.cache_limit > 0 && view_bytes > o.cache_limit)
     return Status::ResourceExhausted(
         paths.dest, "the view alone needs " + std::to_string(view_bytes) +
@@ -501,6 +502,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       if (!hit) {
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
       }
+      if (hit) ++report.files_cached;  // another run fetched it
       if (!hit && !candidates.empty()) {
         // The same path first, then any file of the same size.
         std::vector<std::string> tries;
@@ -536,6 +538,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       if (!hit) {
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
       }
+      if (hit) ++report.files_cached;
       if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({k}));
       FERRY_RETURN_IF_ERROR(locks.Unlock(k));
     }

@@ -309,6 +309,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> all, ListFiles(run, &report));
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> files,
                          SelectSome(std::move(all), o.selection));
+  report.objects = files.size();
   all.clear();
   const Result<ViewState>& cur = *run.cur;
   std::unordered_map<std::string, Entry> recorded;

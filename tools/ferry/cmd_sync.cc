@@ -168,6 +168,8 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Uint(r.files)
       .Key("bytes")
       .Uint(r.bytes)
+      .Key("objects")
+      .Uint(r.objects)
       .Key("files_cached")
       .Uint(r.files_cached)
       .Key("files_adopted")

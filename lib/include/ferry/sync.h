@@ -82,7 +82,11 @@ struct SyncReport {
   std::string manifest_id;
   std::string view;               // the folder DEST points to
   uint64_t files = 0, bytes = 0;  // in the view
-  uint64_t files_cached = 0;      // linked from the cache as they were
+  // Distinct (hash, size) the view needs (identical files share one):
+  // files_cached + files_adopted + objects_fetched, a killed run's finished
+  // downloads and another process's counted as cached.
+  uint64_t objects = 0;
+  uint64_t files_cached = 0;  // linked from the cache as they were
   uint64_t files_adopted = 0, bytes_adopted = 0;  // taken from DEST's files
   uint64_t objects_fetched = 0, bytes_fetched = 0, bytes_resumed = 0;
   uint64_t requests = 0;      // requests this run sent to the remote

@@ -403,6 +403,27 @@ TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
     EXPECT_EQ(e.name.find("ferry-old"), std::string::npos) << e.name;
 }
 
+TEST_F(SyncTest, CountersAddUpWithAKilledRunsFinishedDownload) {
+  Write("a", "alpha");
+  Write("b", "beta");
+  Write("c", "beta");  // one object, two files
+  Publish();
+  // A download a killed run finished but did not index.
+  const std::string rk = sync::RemoteKey("file://" + bucket_);
+  ASSERT_OK(env_->CreateDirs(JoinPath(cache_, "partial/" + rk)));
+  WriteFile(
+      env_,
+      JoinPath(cache_, "partial/" + rk + "/" + HashBytes("alpha").ToHex()),
+      "alpha");
+  SyncReport r = RunOk(Options());
+  EXPECT_EQ(r.files, 3u);
+  EXPECT_EQ(r.objects, 2u);
+  EXPECT_EQ(r.files_cached, 1u);  // the killed run's
+  EXPECT_EQ(r.objects_fetched, 1u);
+  EXPECT_EQ(r.files_cached + r.files_adopted + r.objects_fetched, r.objects);
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+}
+
 TEST_F(SyncTest, TemporariesOfAKilledRunAreRemoved) {
   Write("a", "a");
   Publish();
