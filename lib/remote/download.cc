@@ -1,6 +1,9 @@
 #include "remote/download.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include "remote/journal.h"
 
@@ -11,10 +14,25 @@ Status IgnoreNotFound(Status s) { return s.IsNotFound() ? Status::OK() : s; }
 
 }  // namespace
 
+// XXH3-64 of a part's bytes written so far, in order from its first byte.
+struct Download::PartHasher {
+  PartHasher() : state(XXH3_createState()) { XXH3_64bits_reset(state); }
+  ~PartHasher() { XXH3_freeState(state); }
+  PartHasher(const PartHasher&) = delete;
+  PartHasher& operator=(const PartHasher&) = delete;
+  XXH3_state_t* state;
+  uint64_t next = 0;    // the offset the hash has reached
+  bool broken = false;  // bytes came out of order: read back
+};
+
 Download::Download(GetItem item, uint64_t part_size, std::string url, Env* env,
                    bool durable)
     : item_(std::move(item)),
-      part_size_(std::max<uint64_t>(part_size, 1)),
+      part_size_(std::max<uint64_t>(
+          item_.part_hashes.empty() || item_.part_hash_size == 0
+              ? part_size
+              : item_.part_hash_size,
+          1)),
       url_(std::move(url)),
       env_(env),
       durable_(durable),
@@ -64,6 +82,7 @@ Status Download::Open() {
         }
         resumed_bytes_ = st->done_bytes;
         resumed = true;
+        FERRY_RETURN_IF_ERROR(RecheckResumedParts());
       }
     }
   }
@@ -81,7 +100,14 @@ Status Download::SetKnown(uint64_t size, std::string etag,
   size_ = size;
   etag_ = std::move(etag);
   uint64_t n = (size + part_size_ - 1) / part_size_;
+  if (checks_parts() && n != item_.part_hashes.size())
+    return Status::Corruption(
+        item_.key, "has " + std::to_string(size) +
+                       " bytes: " + std::to_string(n) + " parts, but " +
+                       std::to_string(item_.part_hashes.size()) +
+                       " part hashes were expected");
   state_.assign(n, kTodo);
+  hashers_.clear();
   next_todo_ = 0;
   done_ = 0;
   if (part0_in_flight && n > 0) state_[0] = kInFlight;
@@ -120,6 +146,7 @@ std::optional<uint64_t> Download::TakePart() {
 }
 
 void Download::ReturnPart(uint64_t part) {
+  hashers_.erase(part);
   if (part < state_.size() && state_[part] == kInFlight) {
     state_[part] = kTodo;
     next_todo_ = std::min(next_todo_, part);
@@ -127,7 +154,96 @@ void Download::ReturnPart(uint64_t part) {
 }
 
 Status Download::Write(uint64_t offset, std::string_view data) {
-  return file_->WriteAt(offset, data);
+  FERRY_RETURN_IF_ERROR(file_->WriteAt(offset, data));
+  if (!checks_parts()) return Status::OK();
+  while (!data.empty()) {
+    const uint64_t part = offset / part_size_;
+    const uint64_t part_end = std::min(size_, (part + 1) * part_size_);
+    if (offset >= part_end) break;  // past the object: Verify says so
+    const size_t n = std::min<uint64_t>(data.size(), part_end - offset);
+    std::unique_ptr<PartHasher>& h = hashers_[part];
+    if (offset == part * part_size_) {
+      h = std::make_unique<PartHasher>();
+      h->next = offset;
+    } else if (!h) {
+      h = std::make_unique<PartHasher>();
+      h->broken = true;
+    }
+    if (!h->broken && h->next == offset) {
+      XXH3_64bits_update(h->state, data.data(), n);
+      h->next += n;
+    } else {
+      h->broken = true;
+    }
+    offset += n;
+    data.remove_prefix(n);
+  }
+  return Status::OK();
+}
+
+Result<uint64_t> Download::ReadPartHash(uint64_t part) const {
+  const ByteRange r = PartRange(part);
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::string buf(std::min<uint64_t>(r.length, 1u << 20), '\0');
+  Status s;
+  for (uint64_t done = 0; s.ok() && done < r.length;) {
+    size_t got = 0;
+    s = file_->ReadAt(r.offset + done,
+                      std::min<uint64_t>(buf.size(), r.length - done),
+                      buf.data(), &got);
+    if (s.ok() && got == 0)
+      s = Status::IOError(part_path_,
+                          "ends inside part " + std::to_string(part));
+    XXH3_64bits_update(state, buf.data(), got);
+    done += got;
+  }
+  const uint64_t h = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  FERRY_RETURN_IF_ERROR(s);
+  return h;
+}
+
+Status Download::CheckPart(uint64_t part) {
+  if (!checks_parts()) return Status::OK();
+  if (part >= item_.part_hashes.size())
+    return Status::Corruption(
+        item_.key, "part " + std::to_string(part) + " has no expected hash");
+  const ByteRange r = PartRange(part);
+  uint64_t got = 0;
+  auto it = hashers_.find(part);
+  if (it != hashers_.end() && !it->second->broken &&
+      it->second->next == r.offset + r.length) {
+    got = XXH3_64bits_digest(it->second->state);
+  } else {
+    FERRY_ASSIGN_OR_RETURN(got, ReadPartHash(part));
+  }
+  if (it != hashers_.end()) hashers_.erase(it);
+  const uint64_t want = item_.part_hashes[part];
+  if (got == want) return Status::OK();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "XXH3-64 %016llx, expected %016llx",
+                static_cast<unsigned long long>(got),
+                static_cast<unsigned long long>(want));
+  return Status::Corruption(
+      item_.key, "part " + std::to_string(part) + " (bytes " +
+                     std::to_string(r.offset) + "-" +
+                     std::to_string(r.offset + r.length - 1) + "): " + buf);
+}
+
+Status Download::RecheckResumedParts() {
+  if (!checks_parts() || state_.size() != item_.part_hashes.size())
+    return Status::OK();
+  for (uint64_t p = 0; p < state_.size(); ++p) {
+    if (state_[p] != kDone) continue;
+    FERRY_ASSIGN_OR_RETURN(uint64_t h, ReadPartHash(p));
+    if (h == item_.part_hashes[p]) continue;
+    state_[p] = kTodo;
+    --done_;
+    resumed_bytes_ -= std::min(resumed_bytes_, PartRange(p).length);
+    ++bad_resumed_parts_;
+  }
+  return Status::OK();
 }
 
 Status Download::SyncParts(const std::vector<uint64_t>& parts) {
@@ -196,6 +312,7 @@ Status Download::Restart() {
   size_ = 0;
   etag_.clear();
   state_.clear();
+  hashers_.clear();
   next_todo_ = done_ = resumed_bytes_ = 0;
   return Discard();
 }

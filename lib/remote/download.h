@@ -10,6 +10,7 @@
 #define FERRY_LIB_REMOTE_DOWNLOAD_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,11 +46,26 @@ class Download {
   Status SetKnown(uint64_t size, std::string etag, bool part0_in_flight);
 
   uint64_t parts() const { return state_.size(); }
+  // The item's part_hash_size when it brings part hashes, else the
+  // engine's part size.
+  uint64_t part_size() const { return part_size_; }
   ByteRange PartRange(uint64_t part) const;
   // The next part to fetch (marked in flight), or nullopt.
   std::optional<uint64_t> TakePart();
   void ReturnPart(uint64_t part);  // in flight -> to do (a retry later)
+  // Writes at the final offset. With part hashes, bytes that continue a
+  // part from its first byte are hashed as they pass (a write at a part's
+  // first byte starts its hash anew); anything else makes CheckPart read
+  // the part back.
   Status Write(uint64_t offset, std::string_view data);
+  // Whether the item brings part hashes.
+  bool checks_parts() const { return !item_.part_hashes.empty(); }
+  // A part fully written matches its XXH3-64 (OK without part hashes).
+  // Corruption naming the part if not: the caller fetches it again
+  // (ReturnPart) or gives up.
+  Status CheckPart(uint64_t part);
+  // Journalled parts a resume found bad on disk (to be fetched again).
+  uint64_t bad_resumed_parts() const { return bad_resumed_parts_; }
   // The part's bytes are all written: synced and journalled.
   Status PartDone(uint64_t part) {
     if (journalled()) FERRY_RETURN_IF_ERROR(SyncParts({part}));
@@ -89,6 +105,11 @@ class Download {
 
  private:
   Status Discard();
+  // XXH3-64 of a part as the part file holds it.
+  Result<uint64_t> ReadPartHash(uint64_t part) const;
+  // Drops journalled parts that no longer match their hashes.
+  Status RecheckResumedParts();
+  struct PartHasher;
 
   GetItem item_;
   uint64_t part_size_;
@@ -107,6 +128,9 @@ class Download {
   uint64_t next_todo_ = 0;
   uint64_t done_ = 0;
   uint64_t resumed_bytes_ = 0;
+  uint64_t bad_resumed_parts_ = 0;
+  // Streaming hashes of the parts being written (part hashes only).
+  std::map<uint64_t, std::unique_ptr<PartHasher>> hashers_;
 };
 
 }  // namespace ferry::remote

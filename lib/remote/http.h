@@ -71,6 +71,10 @@ class HttpBackend : public Backend {
   virtual Result<HttpRequest> MakeGet(std::string_view key,
                                       const std::optional<ByteRange>& range,
                                       std::string_view if_match) = 0;
+  // A GET of the whole object that answers 304 (no body) while its ETag is
+  // still if_none_match.
+  virtual Result<HttpRequest> MakeGetIfNoneMatch(
+      std::string_view key, std::string_view if_none_match) = 0;
   // A PUT of the whole object from source (single request).
   virtual Result<HttpRequest> MakePut(std::string_view key,
                                       ByteSource* source) = 0;

@@ -71,6 +71,12 @@ class HttpBackendImpl final : public HttpBackend {
               const ReadOptions& options, ByteSink* sink) override {
     return ReadObject(this, &client_, key, UrlFor(key), range, options, sink);
   }
+  Result<SmallObject> ReadIfChanged(std::string_view key,
+                                    std::string_view if_none_match,
+                                    uint64_t max_bytes) override {
+    return ReadSmallIfChanged(this, &client_, key, UrlFor(key), if_none_match,
+                              max_bytes);
+  }
 
   Result<ObjectInfo> Write(std::string_view key, ByteSource*,
                            const WriteOptions&) override {
@@ -89,6 +95,15 @@ class HttpBackendImpl final : public HttpBackend {
     // HTTP has If-Match too, but nginx and most static servers ignore it on
     // GET; If-Range is what they honour: a changed object answers 200.
     if (!if_match.empty()) req.headers.emplace_back("If-Range", if_match);
+    return req;
+  }
+
+  Result<HttpRequest> MakeGetIfNoneMatch(
+      std::string_view key, std::string_view if_none_match) override {
+    HttpRequest req;
+    req.url = UrlFor(key);
+    if (!if_none_match.empty())
+      req.headers.emplace_back("If-None-Match", if_none_match);
     return req;
   }
 

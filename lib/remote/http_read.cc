@@ -105,4 +105,32 @@ Status ReadObject(HttpBackend* backend, HttpClient* client,
   }
 }
 
+Result<SmallObject> ReadSmallIfChanged(HttpBackend* backend, HttpClient* client,
+                                       std::string_view key,
+                                       const std::string& what,
+                                       std::string_view if_none_match,
+                                       uint64_t max_bytes) {
+  auto r = client->Perform(
+      [&] { return backend->MakeGetIfNoneMatch(key, if_none_match); }, nullptr,
+      max_bytes);
+  if (!r.ok()) return r.status();  // larger than max_bytes: IOError
+  SmallObject out;
+  const std::string* etag = FindHeader(r->headers, "etag");
+  if (r->status == 304) {
+    out.unchanged = true;
+    out.etag = etag ? *etag : std::string(if_none_match);
+    return out;
+  }
+  if (r->status != 200) {
+    if (Is2xx(r->status))
+      return Status::IOError(what, "answered " + std::to_string(r->status) +
+                                       " to a GET of the whole object");
+    return backend->ErrorFor(key, *r);
+  }
+  out.etag = etag ? *etag : "";
+  out.unchanged = !if_none_match.empty() && out.etag == if_none_match;
+  if (!out.unchanged) out.bytes = std::move(r->body);
+  return out;
+}
+
 }  // namespace ferry::remote

@@ -30,6 +30,16 @@ Status ReadObject(HttpBackend* backend, HttpClient* client,
                   const ByteRange& range, const ReadOptions& options,
                   ByteSink* sink);
 
+// Backend::ReadIfChanged for the HTTP-speaking backends: one GET with
+// If-None-Match (retried by client's policy); 304 is `unchanged`, 200 the
+// whole object and its ETag. A server that ignores the condition answers
+// 200: the same ETag still counts as unchanged.
+Result<SmallObject> ReadSmallIfChanged(HttpBackend* backend, HttpClient* client,
+                                       std::string_view key,
+                                       const std::string& what,
+                                       std::string_view if_none_match,
+                                       uint64_t max_bytes);
+
 }  // namespace ferry::remote
 
 #endif  // FERRY_LIB_REMOTE_HTTP_READ_H_

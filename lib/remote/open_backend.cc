@@ -14,6 +14,52 @@ ByteSink::~ByteSink() = default;
 ByteSource::~ByteSource() = default;
 Backend::~Backend() = default;
 
+Status CappedStringSink::Append(std::string_view data) {
+  if (out.size() + data.size() > max_)
+    return Status::Corruption(what_,
+                              "larger than " + std::to_string(max_) + " bytes");
+  out.append(data);
+  return Status::OK();
+}
+
+Result<SmallObject> Backend::ReadIfChanged(std::string_view key,
+                                           std::string_view if_none_match,
+                                           uint64_t max_bytes) {
+  const std::string what = Describe() + "/" + std::string(key);
+  // Replaced while read at most a few times in a row: the bytes and the
+  // ETag must belong to one version.
+  Status last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo before, Stat(key));
+    SmallObject out;
+    out.etag = before.etag;
+    if (!if_none_match.empty() && before.etag == if_none_match) {
+      out.unchanged = true;
+      return out;
+    }
+    if (before.size > max_bytes)
+      return Status::Corruption(
+          what, "larger than " + std::to_string(max_bytes) + " bytes");
+    ReadOptions ro;
+    const bool conditional = caps().conditional_reads && !before.etag.empty();
+    if (conditional) ro.if_match = before.etag;
+    CappedStringSink sink(what, max_bytes);
+    last = Read(key, ByteRange{}, ro, &sink);
+    if (last.IsFailedPrecondition()) continue;  // replaced meanwhile
+    FERRY_RETURN_IF_ERROR(last);
+    if (!conditional) {
+      FERRY_ASSIGN_OR_RETURN(ObjectInfo after, Stat(key));
+      if (after.etag != before.etag) {
+        last = Status::Unavailable(what, "changed while read");
+        continue;
+      }
+    }
+    out.bytes = std::move(sink.out);
+    return out;
+  }
+  return last;
+}
+
 bool IsRemoteUrl(std::string_view url) {
   return remote::UrlScheme(url).has_value();
 }

@@ -178,6 +178,13 @@ class S3Backend final : public HttpBackend {
     FERRY_RETURN_IF_ERROR(Full(key).status());
     return ReadObject(this, &client_, key, Name(key), range, options, sink);
   }
+  Result<SmallObject> ReadIfChanged(std::string_view key,
+                                    std::string_view if_none_match,
+                                    uint64_t max_bytes) override {
+    FERRY_RETURN_IF_ERROR(Full(key).status());
+    return ReadSmallIfChanged(this, &client_, key, Name(key), if_none_match,
+                              max_bytes);
+  }
 
   Result<ObjectInfo> Write(std::string_view key, ByteSource* source,
                            const WriteOptions& options) override {
@@ -250,6 +257,15 @@ class S3Backend final : public HttpBackend {
                               std::string_view if_match) override {
     FERRY_ASSIGN_OR_RETURN(std::string full, Full(key));
     return MakeGetRequest(full, range, if_match);
+  }
+
+  Result<HttpRequest> MakeGetIfNoneMatch(
+      std::string_view key, std::string_view if_none_match) override {
+    FERRY_ASSIGN_OR_RETURN(std::string full, Full(key));
+    Headers extra;
+    if (!if_none_match.empty())
+      extra.emplace_back("If-None-Match", if_none_match);
+    return Make("GET", &full, {}, extra, "");
   }
 
   Result<HttpRequest> MakePut(std::string_view key,

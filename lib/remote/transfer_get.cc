@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -42,6 +43,7 @@ struct Obj {
   bool ranged = false;     // a 206 came for it in this run: Range works
   std::string origin;      // the URL the backend names it by
   RedirectState redirect;  // where its requests go now
+  std::map<uint64_t, int> part_retries;  // bad part hashes, by part
 };
 
 struct Req : LoopRequest {
@@ -64,6 +66,12 @@ struct Req : LoopRequest {
 };
 
 constexpr size_t kWriteBatch = 256u << 10;
+
+// Journalled parts a resume found bad and fetches again.
+void CountBadResumedParts(const Download& dl, TransferReport* report) {
+  if (dl.bad_resumed_parts() > 0)
+    report->retries["part-hash"] += dl.bad_resumed_parts();
+}
 
 // Counts what the publisher put into place (or failed to).
 void CountPublished(Publisher* publisher, ProgressTicker* progress,
@@ -155,7 +163,7 @@ class GetEngine : public CurlMultiLoop::Client {
       o->probing = true;
       // One request learns size and ETag and fetches the first part: no
       // HEAD round trip per object.
-      Req* r = NewReq(o, 0, ByteRange{0, opt_.part_size}, "");
+      Req* r = NewReq(o, 0, ByteRange{0, dl.part_size()}, "");
       r->probe = true;
       loop_.Start(r);
       return true;
@@ -179,6 +187,7 @@ class GetEngine : public CurlMultiLoop::Client {
     open_.push_back(std::move(o));
     if (!s.ok()) return Fail(raw, s);
     report_->bytes_resumed += raw->dl->resumed_bytes();
+    CountBadResumedParts(*raw->dl, report_);
     if (raw->dl->known()) {
       progress_.AddTotal(raw->dl->size(), raw->dl->resumed_bytes());
       if (raw->dl->AllDone()) Finish(raw);
@@ -302,6 +311,8 @@ class GetEngine : public CurlMultiLoop::Client {
       if (a->length > r->range.length) {  // a 200: the whole object comes
         r->range = ByteRange{0, *a->total};
         o->stream = true;  // one stream, no other part asked (as curl)
+        while (o->dl->TakePart()) {
+        }  // all in flight: a bad one goes back alone
       }
     }
     if (response.status == 206) r->obj->ranged = true;
@@ -374,19 +385,23 @@ class GetEngine : public CurlMultiLoop::Client {
         s = Status::Unavailable(
             r->http.url, "short body: " + std::to_string(r->received) + " of " +
                              std::to_string(r->answer->length) + " bytes");
-      } else if (o->dl->journalled()) {
-        // Synced and journalled on the syncer's thread; done after that
-        // (every part, when one stream brought them all).
+      } else {
+        // The parts this answer brought (every part, when one stream
+        // brought them all), checked against their hashes: a bad one goes
+        // back to be fetched again.
         uint64_t first = o->stream ? 0 : r->part;
-        uint64_t end = o->stream ? o->dl->parts() : r->part + 1;
-        for (uint64_t p = first; p < end; ++p) syncer_.Add(o, o->dl.get(), p);
-        loop_.Delete(r);
-        return;
-      } else if (o->stream) {
-        for (uint64_t p = 0; s.ok() && p < o->dl->parts(); ++p)
-          s = o->dl->PartDone(p);
-      } else if (o->dl->parts() > 0) {
-        s = o->dl->PartDone(r->part);
+        uint64_t end =
+            o->stream ? o->dl->parts() : std::min(r->part + 1, o->dl->parts());
+        std::vector<uint64_t> good;
+        s = CheckParts(o, first, end, &good);
+        if (s.ok() && o->dl->journalled()) {
+          // Synced and journalled on the syncer's thread; done after that.
+          for (uint64_t p : good) syncer_.Add(o, o->dl.get(), p);
+          loop_.Delete(r);
+          return;
+        }
+        for (size_t i = 0; s.ok() && i < good.size(); ++i)
+          s = o->dl->PartDone(good[i]);
       }
     } else if (!r->body_status.ok()) {
       s = r->body_status;
@@ -421,6 +436,26 @@ class GetEngine : public CurlMultiLoop::Client {
     }
     loop_.Delete(r);
     Fail(o, s);
+  }
+
+  // Checks parts [first, end) as they landed: good ones go to *good, a bad
+  // one back to be fetched again (a ranged request from now on), up to the
+  // retry limit per part; then Corruption.
+  Status CheckParts(Obj* o, uint64_t first, uint64_t end,
+                    std::vector<uint64_t>* good) {
+    for (uint64_t p = first; p < end; ++p) {
+      Status c = o->dl->CheckPart(p);
+      if (c.ok()) {
+        good->push_back(p);
+        continue;
+      }
+      if (!c.IsCorruption() || ++o->part_retries[p] > opt_.max_retries)
+        return c;
+      ++report_->retries["part-hash"];
+      o->dl->ReturnPart(p);
+      o->stream = false;
+    }
+    return Status::OK();
   }
 
   // Parts the syncer made durable (or failed to).
@@ -545,6 +580,7 @@ Status GetOne(Backend* backend, Download* dl, const TransferOptions& opt,
   FERRY_RETURN_IF_ERROR(dl->Open());
   report->bytes_resumed += dl->resumed_bytes();
   uint64_t bytes_before = report->bytes;  // this object's: report->bytes - it
+  CountBadResumedParts(*dl, report);
   const std::string& key = dl->item().key;
   for (int restarts = 0;; ++restarts) {
     Status s;
@@ -564,9 +600,13 @@ Status GetOne(Backend* backend, Download* dl, const TransferOptions& opt,
         ThrottledSink sink(&part_sink, bucket);
         ++report->requests;
         s = backend->Read(key, range, ro, &sink);
-        if (s.ok()) s = dl->PartDone(*part);
-        if (!RetryPolicy::IsRetryable(s) || attempt >= opt.max_retries) break;
-        ++report->retries["unavailable"];
+        Status check = s.ok() ? dl->CheckPart(*part) : Status::OK();
+        if (s.ok()) s = check.ok() ? dl->PartDone(*part) : check;
+        const bool bad_part = !check.ok() && check.IsCorruption();
+        if (!(bad_part || RetryPolicy::IsRetryable(s)) ||
+            attempt >= opt.max_retries)
+          break;
+        ++report->retries[bad_part ? "part-hash" : "unavailable"];
         RetryPolicy policy;
         std::this_thread::sleep_for(
             std::chrono::milliseconds(policy.BackoffMs(attempt + 1)));

@@ -26,24 +26,6 @@ class StringByteSource : public ByteSource {
   std::string_view data_;
 };
 
-class CappedStringSink : public ByteSink {
- public:
-  CappedStringSink(std::string_view what, uint64_t max)
-      : what_(what), max_(max) {}
-  Status Append(std::string_view data) override {
-    if (out.size() + data.size() > max_)
-      return Status::Corruption(
-          what_, "larger than " + std::to_string(max_) + " bytes");
-    out.append(data);
-    return Status::OK();
-  }
-  std::string out;
-
- private:
-  std::string what_;
-  uint64_t max_;
-};
-
 bool IsLowerHex(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -164,36 +146,10 @@ Result<ObjectInfo> WriteObject(Backend* backend, std::string_view key,
 
 Result<Ref> ReadRef(Backend* backend, std::string_view ref) {
   FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
-  const std::string where = Where(backend, key);
-  // A ref is replaced while we read it at most a few times in a row: the
-  // bytes and the ETag must belong to one version.
-  Status last;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    FERRY_ASSIGN_OR_RETURN(ObjectInfo before, backend->Stat(key));
-    if (before.size > kMaxRefBytes)
-      return Status::Corruption(
-          where, "is not a ref (" + std::to_string(before.size) + " bytes)");
-    ReadOptions ro;
-    const bool conditional =
-        backend->caps().conditional_reads && !before.etag.empty();
-    if (conditional) ro.if_match = before.etag;
-    auto text = ReadObject(backend, key, kMaxRefBytes, ro);
-    if (!text.ok()) {
-      last = text.status();
-      if (last.IsFailedPrecondition()) continue;  // replaced meanwhile
-      return last;
-    }
-    if (!conditional) {
-      FERRY_ASSIGN_OR_RETURN(ObjectInfo after, backend->Stat(key));
-      if (after.etag != before.etag) {
-        last = Status::Unavailable(where, "changed while read");
-        continue;
-      }
-    }
-    FERRY_ASSIGN_OR_RETURN(Hash128 id, ParseRef(*text, where));
-    return Ref{id, before.etag};
-  }
-  return last;
+  FERRY_ASSIGN_OR_RETURN(SmallObject got,
+                         backend->ReadIfChanged(key, "", kMaxRefBytes));
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, ParseRef(got.bytes, Where(backend, key)));
+  return Ref{id, got.etag};
 }
 
 Result<std::string> FetchManifest(Backend* backend, const Hash128& id) {

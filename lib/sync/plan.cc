@@ -39,6 +39,9 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
     if (!manifest::HashFromBytes(f.xxh3_128(), &e.hash))
       return Status::Corruption(e.path, "hash is not 16 bytes");
     e.mode = f.mode();
+    e.first_part = info.part_hashes.size();
+    info.part_hashes.insert(info.part_hashes.end(), f.part_xxh3_64().begin(),
+                            f.part_xxh3_64().end());
     // Sorted order puts "a" before "a/b": a file that is also a folder of a
     // later path is refused here, so no path can lead through a file (or
     // a link made in its place). Looked up in the files so far (sorted, as

@@ -24,12 +24,18 @@ struct Entry {
   Hash128 hash;
   uint32_t mode = 0644;
   std::string etag;  // unmanaged remotes: the object's ETag when listed
+  // Where this file's part hashes start in ManifestInfo::part_hashes
+  // (ceil(size / part_size) of them).
+  uint64_t first_part = 0;
 };
 
 struct ManifestInfo {
   Hash128 id;
   uint64_t part_size = 0;
   std::vector<Entry> files;  // sorted by path
+  // Every file's File.part_xxh3_64, one after another (8 bytes a part, not
+  // a vector per file).
+  std::vector<uint64_t> part_hashes;
 };
 
 // Reads a whole manifest (bytes that must hash to id) and checks every rule;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ferry/atomic_file.h"
+#include "formats/manifest/manifest.h"
 #include "sync/cache.h"
 #include "sync/fs_util.h"
 #include "sync/in_place.h"
@@ -177,6 +178,21 @@ struct Fetcher {
   const TransferOptions* transfer;
   SyncReport* report;
   const std::unordered_map<std::string, std::string>* first_path;
+  // A missing object's first part hash in info->part_hashes.
+  const std::unordered_map<std::string, uint64_t>* first_part;
+  const sync::ManifestInfo* info;
+
+  // Each part of an object is checked against the manifest as it lands.
+  void AddPartHashes(const CacheKey& k, GetItem* item) {
+    auto it = first_part->find(k.hash.ToHex());
+    if (it == first_part->end()) return;
+    const uint64_t n = manifest::PartCount(k.size, info->part_size);
+    const uint64_t first = it->second;
+    if (n == 0 || first + n > info->part_hashes.size()) return;
+    item->part_hashes.assign(info->part_hashes.begin() + first,
+                             info->part_hashes.begin() + first + n);
+    item->part_hash_size = info->part_size;
+  }
 
   // Downloads keys (their locks held) into the cache.
   Status Fetch(const std::vector<CacheKey>& keys) {
@@ -189,6 +205,7 @@ struct Fetcher {
       item.dest = cache->PartialPath(k);
       item.have_expected = true;
       item.expected = k.hash;
+      AddPartHashes(k, &item);
       by_key[item.key] = &k;
       items.push_back(std::move(item));
     }
@@ -198,6 +215,7 @@ struct Fetcher {
     report->requests += r.requests;
     report->bytes_fetched += r.bytes;
     report->bytes_resumed += r.bytes_resumed;
+    for (const auto& [cause, n] : r.retries) report->retries[cause] += n;
     std::set<std::string> failed;
     for (auto& [key, s] : r.failures) {
       failed.insert(key);
@@ -283,20 +301,24 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   } else {
     FERRY_ASSIGN_OR_RETURN(std::string ref_name, RefName(o.ref));
     FERRY_ASSIGN_OR_RETURN(std::string ref_key, sync::RefKey(ref_name));
+    // One conditional GET: 304 while the ref still has the ETag DEST's view
+    // recorded, else its bytes and new ETag in the same answer.
+    const bool recorded = cur.ok() && same_view(cur->id) && cur->ref == o.ref;
     ++report.requests;
-    auto info = backend->Stat(ref_key);
-    if (!info.ok()) {
-      if (info.status().IsNotFound() && ref_name == sync::kHead)
+    auto got = backend->ReadIfChanged(
+        ref_key, recorded ? cur->etag : std::string(), sync::kMaxRefBytes);
+    if (!got.ok()) {
+      if (got.status().IsNotFound() && ref_name == sync::kHead)
         return sync::SyncUnmanaged(unmanaged, report);  // not ferry's layout
-      if (info.status().IsNotFound())
+      if (got.status().IsNotFound())
         return Status::NotFound(
             backend->Describe(),
             "has no ref " + o.ref + " (not published with ferry publish?)");
-      return info.status();
+      return got.status();
     }
-    etag = info->etag;
-    if (!etag.empty() && same_view(cur.ok() ? cur->id : "") &&
-        cur->ref == o.ref && cur->etag == etag && !o.in_place && !o.dry_run) {
+    etag = got->etag;
+    const bool same = !etag.empty() && recorded && got->unchanged;
+    if (same && !o.in_place && !o.dry_run) {
       // The ref is as recorded; the view's files must be too (stat only):
       // a file removed or written through the view is put back by a full
       // run, which re-hashes changed objects before linking them.
@@ -306,8 +328,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
                              sync::ViewIntact(env, v, cache_dir, rk));
       repair = !intact;
     }
-    if (!etag.empty() && same_view(cur.ok() ? cur->id : "") &&
-        cur->ref == o.ref && cur->etag == etag && !repair) {
+    if (same && !repair) {
       report.unchanged = true;
       report.manifest_id = cur->id;
       report.files = cur->files;
@@ -321,17 +342,13 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         FERRY_RETURN_IF_ERROR(CleanOldViews(env, paths, cache_dir, &report));
       return report;
     }
-    // The ref's bytes as they were at the Stat: a publish in between makes
-    // the read fail (FailedPrecondition) rather than pair a new id with the
-    // old ETag.
-    ReadOptions ro;
-    ro.if_match = etag;
-    ++report.requests;
-    FERRY_ASSIGN_OR_RETURN(
-        std::string text,
-        sync::ReadObject(backend.get(), ref_key, sync::kMaxRefBytes, ro));
-    FERRY_ASSIGN_OR_RETURN(
-        id, sync::ParseRef(text, backend->Describe() + "/" + ref_key));
+    // A repair of an unchanged ref: the recorded id (304 sent no bytes).
+    if (got->unchanged) {
+      FERRY_ASSIGN_OR_RETURN(id, Hash128::FromHex(cur->id));
+    } else {
+      FERRY_ASSIGN_OR_RETURN(
+          id, sync::ParseRef(got->bytes, backend->Describe() + "/" + ref_key));
+    }
   }
   report.manifest_id = id.ToHex();
 
@@ -368,6 +385,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     keys.push_back(CacheKey{rk, files[i].hash, files[i].size});
   // A missing object's first path, for messages.
   std::unordered_map<std::string, std::string> first_path;
+  std::unordered_map<std::string, uint64_t> first_part;  // and its parts
   uint64_t view_bytes = 0;
   for (const CacheKey& k : keys) view_bytes += k.size;
   report.objects = keys.size();
@@ -442,7 +460,10 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     const CacheKey& k = keys[j];
     FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k, /*touch=*/false));
     (hit ? hits : missing).push_back(k);
-    if (!hit) first_path.emplace(k.hash.ToHex(), files[firsts[j]].path);
+    if (!hit) {
+      first_path.emplace(k.hash.ToHex(), files[firsts[j]].path);
+      first_part.emplace(k.hash.ToHex(), files[firsts[j]].first_part);
+    }
   }
   FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = keys.size() - missing.size();
@@ -472,8 +493,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  Fetcher fetcher{env,         cache.get(), backend.get(),
-                  &o.transfer, &report,     &first_path};
+  Fetcher fetcher{env,     cache.get(), backend.get(), &o.transfer,
+                  &report, &first_path, &first_part,   &manifest};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
         env->CreateDirs(DirName(cache->PartialPath(keys[0]))));

@@ -31,6 +31,9 @@ Actions:
               connection cleanly after "bytes" body bytes: curl error 18
   wrong_content_range  forward; rewrite Content-Range to another range of
               the same length (or use "content_range" verbatim)
+  flip        forward; invert the answer's body byte number "bytes"
+              (default 0; nothing if the body is shorter): a server or
+              network byte error the length and headers do not show
   mutate      forward; change the object before the answer's last byte (so
               the client's next request sees it): run "command"
               (sh -c), or overwrite "file" (with "content" if given, else
@@ -233,6 +236,11 @@ class FaultHandler(proxy_base.ProxyHandler):
             mutate(rule)
             self.mutated = True
         limit = int(rule.get('bytes', 0)) if rule else 0
+        if (rule and rule['action'] == 'flip' and
+                sent <= limit < sent + len(piece)):
+            piece = bytearray(piece)
+            piece[limit - sent] ^= 0xff
+            piece = bytes(piece)
         if (not rule or rule['action'] not in ('reset', 'stall', 'short_body')
                 or not sent <= limit < sent + len(piece)):
             self.write_out(piece, chunked)
@@ -307,7 +315,7 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
 
 
 ACTIONS = {'reset', 'stall', 'status', 'ignore_range', 'short_body',
-           'wrong_content_range', 'mutate'}
+           'wrong_content_range', 'mutate', 'flip'}
 
 
 def main():

@@ -134,7 +134,7 @@ pid $dir/nginx.pid;
 error_log $dir/nginx-error.log warn;
 events { worker_connections 1024; }
 http {
-  log_format ferry '\$request\t\$http_range\t\$status\t\$body_bytes_sent\t\$http_if_range\t\$http_if_match\t\$connection';
+  log_format ferry '\$request\t\$http_range\t\$status\t\$body_bytes_sent\t\$http_if_range\t\$http_if_match\t\$connection\t\$http_if_none_match';
   log_format ferry_headers '\$request\t\$status\t\$http_authorization\t\$http_x_ferry_test';
   client_body_temp_path $dir/tmp/body;
   proxy_temp_path $dir/tmp/proxy;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ferry/transfer.h"
+#include "formats/manifest/manifest.h"
 #include "remote/http_backend.h"
 #include "testutil/fault_proxy.h"
 #include "testutil/test_servers.h"
@@ -58,10 +59,20 @@ class TransferFaultsTest : public ::testing::Test {
     ASSERT_TRUE(id.ok()) << id.status().ToString();
   }
 
-  TransferReport Get() {
+  // With part_hash_size > 0: the object's part hashes (a manifest's)
+  // and its XXH3-128 go with the item.
+  TransferReport Get(uint64_t part_hash_size = 0) {
     GetItem item;
     item.key = "obj.bin";
     item.dest = dest_;
+    if (part_hash_size > 0) {
+      item.have_expected = true;
+      item.expected = HashBytes(data_);
+      item.part_hash_size = part_hash_size;
+      for (uint64_t off = 0; off < data_.size(); off += part_hash_size)
+        item.part_hashes.push_back(manifest::PartHash(
+            std::string_view(data_).substr(off, part_hash_size)));
+    }
     auto r = GetObjects(backend_.get(), {item}, opt_, env_);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : TransferReport{};
@@ -195,6 +206,37 @@ TEST_F(TransferFaultsTest, ServerIgnoringRangeGivesTheObjectInOneStream) {
   ExpectCompleted(r, data_);
   EXPECT_EQ(r.requests, 1u);
   EXPECT_TRUE(r.retries.empty());
+}
+
+// A byte flipped on the way (the length and headers as they should be):
+// the part it landed in fails its XXH3-64 and is fetched again, alone, in
+// the item's part size (not the options'). Also when the flip hits the
+// first answer (the probe).
+TEST_F(TransferFaultsTest, FlippedByteInAPartRefetchesThatPart) {
+  AddRule(FaultRule::Flip(1000).RangeOnly().Nth(3).Times(1));
+  TransferReport r = Get(/*part_hash_size=*/128 << 10);
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "part-hash"), 1u);
+  // 9 parts of 128 KiB (not 17 of the options' 64 KiB), one twice.
+  EXPECT_EQ(r.requests, 10u);
+}
+
+TEST_F(TransferFaultsTest, FlippedByteInTheFirstAnswerRefetchesPartZero) {
+  AddRule(FaultRule::Flip(0).Times(1));
+  TransferReport r = Get(/*part_hash_size=*/128 << 10);
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "part-hash"), 1u);
+}
+
+// Every answer is bad: the item fails with Corruption once the part has
+// used up its retries, and nothing is under the final name.
+TEST_F(TransferFaultsTest, PartThatIsAlwaysBadFailsWithCorruption) {
+  opt_.connections = 1;
+  AddRule(FaultRule::Flip(5).Times(0));
+  TransferReport r = Get(/*part_hash_size=*/128 << 10);
+  Status s = ExpectFailed(r);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(Retries(r, "part-hash"), uint64_t(opt_.max_retries));
 }
 
 }  // namespace

@@ -55,6 +55,12 @@ FaultRule FaultRule::ShortBody(int64_t bytes) {
 
 FaultRule FaultRule::WrongContentRange() { return Make("wrong_content_range"); }
 
+FaultRule FaultRule::Flip(int64_t bytes) {
+  FaultRule r = Make("flip");
+  r.bytes = bytes;
+  return r;
+}
+
 FaultRule FaultRule::MutateFile(std::string file) {
   FaultRule r = Make("mutate");
   r.file = std::move(file);

@@ -35,8 +35,8 @@ struct FaultRule {
   int nth = 1;
   int times = 1;
   // Action parameters.
-  int64_t bytes = 0;          // reset, stall, short_body: body bytes first sent
-  double seconds = 0;         // stall
+  int64_t bytes = 0;   // reset, stall, short_body: body bytes first sent; flip
+  double seconds = 0;  // stall
   bool then_close = false;    // stall: close afterwards instead of continuing
   int status = 0;             // status
   int retry_after = -1;       // status: Retry-After seconds, -1 none
@@ -61,6 +61,8 @@ struct FaultRule {
   static FaultRule ShortBody(int64_t bytes);
   // A Content-Range for another range of the same length.
   static FaultRule WrongContentRange();
+  // Invert the answer's body byte number `bytes` (the length is kept).
+  static FaultRule Flip(int64_t bytes);
   // After answering, change the object.
   static FaultRule MutateFile(std::string file);
   static FaultRule MutateCommand(std::string command);

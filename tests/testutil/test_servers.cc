@@ -83,7 +83,7 @@ Result<std::vector<AccessLogEntry>> ReadAccessLog(const std::string& path) {
   for (const std::string& line : Split(text, '\n')) {
     if (line.empty()) continue;
     std::vector<std::string> f = Split(line, '\t');
-    if (f.size() != 7) return Status::Corruption(path, line);
+    if (f.size() != 8) return Status::Corruption(path, line);
     for (std::string& field : f) {
       if (field == "-") field.clear();
     }
@@ -101,6 +101,7 @@ Result<std::vector<AccessLogEntry>> ReadAccessLog(const std::string& path) {
     e.if_range = f[4];
     e.if_match = f[5];
     e.connection = std::atoll(f[6].c_str());
+    e.if_none_match = f[7];
     entries.push_back(std::move(e));
   }
   return entries;

@@ -60,6 +60,7 @@ struct AccessLogEntry {
   int64_t body_bytes_sent = 0;
   std::string if_range;  // "" when absent (quotes are logged as \x22)
   std::string if_match;
+  std::string if_none_match;
   int64_t connection = 0;  // nginx's connection serial number
 };
 

@@ -1,5 +1,8 @@
 // ferry sync: keep DEST a view of a published dataset, moving only what
 // changed (docs/sync.md); ferry sync --check DEST re-hashes a view.
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +34,7 @@ struct SyncArgs {
   std::string list;
   bool dry_run = false;
   bool check = false;
+  int watch = 0;  // seconds between rounds; 0: one sync
   PathFilters filters;
 };
 
@@ -184,6 +188,10 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Uint(r.bytes_resumed)
       .Key("requests")
       .Uint(r.requests)
+      .Key("retries")
+      .BeginObject();
+  for (const auto& [cause, n] : r.retries) w.Key(cause).Uint(n);
+  w.EndObject()
       .Key("evicted_objects")
       .Uint(r.evicted_objects)
       .Key("evicted_bytes")
@@ -229,8 +237,44 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
   std::fputc('\n', stdout);
 }
 
+// --watch: the signal that ends it (0: none yet), and whether a sync runs.
+volatile sig_atomic_t g_stop = 0;
+volatile sig_atomic_t g_in_sync = 0;
+
+void OnStopSignal(int sig) {
+  g_stop = sig;
+  // A sync in progress ends here, as a kill would end it: what it fetched
+  // is journalled and DEST is the old view or the new one (docs/sync.md
+  // "Crashes"), so the next run resumes. Watching ended as asked: exit 0.
+  if (g_in_sync) _exit(kExitOk);
+}
+
+int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged);
+
+// Syncs every `a.watch` seconds (one conditional GET of the ref when it did
+// not change) until SIGINT or SIGTERM; a failed round is reported and the
+// next one tries again, except for usage errors.
+int Watch(const SyncArgs& a, const SyncOptions& o) {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  const auto period = std::chrono::seconds(a.watch);
+  while (!g_stop) {
+    const auto next = std::chrono::steady_clock::now() + period;
+    g_in_sync = 1;
+    int rc = g_stop ? kExitOk : SyncOnce(a, o, /*quiet_if_unchanged=*/true);
+    g_in_sync = 0;
+    std::fflush(stdout);
+    if (rc == kExitUsage) return rc;
+    while (!g_stop && std::chrono::steady_clock::now() < next)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return kExitOk;
+}
+
 int RunSync(SyncArgs& a) {
-  auto t0 = std::chrono::steady_clock::now();
   if (a.check) return RunCheck(a);
   if (a.args.size() != 2)
     return Fail(Status::InvalidArgument("sync", "needs REMOTE[@REF] DEST"));
@@ -253,6 +297,16 @@ int RunSync(SyncArgs& a) {
   o.dry_run = a.dry_run;
   o.remote_options = a.remote;
   o.transfer = TransferOptionsFrom(a.remote, false);
+  if (a.watch > 0) {
+    if (a.dry_run)
+      return Fail(Status::InvalidArgument("--watch", "and --dry-run"));
+    return Watch(a, o);
+  }
+  return SyncOnce(a, o, false);
+}
+
+int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
+  auto t0 = std::chrono::steady_clock::now();
   auto r = Sync(o, Env::Default());
   if (!r.ok()) return Fail(r.status());
   for (const std::string& w : r->warnings)
@@ -273,7 +327,9 @@ int RunSync(SyncArgs& a) {
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  if (a.common.json) {
+  if (r->unchanged && quiet_if_unchanged) {
+    // --watch: only rounds that did something are shown.
+  } else if (a.common.json) {
     PrintJson(*r, a.dry_run, secs);
   } else if (!a.common.quiet) {
     if (r->unchanged) {
@@ -345,6 +401,11 @@ Runner RegisterSync(CLI::App* app) {
   cmd->add_flag("--dry-run", a->dry_run,
                 "Read the ref and manifest, print what would move; write "
                 "nothing");
+  AddUintOption(cmd, "--watch", &a->watch,
+                "Stay running: sync whenever the ref changes, checking every "
+                "SECONDS (one conditional GET); SIGINT/SIGTERM end it (exit 0)",
+                1, 1 << 30)
+      ->default_str("");
   cmd->add_flag("--check", a->check,
                 "Re-hash DEST's view against its manifest (exit 3 naming "
                 "files)");

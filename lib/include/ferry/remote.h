@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/env.h"
@@ -55,6 +56,20 @@ class FERRY_EXPORT ByteSink {
   virtual Status Append(std::string_view data) = 0;
 };
 
+// Keeps the bytes of a read in `out`, up to max of them (more: Corruption
+// naming `what`).
+class FERRY_EXPORT CappedStringSink : public ByteSink {
+ public:
+  CappedStringSink(std::string what, uint64_t max)
+      : what_(std::move(what)), max_(max) {}
+  Status Append(std::string_view data) override;
+  std::string out;
+
+ private:
+  std::string what_;
+  uint64_t max_;
+};
+
 // The bytes of a write. Its size is known before the first byte is sent and
 // it can be read again from any offset (a retried request starts over).
 class FERRY_EXPORT ByteSource {
@@ -83,6 +98,13 @@ struct ReadOptions {
   std::string if_match;
 };
 
+// A small object read whole unless it is unchanged (ReadIfChanged).
+struct SmallObject {
+  bool unchanged = false;  // its ETag is still the one given
+  std::string bytes;       // the object (empty when unchanged)
+  std::string etag;        // of these bytes; "" if the backend has none
+};
+
 struct WriteOptions {
   bool if_none_match = false;  // create only; FailedPrecondition if present
   std::string if_match;        // replace only this version
@@ -108,6 +130,16 @@ class FERRY_EXPORT Backend {
   // ends sooner and range.length is kToEnd).
   virtual Status Read(std::string_view key, const ByteRange& range,
                       const ReadOptions& options, ByteSink* sink) = 0;
+  // The whole object key (more than max_bytes: Corruption) unless its ETag
+  // is still if_none_match (when not empty): then `unchanged`, no bytes.
+  // The bytes and the ETag belong to one version of the object. HTTP and
+  // S3 take one request (If-None-Match: 304, or 200 with the bytes and
+  // their ETag); the default stats, compares and reads on that ETag
+  // (If-Match where the backend enforces it, else a second stat). NotFound
+  // when there is no such object.
+  virtual Result<SmallObject> ReadIfChanged(std::string_view key,
+                                            std::string_view if_none_match,
+                                            uint64_t max_bytes);
   // Writes the whole object atomically: readers see the old object or the
   // new one, never a part. Returns what was written (size, ETag).
   virtual Result<ObjectInfo> Write(std::string_view key, ByteSource* source,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -97,6 +98,9 @@ struct SyncReport {
   // --in-place: files written, kept as they were, and removed (ferry's, and
   // with --delete others).
   uint64_t files_placed = 0, files_kept = 0, files_removed = 0;
+  // The transfers' retries by cause ("part-hash": a part that did not
+  // match the manifest's XXH3-64 and was fetched again).
+  std::map<std::string, uint64_t> retries;
   uint64_t evicted_objects = 0, evicted_bytes = 0;
   uint64_t old_views_removed = 0, old_views_in_use = 0;
   // Old views that held files ferry did not place (a user's): moved aside

@@ -37,6 +37,14 @@ struct GetItem {
   // removes the part file and the item fails with Corruption (exit 3).
   bool have_expected = false;
   Hash128 expected{};
+  // When set (a manifest's File.part_xxh3_64 and its part size): the object
+  // is fetched in parts of part_hash_size, whatever the options' part size,
+  // and each part is checked against its XXH3-64 as it lands. A part that
+  // does not match is fetched again (retries["part-hash"]), up to the retry
+  // limit, then the item fails with Corruption; a resumed download checks
+  // its journalled parts again and fetches only the bad ones.
+  std::vector<uint64_t> part_hashes;
+  uint64_t part_hash_size = 0;
 };
 
 struct PutItem {

@@ -167,6 +167,43 @@ TEST_F(SyncTest, UnchangedRefIsANoOpOfOneRequest) {
   EXPECT_EQ(r.files, 1u);
 }
 
+// An object whose bytes in the bucket do not match the manifest: each part
+// is checked against the manifest's XXH3-64 (in the manifest's part size) as
+// it lands, the bad part is fetched again up to the retry limit, then the
+// sync fails (Corruption) with nothing installed: no cache object, no view,
+// DEST untouched.
+TEST_F(SyncTest, APartThatDoesNotMatchTheManifestIsRefetchedThenFails) {
+  const std::string data = test::RandomBytes(300000, 5);
+  Write("big.bin", data);
+  Write("small.txt", "fine");
+  test::PublishTreeOptions po;
+  po.part_size = 64 << 10;
+  auto id = test::PublishTree(env_, src_, bucket_, po);
+  ASSERT_OK(id.status());
+  const std::string hex = HashBytes(data).ToHex();
+  const std::string obj =
+      JoinPath(bucket_, ".ferry/objects/" + hex.substr(0, 2) + "/" + hex);
+  std::string bad = data;
+  bad[2 * (64 << 10) + 3] ^= 1;  // part 2
+  WriteFile(env_, obj, bad);
+  SyncOptions o = Options();
+  o.transfer.max_retries = 2;
+  auto r = Run(o);
+  ASSERT_OK(r.status());
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_EQ(r->failures[0].first, "big.bin");
+  EXPECT_TRUE(r->failures[0].second.IsCorruption())
+      << r->failures[0].second.ToString();
+  EXPECT_NE(r->failures[0].second.ToString().find("part 2"), std::string::npos)
+      << r->failures[0].second.ToString();
+  EXPECT_EQ(r->retries["part-hash"], 2u);
+  EXPECT_FALSE(env_->FileExists(dest_));
+  // Not in the cache (its good parts wait in partial/ for a resume).
+  for (const std::string& f : Everything())
+    if (f.rfind("cache/objects/", 0) == 0 || f.rfind("nodes/", 0) == 0)
+      EXPECT_EQ(f.find(hex), f.npos) << f;
+}
+
 TEST_F(SyncTest, IncrementalSyncFetchesOnlyWhatChangedAndDropsTheOldView) {
   for (int i = 0; i < 10; ++i)
     Write("f" + std::to_string(i), "content " + std::to_string(i));
