@@ -9,7 +9,7 @@ source "$(dirname "$0")/testlib.sh"
 pid=
 trap '[ -n "$pid" ] && kill -KILL "$pid" 2> /dev/null; rm -rf "$work"' EXIT
 
-same_tree() { diff -r --exclude=.ferry-sync.json --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
+same_tree() { diff -r --exclude='.ferry-sync*' --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
 # until SECONDS CMD...: runs CMD every 0.1 s until it succeeds; fails after
 # SECONDS.
 until_ok() {

@@ -19,7 +19,7 @@ faulty=$FERRY_TEST_FAULT_HTTP_URL/$name control=$FERRY_TEST_FAULT_HTTP_CONTROL
 log=$FERRY_TEST_HTTP_ACCESS_LOG
 trap 'rm -rf "$work" "$root"; curl -s -X POST "$control/__reset" > /dev/null || true' EXIT
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(open('out.txt')); print(eval(sys.argv[1]))" "$1"; }
-same_tree() { diff -r --exclude=.ferry-sync.json --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
+same_tree() { diff -r --exclude='.ferry-sync*' --exclude=.ferry-view.lock "$1" "$2" > /dev/null; }
 # Waits (up to 10 s) until the access log has more than N lines; prints the
 # lines after the first N.
 log_after() {
