@@ -58,6 +58,9 @@ printf '%s\n' "$lines" | awk -F'\t' -v p="/$name/.ferry/refs/HEAD" \
 # A new version: the same one GET answers 200 with the new id.
 head -c 5000 /dev/urandom > tree/f4.bin
 expect_rc 0 "$ferry" publish tree "file://$root" --part-size 64K
+# nginx's ETag is mtime (seconds) + size: a ref rewritten within the second
+# of the last one, at the same size, keeps its ETag. Not what is tested here.
+touch -d "@$(($(date +%s) + 5))" "$root/.ferry/refs/HEAD"
 n=$(wc -l < "$log")
 expect_rc 0 "$ferry" "${sync[@]}" "$url" nodes/ds
 [ "$(json 'd["unchanged"]')" = False ] && [ "$(json 'd["objects_fetched"]')" = 1 ] \
