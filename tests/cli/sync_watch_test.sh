@@ -68,7 +68,7 @@ pid=
 [ "$rc" = 0 ] || fail "exit $rc after SIGTERM: $(cat watch.err)"
 left=$(find cache nodes \( -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock' \
        -o -name '*.adopt' -o -name '.ferry-tmp-*' -o -name '.ds.ferry-tmp' \) \
-       ! -name '.ferry-view.lock' ! -name '.sync.lock' -print)
+       ! -name '.ferry-view.lock' ! -name '.ds.ferry-sync.lock' -print)
 [ -z "$left" ] || fail "left behind: $left"
 [ "$(ls nodes/.ds.ferry-views)" = "$v3" ] || fail "old views left: $(ls nodes/.ds.ferry-views)"
 rounds || fail "rounds reported: $(cat watch.out)"
