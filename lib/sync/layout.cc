@@ -94,6 +94,11 @@ Status CheckTagName(std::string_view name) {
   }
   if (name.find("..") != std::string_view::npos) return bad("contains '..'");
   if (name == kHead) return bad("is reserved");
+  if (name.size() == 32 && name.find_first_not_of("0123456789abcdefABCDEF") ==
+                               std::string_view::npos)
+    return bad(
+        "is 32 hex digits: REMOTE@<32 hex digits> names a manifest id, "
+        "so the tag could never be read");
   if (name.size() >= 5 && name.substr(name.size() - 5) == ".lock")
     return bad("ends with '.lock'");
   return Status::OK();

@@ -68,6 +68,10 @@ expect_rc 0 "$FERRY" log bucket
 
 # Usage errors.
 expect_rc 2 "$FERRY" publish src bucket --tag 'no/slash'
+# A tag of 32 hex digits would read as a manifest id (REMOTE@<id>): refused.
+expect_rc 2 "$FERRY" publish src bucket --tag 0123456789abcdef0123456789ABCDEF
+grep -q "manifest id" err.txt || fail "the message says why: $(cat err.txt)"
+[ ! -e bucket/.ferry/refs/tags/0123456789abcdef0123456789ABCDEF ] || fail "hex tag written"
 expect_rc 2 "$FERRY" publish src/a.txt bucket
 expect_rc 2 "$FERRY" gc bucket --grace soon
 expect_rc 2 "$FERRY" gc bucket --keep 0
