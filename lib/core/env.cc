@@ -63,6 +63,10 @@ Status EnvWrapper::ExchangePaths(const std::string& a, const std::string& b) {
 Status EnvWrapper::LinkFile(const std::string& from, const std::string& to) {
   return target_->LinkFile(from, to);
 }
+Result<std::string> EnvWrapper::RealPath(const std::string& path) {
+  return target_->RealPath(path);
+}
+Result<std::string> Env::RealPath(const std::string& path) { return path; }
 Status Env::ExchangePaths(const std::string& a, const std::string& b) {
   return Status::NotSupported(a + " <-> " + b, "cannot exchange paths here");
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "ferry/env.h"
@@ -308,6 +309,14 @@ class PosixEnv final : public Env {
       return Status::NotSupported(from + " -> " + to, std::strerror(err));
     }
     return PosixError(from + " -> " + to, err);
+  }
+
+  Result<std::string> RealPath(const std::string& path) override {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real == nullptr) return PosixError(path, errno);
+    std::string out(real);
+    std::free(real);
+    return out;
   }
 
   Status SyncDir(const std::string& dir) override {

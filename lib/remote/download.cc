@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ferry/remote.h"
 #include "remote/journal.h"
 
 namespace ferry::remote {
@@ -122,7 +123,7 @@ Status Download::SetKnown(uint64_t size, std::string etag,
       h.have_expected = item_.have_expected;
       h.expected = item_.expected;
       h.etag = etag_;
-      h.url = url_;
+      h.url = UrlWithoutSecrets(url_);  // no password on disk
       journal_header_ = EncodeJournalHeader(h);
       FERRY_ASSIGN_OR_RETURN(
           journal_,

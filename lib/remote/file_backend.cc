@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -82,16 +83,19 @@ class FileBackend : public Backend, public UnpublishedWriter {
       if (info.status().IsNotFound()) return Status::OK();  // nothing there
       return info.status();
     }
-    if (!info->is_dir) {  // the root is one file: its key is ""
+    if (!dir_key.empty() && !Resolve(dir_key).ok())
+      return Status::OK();  // a link out of the root: nothing here
+    if (!info->is_dir) {    // the root is one file: its key is ""
       if (!dir_key.empty() || !prefix.empty()) return Status::OK();
-      return VisitFile("", visit);
+      return VisitFile("", options, visit);
     }
     return options.recursive ? ListRecursive(dir_key, prefix, options, visit)
-                             : ListOneLevel(dir_key, prefix, visit);
+                             : ListOneLevel(dir_key, prefix, options, visit);
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     FERRY_RETURN_IF_ERROR(CheckKey(key));
+    FERRY_RETURN_IF_ERROR(Resolve(key).status());
     FERRY_ASSIGN_OR_RETURN(FileInfo info, env_->Stat(PathOf(key)));
     if (info.type != FileType::kRegular)
       return Status::NotFound(Name(key), "not a file");
@@ -101,10 +105,11 @@ class FileBackend : public Backend, public UnpublishedWriter {
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
     FERRY_RETURN_IF_ERROR(CheckKey(key));
-    const std::string path = PathOf(key);
     // Stat before and after opening: when both give the expected ETag, the
-    // file opened is that version (a replacement has a new inode).
+    // file opened is that version (a replacement has a new inode). The path
+    // opened is the one with its links resolved, checked inside the root.
     FERRY_ASSIGN_OR_RETURN(ObjectInfo before, Stat(key));
+    FERRY_ASSIGN_OR_RETURN(const std::string path, Resolve(key));
     FERRY_ASSIGN_OR_RETURN(auto file, env_->NewRandomAccessFile(path));
     FERRY_ASSIGN_OR_RETURN(ObjectInfo after, Stat(key));
     if (!options.if_match.empty() &&
@@ -167,6 +172,7 @@ class FileBackend : public Backend, public UnpublishedWriter {
     FERRY_RETURN_IF_ERROR(CheckKey(key));
     const std::string path = PathOf(key);
     const std::string dir = DirName(path);
+    FERRY_RETURN_IF_ERROR(CheckFolderInside(key));
     FERRY_RETURN_IF_ERROR(env_->CreateDirs(dir));
     auto created = AtomicFileWriter::Create(env_, path);
     if (!created.ok() && created.status().IsNotFound()) {
@@ -196,6 +202,7 @@ class FileBackend : public Backend, public UnpublishedWriter {
 
   Status Delete(std::string_view key) override {
     FERRY_RETURN_IF_ERROR(CheckKey(key));
+    FERRY_RETURN_IF_ERROR(CheckFolderInside(key));
     Status s = env_->RemoveFile(PathOf(key));
     if (!s.ok() && !s.IsNotFound()) return s;
     // A folder exists only while it holds objects (as in a bucket): remove
@@ -219,6 +226,53 @@ class FileBackend : public Backend, public UnpublishedWriter {
   }
 
  private:
+  // The root with its links resolved (a root given as a link is the folder
+  // it names). Computed once it exists.
+  Result<std::string> RealRoot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (real_root_.empty()) {
+      FERRY_ASSIGN_OR_RETURN(real_root_, env_->RealPath(root_));
+    }
+    return real_root_;
+  }
+
+  bool Inside(const std::string& real, const std::string& real_root) const {
+    return real == real_root ||
+           (real.size() > real_root.size() &&
+            real.compare(0, real_root.size(), real_root) == 0 &&
+            (real_root == "/" || real[real_root.size()] == '/'));
+  }
+
+  // key's path with every symbolic link resolved, when that is inside the
+  // root; NotFound when a link on the way leads outside it (never followed:
+  // a link to /etc/shadow in a served folder must not serve it), or the
+  // path is not there. The root itself (key "") is what the URL names.
+  Result<std::string> Resolve(std::string_view key) {
+    const std::string path = PathOf(key);
+    if (key.empty()) return path;
+    FERRY_ASSIGN_OR_RETURN(std::string real_root, RealRoot());
+    FERRY_ASSIGN_OR_RETURN(std::string real, env_->RealPath(path));
+    if (!Inside(real, real_root))
+      return Status::NotFound(Name(key), "a symbolic link that leads outside " +
+                                             describe_ + ": not followed");
+    return real;
+  }
+
+  // Before a write or delete of key: its folder (or the nearest existing
+  // one above it) must be inside the root where it is on disk.
+  Status CheckFolderInside(std::string_view key) {
+    std::string_view dir = key;
+    while (true) {
+      size_t slash = dir.rfind('/');
+      if (slash == std::string_view::npos) return Status::OK();  // the root
+      dir = dir.substr(0, slash);
+      auto r = Resolve(dir);
+      if (r.ok()) return Status::OK();
+      if (!r.status().IsNotFound() || env_->Stat(PathOf(dir)).ok())
+        return r.status();  // outside (or unreadable)
+    }
+  }
+
   std::string PathOf(std::string_view key) const {
     return key.empty() ? root_ : JoinPath(root_, key);
   }
@@ -254,7 +308,8 @@ class FileBackend : public Backend, public UnpublishedWriter {
   }
 
   // Stats one listed file and visits it; a file gone meanwhile is skipped.
-  Status VisitFile(const std::string& key,
+  // A link that leads outside the root is skipped (options.problem told).
+  Status VisitFile(const std::string& key, const ListOptions& options,
                    const std::function<Status(const ObjectInfo&)>& visit) {
     auto info = env_->Stat(PathOf(key));
     if (!info.ok()) {
@@ -262,6 +317,14 @@ class FileBackend : public Backend, public UnpublishedWriter {
       return info.status();
     }
     if (info->type != FileType::kRegular) return Status::OK();
+    if (!key.empty()) {
+      auto real = Resolve(key);
+      if (!real.ok()) {
+        if (options.problem && env_->Stat(PathOf(key)).ok())
+          options.problem(key, real.status());
+        return Status::OK();
+      }
+    }
     return visit(InfoOf(key, *info));
   }
 
@@ -290,12 +353,13 @@ class FileBackend : public Backend, public UnpublishedWriter {
       if (IsInternalName(LastPart(rel))) continue;
       std::string key = JoinKey(dir_key, rel);
       if (key.compare(0, prefix.size(), prefix) != 0) continue;
-      FERRY_RETURN_IF_ERROR(VisitFile(key, visit));
+      FERRY_RETURN_IF_ERROR(VisitFile(key, options, visit));
     }
     return Status::OK();
   }
 
   Status ListOneLevel(const std::string& dir_key, std::string_view prefix,
+                      const ListOptions& options,
                       const std::function<Status(const ObjectInfo&)>& visit) {
     FERRY_ASSIGN_OR_RETURN(auto children, env_->GetChildren(PathOf(dir_key)));
     struct Entry {
@@ -327,7 +391,7 @@ class FileBackend : public Backend, public UnpublishedWriter {
         o.is_prefix = true;
         FERRY_RETURN_IF_ERROR(visit(o));
       } else {
-        FERRY_RETURN_IF_ERROR(VisitFile(e.key, visit));
+        FERRY_RETURN_IF_ERROR(VisitFile(e.key, options, visit));
       }
     }
     return Status::OK();
@@ -346,6 +410,8 @@ class FileBackend : public Backend, public UnpublishedWriter {
   std::string describe_;
   Env* env_;
   BackendCaps caps_;
+  std::mutex mu_;
+  std::string real_root_;  // guarded by mu_; "" until the root exists
 };
 
 }  // namespace

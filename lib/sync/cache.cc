@@ -400,6 +400,15 @@ Result<uint64_t> Cache::TotalBytes() {
 }
 
 Status Cache::MakeRoom(uint64_t limit, uint64_t need, EvictReport* report) {
+  return Evict(limit, need, /*strict=*/true, report);
+}
+
+Status Cache::FreeRoom(uint64_t bytes, EvictReport* report) {
+  return Evict(0, bytes, /*strict=*/false, report);
+}
+
+Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
+                    EvictReport* report) {
   *report = EvictReport{};
   // A view whose folder is gone (removed by hand) pins nothing any more.
   FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
@@ -410,9 +419,14 @@ Status Cache::MakeRoom(uint64_t limit, uint64_t need, EvictReport* report) {
                          env_->LockFile(JoinPath(dir_, "lock"), true));
   std::vector<CacheKey> victims;
   Status s = InTransaction(db_.get(), [&]() -> Status {
-    FERRY_ASSIGN_OR_RETURN(uint64_t total, TotalBytes());
+    uint64_t total = 0;
+    if (strict) {
+      FERRY_ASSIGN_OR_RETURN(total, TotalBytes());
+    }
     if (total + need <= limit) return Status::OK();
-    uint64_t over = total + need - limit;
+    // Not strict: need bytes freed (what the file system lacks), as far as
+    // there is anything to evict.
+    const uint64_t over = strict ? total + need - limit : need;
     FERRY_ASSIGN_OR_RETURN(
         auto st,
         db_->Prepare("SELECT rk, hash, size FROM objects o WHERE NOT EXISTS"
@@ -431,7 +445,7 @@ Status Cache::MakeRoom(uint64_t limit, uint64_t need, EvictReport* report) {
       freed += k.size;
       victims.push_back(std::move(k));
     }
-    if (freed < over) {
+    if (freed < over && strict) {
       victims.clear();
       return Status::ResourceExhausted(
           "cache " + dir_,

@@ -130,6 +130,9 @@ class Cache {
   // fits in limit. Pins of views whose folder no longer exists are dropped
   // first. ResourceExhausted when it cannot fit (nothing is evicted then).
   Status MakeRoom(uint64_t limit, uint64_t need, EvictReport* report);
+  // After a full disk (ENOSPC): evicts least-recently-used unpinned objects
+  // until at least bytes are freed, or none is left to evict (not an error).
+  Status FreeRoom(uint64_t bytes, EvictReport* report);
 
   // Scans every object file and every row (see the class comment).
   Status Recover(RecoverReport* report);
@@ -140,6 +143,9 @@ class Cache {
   Status IndexRows(const std::vector<CacheKey>& keys);
   Status DropRow(const CacheKey& key);
   Result<bool> RecoverFile(const CacheKey& key, const std::string& path);
+  // MakeRoom (strict: all or nothing) and FreeRoom (as much as there is).
+  Status Evict(uint64_t limit, uint64_t need, bool strict,
+               EvictReport* report);
 
   Env* env_;
   std::string dir_;

@@ -193,4 +193,27 @@ Result<std::string> AbsolutePath(const std::string& path) {
   return s;
 }
 
+Result<std::string> ResolvedPath(const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(std::string abs, AbsolutePath(path));
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(abs, ec);
+  if (ec) return Status::IOError(path, ec.message());
+  std::string s = p.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool IsNoSpace(const Status& s) {
+  if (s.ok()) return false;
+  const std::string text = s.ToString();
+  return text.find(std::strerror(ENOSPC)) != std::string::npos ||
+         text.find("disk is full") != std::string::npos;
+}
+
+bool IsWithin(const std::string& path, const std::string& base) {
+  if (base == "/") return true;
+  return path.compare(0, base.size(), base) == 0 &&
+         (path.size() == base.size() || path[base.size()] == '/');
+}
+
 }  // namespace ferry::sync

@@ -104,6 +104,14 @@ Status MakeSymlink(const std::string& target, const std::string& path);
 // An absolute, lexically normal form of path ("." and ".." resolved by
 // name, not through links) from the working directory.
 Result<std::string> AbsolutePath(const std::string& path);
+// path with every link of the part that exists resolved (the rest appended
+// by name): where it is on disk.
+Result<std::string> ResolvedPath(const std::string& path);
+// True for the error of a full file system (ENOSPC; SQLite's "disk is
+// full").
+bool IsNoSpace(const Status& s);
+// True when path is base or below it (both absolute, normal).
+bool IsWithin(const std::string& path, const std::string& base);
 
 }  // namespace ferry::sync
 

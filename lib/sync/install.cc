@@ -23,6 +23,29 @@ Status CheckDestMode(const DestPaths& paths, DestKind kind, bool in_place) {
   return Status::OK();
 }
 
+Status CheckCacheApart(const DestPaths& paths, const std::string& cache_dir) {
+  FERRY_ASSIGN_OR_RETURN(std::string cache, ResolvedPath(cache_dir));
+  FERRY_ASSIGN_OR_RETURN(std::string parent, ResolvedPath(paths.parent));
+  // DEST itself may be a link to its view: its place is parent/name.
+  const std::string dest = JoinPath(parent, paths.name);
+  const std::string views = JoinPath(parent, "." + paths.name + ".ferry-views");
+  std::string real_dest = dest;
+  if (auto r = ResolvedPath(paths.dest); r.ok()) real_dest = *r;
+  for (const std::string& d : {dest, views, real_dest}) {
+    if (IsWithin(cache, d))
+      return Status::InvalidArgument(
+          paths.dest, "holds the cache " + cache_dir + " (at " + cache +
+                          "): a sync would move or delete it; put the cache "
+                          "outside DEST (--cache)");
+    if (IsWithin(d, cache))
+      return Status::InvalidArgument(
+          paths.dest, "is inside the cache " + cache_dir + " (at " + cache +
+                          "): a sync would overwrite or delete cached "
+                          "objects; sync into a folder outside the cache");
+  }
+  return Status::OK();
+}
+
 Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
                          const std::string& id, const std::string& remote_key,
                          const std::string& sel_key) {
@@ -46,7 +69,7 @@ ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& cache_dir, const std::string& sel_key,
                    const SyncReport& report) {
   ViewState state;
-  state.remote = o.remote;
+  state.remote = UrlWithoutSecrets(o.remote);  // no password on disk
   state.remote_key = remote_key;
   state.ref = o.ref;
   state.etag = etag;

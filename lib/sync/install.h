@@ -21,6 +21,12 @@ namespace ferry::sync {
 // InvalidArgument saying how to switch by hand.
 Status CheckDestMode(const DestPaths& paths, DestKind kind, bool in_place);
 
+// The cache and DEST (with its views folder) must not hold each other, where
+// they are on disk (links resolved): a swap, --delete or a move aside of DEST
+// would take the cache with it, or a sync would write into its own objects.
+// InvalidArgument naming both.
+Status CheckCacheApart(const DestPaths& paths, const std::string& cache_dir);
+
 // Readies the folder of a view: true when it is complete for this id,
 // remote and selection (reused as it is); else emptied (a half-built view)
 // and created. Nothing to do --in-place (false).

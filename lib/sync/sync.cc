@@ -40,13 +40,18 @@ Result<std::string> RefName(std::string_view ref) {
   return sync::TagRef(ref);
 }
 
-// The remote as the cache keys it: a URL without trailing slashes; a plain
-// path as the file:// URL of its absolute form.
-Result<std::string> NormalisedRemote(const std::string& remote) {
+// The remote as the cache keys it (docs/sync.md "Cross-remote safety"): a
+// plain path as the file:// URL of its absolute form; http(s) and s3 as
+// RemoteIdentity gives them (no userinfo; an S3 bucket with its endpoint);
+// no trailing slashes.
+Result<std::string> NormalisedRemote(const std::string& remote,
+                                     const RemoteOptions& options) {
   std::string url = remote;
   if (url.find("://") == std::string::npos) {
     FERRY_ASSIGN_OR_RETURN(std::string abs, sync::AbsolutePath(url));
     url = "file://" + abs;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(url, RemoteIdentity(remote, options));
   }
   while (url.size() > 1 && url.back() == '/' &&
          url.compare(url.size() - 3, 3, ":///") != 0)
@@ -194,8 +199,10 @@ struct Fetcher {
     item->part_hash_size = info->part_size;
   }
 
-  // Downloads keys (their locks held) into the cache.
-  Status Fetch(const std::vector<CacheKey>& keys) {
+  // Downloads keys (their locks held) into the cache. When the file system
+  // is full (ENOSPC), LRU objects no view pins are evicted and the failed
+  // keys fetched once more (their parts resume).
+  Status Fetch(const std::vector<CacheKey>& keys, bool retry_full = true) {
     if (keys.empty()) return Status::OK();
     std::vector<GetItem> items;
     std::map<std::string, const CacheKey*> by_key;
@@ -217,9 +224,18 @@ struct Fetcher {
     report->bytes_resumed += r.bytes_resumed;
     for (const auto& [cause, n] : r.retries) report->retries[cause] += n;
     std::set<std::string> failed;
+    bool full = false;
+    for (const auto& f : r.failures) full = full || sync::IsNoSpace(f.second);
+    std::vector<CacheKey> again;
+    uint64_t again_bytes = 0;
     for (auto& [key, s] : r.failures) {
       failed.insert(key);
       auto it = by_key.find(key);
+      if (full && retry_full && it != by_key.end()) {
+        again.push_back(*it->second);
+        again_bytes += it->second->size;
+        continue;
+      }
       std::string name =
           it == by_key.end() ? key : ObjectName(*it->second, *first_path);
       report->failures.emplace_back(name, s);
@@ -230,9 +246,28 @@ struct Fetcher {
       done.emplace_back(*k, cache->PartialPath(*k));
       ++report->objects_fetched;
     }
-    return cache->InsertAll(done);
+    FERRY_RETURN_IF_ERROR(cache->InsertAll(done));
+    if (again.empty()) return Status::OK();
+    sync::EvictReport ev;
+    FERRY_RETURN_IF_ERROR(cache->FreeRoom(again_bytes, &ev));
+    report->evicted_objects += ev.objects;
+    report->evicted_bytes += ev.bytes;
+    return Fetch(again, /*retry_full=*/false);
   }
 };
+
+// Writes the manifest into the cache; on a full file system, evicts LRU
+// objects no view pins (this run's are pinned already) and tries once more.
+Status StoreManifest(Env* env, Cache* cache, const Hash128& id,
+                     const std::string& bytes, SyncReport* report) {
+  Status s = WriteFileAtomically(env, cache->ManifestPath(id), bytes);
+  if (s.ok() || !sync::IsNoSpace(s)) return s;
+  sync::EvictReport ev;
+  FERRY_RETURN_IF_ERROR(cache->FreeRoom(bytes.size() + (64 << 10), &ev));
+  report->evicted_objects += ev.objects;
+  report->evicted_bytes += ev.bytes;
+  return WriteFileAtomically(env, cache->ManifestPath(id), bytes);
+}
 
 // On a no-op: old views a reader held (or a killed run left half-removed)
 // go now if free. The cache is opened only when there is one.
@@ -270,7 +305,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       std::string cache_dir,
       sync::AbsolutePath(o.cache_dir.empty() ? sync::DefaultCacheDir()
                                              : o.cache_dir));
-  FERRY_ASSIGN_OR_RETURN(std::string norm, NormalisedRemote(o.remote));
+  FERRY_RETURN_IF_ERROR(sync::CheckCacheApart(paths, cache_dir));
+  FERRY_ASSIGN_OR_RETURN(std::string norm,
+                         NormalisedRemote(o.remote, o.remote_options));
   const std::string rk = sync::RemoteKey(norm);
   const SyncSelection& sel = o.selection;
   if (sel.world_size < 1 || sel.rank < 0 || sel.rank >= sel.world_size)
@@ -413,11 +450,6 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     if (same_view(id.ToHex())) report.unchanged = true;
     return report;
   }
-  if (!manifest_cached)
-    FERRY_RETURN_IF_ERROR(
-        WriteFileAtomically(env, cache->ManifestPath(id), mbytes));
-  mbytes.clear();
-  mbytes.shrink_to_fit();
 
   // 3. DEST: locked for the whole sync; what is there now.
   FERRY_ASSIGN_OR_RETURN(auto dest_lock,
@@ -475,6 +507,12 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }
+  // The manifest into the cache after the room was made (a full cache must
+  // not fail before anything is evicted).
+  if (!manifest_cached)
+    FERRY_RETURN_IF_ERROR(StoreManifest(env, cache.get(), id, mbytes, &report));
+  mbytes.clear();
+  mbytes.shrink_to_fit();
 
   // 5-7 in batches of kLockBatch missing objects, so that no lock file
   // carries many locks. Files already in DEST (a real folder, or the current

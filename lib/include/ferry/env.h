@@ -123,6 +123,9 @@ class FERRY_EXPORT Env {
   // Makes `to` a second name (hard link) of the file `from`; `to` must not
   // exist. NotSupported where the file system cannot.
   virtual Status LinkFile(const std::string& from, const std::string& to);
+  // path with every symbolic link resolved (realpath(3)): where it is. An Env
+  // without links (the base, in-memory) gives path as it is.
+  virtual Result<std::string> RealPath(const std::string& path);
   // Makes the directory's entries (creations, renames) durable.
   virtual Status SyncDir(const std::string& dir) = 0;
   // Makes all written data of the file system holding path durable (syncfs):
@@ -160,6 +163,7 @@ class FERRY_EXPORT EnvWrapper : public Env {
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status ExchangePaths(const std::string& a, const std::string& b) override;
   Status LinkFile(const std::string& from, const std::string& to) override;
+  Result<std::string> RealPath(const std::string& path) override;
   Status SyncDir(const std::string& dir) override;
   Status SyncFileSystem(const std::string& path) override;
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,

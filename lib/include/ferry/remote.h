@@ -183,6 +183,20 @@ struct RemoteOptions {
 // What prints a URL, a key or an error about one goes through this.
 FERRY_EXPORT std::string RedactUrls(std::string_view text);
 
+// url without its userinfo ("user:password@") and with the values of
+// credential query parameters redacted (as RedactUrls): what may be stored.
+FERRY_EXPORT std::string UrlWithoutSecrets(std::string_view url);
+
+// What names the remote's objects, for keying a cache: an http(s) URL as
+// "scheme://host:port/path" (lower-cased scheme and host, the port always
+// given; no userinfo, query or fragment); an s3:// URL as
+// "s3+<endpoint>/<bucket>/<prefix>" with the endpoint the options and the AWS
+// configuration resolve to (the same form; AWS's regional endpoint when none
+// is set), so one bucket name on two servers is two remotes. Other URLs are
+// returned as they are. InvalidArgument for a malformed URL.
+FERRY_EXPORT Result<std::string> RemoteIdentity(std::string_view url,
+                                                const RemoteOptions& options);
+
 // file:///path, a plain path, http(s)://host/prefix, s3://bucket/prefix.
 FERRY_EXPORT bool IsRemoteUrl(std::string_view url);
 

@@ -96,5 +96,42 @@ TEST(RemoteUrlTest, RedactsUserinfoAndSignatures) {
     EXPECT_EQ(RedactUrls(same), same);
 }
 
+TEST(RemoteUrlTest, UrlWithoutSecretsDropsUserinfo) {
+  EXPECT_EQ(UrlWithoutSecrets("http://alice:s3cretPW@h:8/ds"), "http://h:8/ds");
+  EXPECT_EQ(UrlWithoutSecrets("https://u@h/x?token=T&n=1"),
+            "https://h/x?token=<redacted>&n=1");
+  for (const char* same : {"file:///tmp/a@b", "s3://b/k@x", "http://h/a"})
+    EXPECT_EQ(UrlWithoutSecrets(same), same);
+}
+
+TEST(RemoteUrlTest, RemoteIdentityIgnoresUserinfoAndNamesTheS3Endpoint) {
+  RemoteOptions o;
+  auto id = [&](const char* url) {
+    auto r = RemoteIdentity(url, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::string();
+  };
+  // http(s): no userinfo, query or fragment; host and scheme lower-cased,
+  // the port explicit.
+  EXPECT_EQ(id("http://alice:s3cretPW@Host.Example/ds"),
+            "http://host.example:80/ds");
+  EXPECT_EQ(id("http://bob:other@host.example:80/ds?x=1#f"),
+            "http://host.example:80/ds");
+  EXPECT_EQ(id("HTTPS://h:8443/a/b"), "https://h:8443/a/b");
+  EXPECT_NE(id("http://h:1/ds"), id("http://h:2/ds"));
+  // s3: the endpoint, then bucket and prefix.
+  o.no_sign_request = true;
+  o.endpoint_url = "http://127.0.0.1:9000";
+  const std::string a = id("s3://bkt/ep");
+  EXPECT_EQ(a, "s3+http://127.0.0.1:9000/bkt/ep");
+  o.endpoint_url = "http://127.0.0.1:9001/";
+  EXPECT_EQ(id("s3://bkt/ep"), "s3+http://127.0.0.1:9001/bkt/ep");
+  o.endpoint_url.clear();
+  o.region = "eu-west-1";
+  EXPECT_EQ(id("s3://bkt/ep"),
+            "s3+https://s3.eu-west-1.amazonaws.com:443/bkt/ep");
+  EXPECT_EQ(id("file:///tmp/x"), "file:///tmp/x");
+}
+
 }  // namespace
 }  // namespace ferry::remote
