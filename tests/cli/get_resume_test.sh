@@ -5,6 +5,8 @@
 # on the rerun is streamed from 0, never mixed with the part file; and the
 # --json byte counts add up when bytes are discarded.
 set -euo pipefail
+# strace runs ferry below; LeakSanitizer cannot run under ptrace (CI's ASan build).
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 ferry=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/testlib.sh"
