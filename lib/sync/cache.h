@@ -144,8 +144,7 @@ class Cache {
   Status DropRow(const CacheKey& key);
   Result<bool> RecoverFile(const CacheKey& key, const std::string& path);
   // MakeRoom (strict: all or nothing) and FreeRoom (as much as there is).
-  Status Evict(uint64_t limit, uint64_t need, bool strict,
-               EvictReport* report);
+  Status Evict(uint64_t limit, uint64_t need, bool strict, EvictReport* report);
 
   Env* env_;
   std::string dir_;

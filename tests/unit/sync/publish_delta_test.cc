@@ -176,7 +176,8 @@ TEST_F(PublishDeltaTest, AMissingOrDamagedParentSignatureCostsOnlyTheDelta) {
   Write("big.tfrecord", V1());
   Publish();
   const std::string sig = dir_.Join("bucket/" + sync::SigKey(HashBytes(V1())));
-  test::WriteFile(Env::Default(), sig, std::string("rs\x01\x36\0\0\x01\0\0\0\0\x10", 12));
+  test::WriteFile(Env::Default(), sig,
+                  std::string("rs\x01\x36\0\0\x01\0\0\0\0\x10", 12));
   Write("big.tfrecord", V2());
   PublishReport v2 = Publish();
   EXPECT_EQ(v2.deltas_uploaded, 0u);
