@@ -61,12 +61,13 @@ Status Download::Open() {
     auto file_size = file_->Size();
     if (st.ok() && file_size.ok()) {
       const JournalHeader& h = st->header;
-      bool same = h.part_size == part_size_ && !h.etag.empty() &&
-                  h.size > part_size_ && *file_size == h.size &&
-                  h.have_expected == item_.have_expected &&
-                  (!h.have_expected || h.expected == item_.expected) &&
-                  (!item_.have_info ||
-                   (item_.info.size == h.size && item_.info.etag == h.etag));
+      bool same =
+          h.part_size == part_size_ && !h.etag.empty() && h.size > part_size_ &&
+          *file_size == h.size && h.have_expected == item_.have_expected &&
+          (!h.have_expected || h.expected == item_.expected) &&
+          (!item_.have_expected_size || h.size == item_.expected_size) &&
+          (!item_.have_info ||
+           (item_.info.size == h.size && item_.info.etag == h.etag));
       if (same) {
         FERRY_ASSIGN_OR_RETURN(
             journal_, JournalFile::OpenForAppend(journal_path_, durable_));
@@ -97,6 +98,11 @@ Status Download::Open() {
 
 Status Download::SetKnown(uint64_t size, std::string etag,
                           bool part0_in_flight) {
+  if (item_.have_expected_size && size != item_.expected_size)
+    return Status::Corruption(
+        item_.key, "the server's object has " + std::to_string(size) +
+                       " bytes, the manifest says " +
+                       std::to_string(item_.expected_size));
   known_ = true;
   size_ = size;
   etag_ = std::move(etag);

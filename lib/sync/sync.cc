@@ -212,6 +212,8 @@ struct Fetcher {
       item.dest = cache->PartialPath(k);
       item.have_expected = true;
       item.expected = k.hash;
+      item.have_expected_size = true;
+      item.expected_size = k.size;
       AddPartHashes(k, &item);
       by_key[item.key] = &k;
       items.push_back(std::move(item));

@@ -8,6 +8,8 @@
 #   fetched again (retries.part-hash 1) and DEST equals the tree;
 # - a byte flipped in every answer: exit 3, DEST as it was, the object not
 #   in the cache;
+# - an object of another size than the manifest's: exit 3 at its first
+#   answer's headers, fetched once, nothing cached;
 # - over S3 the same: a no-op is one GET answered 304 (-v lists every
 #   request), a new version one GET of the ref.
 set -euo pipefail
@@ -87,6 +89,22 @@ expect_rc 3 "$ferry" sync --json --retries 2 "$faulty" nodes/bad --cache cache-b
 [ ! -e nodes/bad ] || fail "DEST appeared after a corrupt object"
 [ -z "$(find cache-bad/objects -name "$big" 2>/dev/null)" ] || fail "a corrupt object in the cache"
 grep -q "big.bin" err.txt && grep -q "XXH3-64" err.txt || fail "message: $(cat err.txt)"
+
+# The server's object of another size than the manifest's (one part either
+# way, so its part hash cannot tell before the bytes land): exit 3 at the
+# first answer's headers, one GET of it (no refetch), nothing cached.
+f1=$(/usr/bin/python3 -c "import xxhash,sys; print(xxhash.xxh3_128_hexdigest(open('tree/f1.bin','rb').read()))")
+obj=$root/.ferry/objects/${f1:0:2}/$f1
+cp "$obj" f1.keep
+head -c 40000 /dev/urandom > "$obj"
+n=$(wc -l < "$log")
+expect_rc 3 "$ferry" sync --json "$url" nodes/size --cache cache-size
+grep -q "has 40000 bytes, the manifest says 30000" err.txt || fail "size message: $(cat err.txt)"
+[ ! -e nodes/size ] || fail "DEST appeared after a wrong size"
+[ -z "$(find cache-size -name "$f1*" 2>/dev/null)" ] || fail "a part or object of the wrong size in the cache"
+gets=$(log_after "$n" | grep -c "$f1" || true)
+[ "$gets" = 1 ] || fail "$gets requests for the object of the wrong size"
+cp f1.keep "$obj"
 
 # S3: the no-op is one request, a 304; a new version one GET of the ref.
 s3="s3://$FERRY_TEST_S3_BUCKET/$name"

@@ -37,6 +37,11 @@ struct GetItem {
   // removes the part file and the item fails with Corruption (exit 3).
   bool have_expected = false;
   Hash128 expected{};
+  // When set (a manifest's size): the server's size (HEAD, Content-Range
+  // total, stat) must be it before a byte is fetched; else the item fails
+  // with Corruption (exit 3) at once, no part file left.
+  bool have_expected_size = false;
+  uint64_t expected_size = 0;
   // When set (a manifest's File.part_xxh3_64 and its part size): the object
   // is fetched in parts of part_hash_size, whatever the options' part size,
   // and each part is checked against its XXH3-64 as it lands. A part that

@@ -183,5 +183,41 @@ TEST_F(PartHashTest, PartHashesOfAnotherSizeThanTheObjectFailWithCorruption) {
   EXPECT_FALSE(env_->FileExists(dest_));
 }
 
+// GetItem::expected_size (a manifest's size) other than the server's, with
+// the same part count (the part hashes cannot tell): Corruption before a
+// byte is read, no part file, no journal; a resume's journal is not used.
+TEST_F(PartHashTest, AServerSizeOtherThanTheExpectedFailsBeforeAByteIsRead) {
+  backend_->fail_from = 2 * kPart;  // a journal of parts 0-1 to resume
+  ASSERT_EQ(Get().files_failed, 1u);
+  ASSERT_TRUE(env_->FileExists(dest_ + ".ferry-part.journal"));
+  backend_->fail_from = UINT64_MAX;
+  backend_->served = 0;
+  GetItem item = Item();
+  item.have_expected_size = true;
+  item.expected_size = data_.size() + 1;
+  auto r = GetObjects(backend_.get(), {item}, opt_, env_);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->failures.size(), 1u);
+  const Status& s = r->failures[0].second;
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("has " + std::to_string(data_.size()) +
+                              " bytes, the manifest says " +
+                              std::to_string(data_.size() + 1)),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(backend_->served, 0u);
+  EXPECT_EQ(r->bytes, 0u);
+  EXPECT_EQ(r->bytes_resumed, 0u);
+  EXPECT_FALSE(env_->FileExists(dest_));
+  EXPECT_FALSE(env_->FileExists(dest_ + ".ferry-part"));
+  EXPECT_FALSE(env_->FileExists(dest_ + ".ferry-part.journal"));
+  // The right size fetches it.
+  item.expected_size = data_.size();
+  r = GetObjects(backend_.get(), {item}, opt_, env_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->files_done, 1u);
+  EXPECT_TRUE(test::ReadFile(env_, dest_) == data_);
+}
+
 }  // namespace
 }  // namespace ferry

@@ -204,6 +204,34 @@ TEST_F(SyncTest, APartThatDoesNotMatchTheManifestIsRefetchedThenFails) {
       EXPECT_EQ(f.find(hex), f.npos) << f;
 }
 
+// An object in the bucket of another size than the manifest's (same part
+// count: its one part hash cannot tell before the bytes land): the sync
+// fails with Corruption at the server's size, before a byte is fetched and
+// without refetching it max_retries times.
+TEST_F(SyncTest, ServerObjectOfAnotherSizeFailsBeforeAByteIsFetched) {
+  Write("a", "x");
+  Publish();
+  const std::string hex = HashBytes("x").ToHex();
+  WriteFile(env_,
+            JoinPath(bucket_, ".ferry/objects/" + hex.substr(0, 2) + "/" + hex),
+            std::string(5000, 'y'));
+  auto r = Run(Options());
+  ASSERT_OK(r.status());
+  ASSERT_EQ(r->failures.size(), 1u);
+  const Status& s = r->failures[0].second;
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("has 5000 bytes, the manifest says 1"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(r->bytes_fetched, 0u);
+  EXPECT_EQ(r->objects_fetched, 0u);
+  EXPECT_EQ(r->retries["part-hash"], 0u);
+  EXPECT_FALSE(env_->FileExists(dest_));
+  for (const std::string& f : Everything())  // no part file, no cache object
+    if (f.rfind("cache/", 0) == 0 || f.rfind("nodes/", 0) == 0)
+      EXPECT_EQ(f.find(hex), f.npos) << f;
+}
+
 TEST_F(SyncTest, IncrementalSyncFetchesOnlyWhatChangedAndDropsTheOldView) {
   for (int i = 0; i < 10; ++i)
     Write("f" + std::to_string(i), "content " + std::to_string(i));
