@@ -33,6 +33,7 @@ struct SyncArgs {
   bool in_place = false;
   std::string list;
   bool dry_run = false;
+  bool no_fsync = false;
   bool check = false;
   int watch = 0;  // seconds between rounds; 0: one sync
   PathFilters filters;
@@ -297,6 +298,7 @@ int RunSync(SyncArgs& a) {
   o.dry_run = a.dry_run;
   o.remote_options = a.remote;
   o.transfer = TransferOptionsFrom(a.remote, false);
+  o.transfer.fsync = !a.no_fsync;
   if (a.watch > 0) {
     if (a.dry_run)
       return Fail(Status::InvalidArgument("--watch", "and --dry-run"));
@@ -401,6 +403,10 @@ Runner RegisterSync(CLI::App* app) {
   cmd->add_flag("--dry-run", a->dry_run,
                 "Read the ref and manifest, print what would move; write "
                 "nothing");
+  cmd->add_flag("--no-fsync", a->no_fsync,
+                "Never fsync downloads into the cache (faster; a kill -9 "
+                "still resumes, but after a power loss a cached object may "
+                "be damaged: docs/remote.md)");
   AddUintOption(cmd, "--watch", &a->watch,
                 "Stay running: sync whenever the ref changes, checking every "
                 "SECONDS (one conditional GET); SIGINT/SIGTERM end it (exit 0)",
