@@ -120,6 +120,26 @@ Result<uint64_t> MakeDelta(const delta::Signature& sig, Env* env,
   return zstd.written();
 }
 
+// The signature file of a file: the one the scan made while hashing it, else
+// one made now (a file the stat cache answered for is read for it).
+Result<std::string> SignatureOf(Env* env, const LocalFile& f,
+                                const std::string& path, DeltaWork* work) {
+  if (!f.signature.empty()) return f.signature;
+  Hash128 h;
+  manifest::HashFromBytes(f.entry.xxh3_128(), &h);
+  std::string tmp = JoinPath(work->tmp_dir, "sig-" + h.ToHex());
+  FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(tmp));
+  FERRY_RETURN_IF_ERROR(delta::SignFile(
+      env, path, [&](std::string_view d) { return out->Append(d); }));
+  FERRY_RETURN_IF_ERROR(out->Close());
+  auto st = env->Stat(path);
+  if (!st.ok() || !SameFile(f.info, *st))
+    return Status::IOError(path,
+                           "changed while it was published: "
+                           "nothing published; rerun");
+  return tmp;
+}
+
 }  // namespace
 
 std::string SigKey(const Hash128& hash) {
@@ -146,6 +166,16 @@ uint32_t SigBlockLen(uint64_t size) {
   return size < kMinDeltaObject ? 0 : delta::format::RecommendedBlockLen(size);
 }
 
+bool SignWhileHashing(const std::vector<manifest::File>& parent,
+                      std::string_view path, uint64_t size) {
+  if (SigBlockLen(size) == 0) return false;
+  auto p = std::lower_bound(
+      parent.begin(), parent.end(), path,
+      [](const manifest::File& f, std::string_view p) { return f.path() < p; });
+  return p == parent.end() || p->path() != path || p->size() != size ||
+         p->sig_block_len() == 0;
+}
+
 void CarryDeltaFields(std::vector<LocalFile>* files,
                       const std::vector<manifest::File>& parent) {
   auto p = parent.begin();
@@ -159,17 +189,27 @@ void CarryDeltaFields(std::vector<LocalFile>* files,
   }
 }
 
+Status DeltaWork::Begin(Env* env, const std::string& tmp_base) {
+  tmp_dir = JoinPath(tmp_base, "tmp-" + std::to_string(::getpid()) + "-" +
+                                   std::to_string(env->NowMicros()));
+  Status s = env->CreateDirs(tmp_dir);
+  if (!s.ok()) tmp_dir.clear();
+  return s;
+}
+
 void DeltaWork::Cleanup(Env* env) {
   if (tmp_dir.empty()) return;
-  for (const PutItem& p : puts) (void)env->RemoveFile(p.src);
+  if (auto children = env->GetChildren(tmp_dir); children.ok()) {
+    for (const DirEntry& e : *children)
+      (void)env->RemoveFile(JoinPath(tmp_dir, e.name));
+  }
   (void)env->RemoveDir(tmp_dir);
   tmp_dir.clear();
 }
 
 Status MakeSignaturesAndDeltas(
     Backend* backend, Env* env, const std::string& root,
-    const std::string& tmp_base, std::vector<LocalFile>* files,
-    const std::vector<manifest::File>& parent,
+    std::vector<LocalFile>* files, const std::vector<manifest::File>& parent,
     const std::function<void(std::string_view)>& note, DeltaWork* work) {
   std::set<std::string> signed_hashes;  // raw 16 bytes: have a signature
   for (const manifest::File& f : parent)
@@ -181,27 +221,12 @@ Status MakeSignaturesAndDeltas(
   for (LocalFile& f : *files) {
     while (p != parent.end() && p->path() < f.path) ++p;
     if (f.entry.sig_block_len() == 0) continue;
-    if (work->tmp_dir.empty()) {
-      work->tmp_dir =
-          JoinPath(tmp_base, "tmp-" + std::to_string(::getpid()) + "-" +
-                                 std::to_string(env->NowMicros()));
-      FERRY_RETURN_IF_ERROR(env->CreateDirs(work->tmp_dir));
-    }
     const std::string path = JoinPath(root, f.path);
     Hash128 h;
     manifest::HashFromBytes(f.entry.xxh3_128(), &h);
     if (signed_hashes.insert(f.entry.xxh3_128()).second) {
-      std::string tmp = JoinPath(work->tmp_dir, "sig-" + h.ToHex());
-      FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(tmp));
-      work->puts.push_back(PutItem{tmp, SigKey(h)});
-      FERRY_RETURN_IF_ERROR(delta::SignFile(
-          env, path, [&](std::string_view d) { return out->Append(d); }));
-      FERRY_RETURN_IF_ERROR(out->Close());
-      auto st = env->Stat(path);
-      if (!st.ok() || !SameFile(f.info, *st))
-        return Status::IOError(path,
-                               "changed while it was published: "
-                               "nothing published; rerun");
+      FERRY_ASSIGN_OR_RETURN(std::string sig, SignatureOf(env, f, path, work));
+      work->puts.push_back(PutItem{sig, SigKey(h)});
       ++work->signatures;
     }
     bool changed = p != parent.end() && p->path() == f.path &&

@@ -46,25 +46,38 @@ uint32_t SigBlockLen(uint64_t size);
 void CarryDeltaFields(std::vector<LocalFile>* files,
                       const std::vector<manifest::File>& parent);
 
+// Whether a file of `size` bytes at `path` is worth signing while it is
+// hashed, before its hash is known: an object of at least kMinDeltaObject
+// bytes, unless the parent (sorted by path) has a signed file of that size
+// at that path (then it most likely holds the same bytes, whose signature is
+// already stored; MakeSignaturesAndDeltas reads it again if not).
+bool SignWhileHashing(const std::vector<manifest::File>& parent,
+                      std::string_view path, uint64_t size);
+
 struct DeltaWork {
-  std::string tmp_dir;          // removed by Cleanup
+  std::string tmp_dir;          // made by Begin, removed by Cleanup
   std::vector<PutItem> puts;    // signatures and deltas to upload
   uint64_t signatures = 0;      // made
   uint64_t deltas = 0;          // made and kept
   uint64_t delta_bytes = 0;     // their compressed size
   uint64_t deltas_dropped = 0;  // not smaller than half the object
+  // Makes tmp_dir, a new folder under tmp_base: the scan's signatures
+  // (ScanOptions::sign_dir) and the deltas are made there.
+  Status Begin(Env* env, const std::string& tmp_base);
+  // Removes tmp_dir and every file in it.
   void Cleanup(Env* env);
 };
 
-// Makes, in a new folder under tmp_base, the signature of every file with
-// sig_block_len whose object the parent did not already have a signature for,
-// and a delta for every changed path whose parent object has one (adding it to
-// the file's entry). A missing or damaged parent signature only costs that
-// delta (a note says why); a local file that cannot be read fails the call.
+// Lists the signature of every file with sig_block_len whose object the
+// parent did not already have a signature for (the one the scan made,
+// LocalFile::signature, else made now in work->tmp_dir), and makes a delta
+// for every changed path whose parent object has one (adding it to the
+// file's entry). A missing or damaged parent signature only costs that delta
+// (a note says why); a local file that cannot be read fails the call. Needs
+// work->Begin.
 Status MakeSignaturesAndDeltas(
     Backend* backend, Env* env, const std::string& root,
-    const std::string& tmp_base, std::vector<LocalFile>* files,
-    const std::vector<manifest::File>& parent,
+    std::vector<LocalFile>* files, const std::vector<manifest::File>& parent,
     const std::function<void(std::string_view)>& note, DeltaWork* work);
 
 }  // namespace ferry::sync

@@ -329,7 +329,13 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   report.dry_run = o.dry_run;
   report.ref_conditional = backend->caps().conditional_writes;
 
-  // 1. The tree, hashed (the stat cache answers for unchanged files).
+  // 1. The version it is built on (read first: the scan signs what it
+  // lacks).
+  FERRY_ASSIGN_OR_RETURN(Parent parent, LoadParent(backend, o.mirror));
+  report.has_parent = parent.exists;
+  report.parent = parent.ref.id;
+
+  // 2. The tree, hashed (the stat cache answers for unchanged files).
   std::unique_ptr<sync::StatCache> cache;
   if (o.use_stat_cache) {
     FERRY_ASSIGN_OR_RETURN(std::string path,
@@ -338,12 +344,31 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
       FERRY_ASSIGN_OR_RETURN(cache, sync::StatCache::Open(env, path));
     }
   }
+  // Signatures of new objects and deltas of changed paths (docs/delta.md)
+  // are made in a folder of their own; the scan signs the files it reads
+  // that are likely new objects from the same reads as their hashes.
+  sync::DeltaWork work;
+  struct Cleanup {
+    sync::DeltaWork* work;
+    Env* env;
+    ~Cleanup() { work->Cleanup(env); }
+  } cleanup{&work, env};
+  if (!o.dry_run) {
+    FERRY_RETURN_IF_ERROR(work.Begin(
+        env,
+        JoinPath(o.cache_dir.empty() ? sync::DefaultCacheDir() : o.cache_dir,
+                 "publish")));
+  }
   sync::ScanOptions so;
   so.part_size = o.part_size;
   so.take = o.take;
   so.cache = cache.get();
   so.store = !o.dry_run;
   so.jobs = o.jobs;
+  so.sign_dir = work.tmp_dir;
+  so.sign = [&](std::string_view path, uint64_t size) {
+    return sync::SignWhileHashing(parent.files, path, size);
+  };
   FERRY_ASSIGN_OR_RETURN(sync::ScanResult scan,
                          sync::ScanTree(env, source, so));
   cache.reset();
@@ -355,11 +380,6 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
       o.note(JoinPath(source, p.path) +
              ": not published: " + std::string(p.status.message()));
   }
-
-  // 2. The version it is built on.
-  FERRY_ASSIGN_OR_RETURN(Parent parent, LoadParent(backend, o.mirror));
-  report.has_parent = parent.exists;
-  report.parent = parent.ref.id;
 
   // 3. The manifest (deterministic bytes: sorted paths, SOURCE_DATE_EPOCH).
   // Files the parent had keep its deltas; signatures are listed by size.
@@ -381,20 +401,11 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
           Mirror(backend, source, scan.files, parent, o, env, &report));
     return report;
   }
-  // Signatures of new objects, deltas of changed paths (docs/delta.md):
-  // made before the manifest, which lists them.
-  sync::DeltaWork work;
-  struct Cleanup {
-    sync::DeltaWork* work;
-    Env* env;
-    ~Cleanup() { work->Cleanup(env); }
-  } cleanup{&work, env};
+  // Signatures of new objects, deltas of changed paths: listed by the
+  // manifest, so made before it.
   if (!o.dry_run)
     FERRY_RETURN_IF_ERROR(sync::MakeSignaturesAndDeltas(
-        backend, env, source,
-        JoinPath(o.cache_dir.empty() ? sync::DefaultCacheDir() : o.cache_dir,
-                 "publish"),
-        &scan.files, parent.files, o.note, &work));
+        backend, env, source, &scan.files, parent.files, o.note, &work));
   report.signatures_uploaded = work.signatures;
   report.deltas_uploaded = work.deltas;
   report.delta_bytes = work.delta_bytes;

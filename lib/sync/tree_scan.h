@@ -28,6 +28,9 @@ struct LocalFile {
   std::string path;      // relative, '/'-separated
   FileInfo info;         // stat before reading (links followed)
   manifest::File entry;  // path, size, xxh3_128, mode, part hashes
+  // A file holding the rdiff signature of the bytes hashed, made in the same
+  // pass (ScanOptions::sign_dir); empty when none was made.
+  std::string signature;
 };
 
 struct ScanOptions {
@@ -37,6 +40,11 @@ struct ScanOptions {
   StatCache* cache = nullptr;  // none: every file is read
   bool store = true;           // write what was learnt into the cache
   int jobs = 1;                // reading threads
+  // Non-empty: each file read (not answered by the cache) that sign(path,
+  // size) takes also gets its rdiff signature (ferry/delta.h), made from the
+  // same reads as its hash, in a new file in this folder.
+  std::string sign_dir;
+  std::function<bool(std::string_view path, uint64_t size)> sign;
 };
 
 struct ScanResult {

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "ferry/delta.h"
 #include "ferry/publish.h"
@@ -40,6 +43,22 @@ std::string Unzstd(const std::string& in) {
   return out;
 }
 
+// Counts the times one file is opened for reading.
+class OpensOf : public EnvWrapper {
+ public:
+  OpensOf(Env* target, std::string path)
+      : EnvWrapper(target), path_(std::move(path)) {}
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    if (path == path_) ++opens;
+    return EnvWrapper::NewSequentialFile(path);
+  }
+  std::atomic<int> opens{0};
+
+ private:
+  std::string path_;
+};
+
 class PublishDeltaTest : public ::testing::Test {
  protected:
   PublishDeltaTest()
@@ -53,9 +72,8 @@ class PublishDeltaTest : public ::testing::Test {
     ASSERT_OK(Env::Default()->CreateDirs(DirName(Src(rel))));
     test::WriteFile(Env::Default(), Src(rel), data);
   }
-  PublishReport Publish() {
-    auto r =
-        ferry::Publish(dir_.Join("src"), backend_.get(), opt_, Env::Default());
+  PublishReport Publish(Env* env = Env::Default()) {
+    auto r = ferry::Publish(dir_.Join("src"), backend_.get(), opt_, env);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : PublishReport{};
   }
@@ -121,6 +139,87 @@ TEST_F(PublishDeltaTest, LargeObjectsGetTheirRdiffSignature) {
   ASSERT_TRUE(left.ok());
   for (const std::string& f : *left)
     EXPECT_EQ(f.find("tmp-"), std::string::npos) << f;
+}
+
+std::string SignatureOf(const std::string& path) {
+  std::string sig;
+  EXPECT_OK(delta::SignFile(Env::Default(), path, [&](std::string_view d) {
+    sig.append(d);
+    return Status::OK();
+  }));
+  return sig;
+}
+
+TEST_F(PublishDeltaTest, ANewObjectIsReadOnceForItsHashAndItsSignature) {
+  Write("big.tfrecord", V1());
+  OpensOf env(Env::Default(), Src("big.tfrecord"));
+  PublishReport v1 = Publish(&env);
+  EXPECT_EQ(v1.signatures_uploaded, 1u);
+  EXPECT_EQ(env.opens.load(), 1);
+  EXPECT_TRUE(Get(sync::SigKey(HashBytes(V1()))) ==
+              SignatureOf(Src("big.tfrecord")));
+  // A changed path: one read for its hash and signature, one for its delta.
+  Write("big.tfrecord", V2());
+  env.opens = 0;
+  PublishReport v2 = Publish(&env);
+  EXPECT_EQ(v2.signatures_uploaded, 1u);
+  EXPECT_EQ(v2.deltas_uploaded, 1u);
+  EXPECT_EQ(env.opens.load(), 2);
+  EXPECT_TRUE(Get(sync::SigKey(HashBytes(V2()))) ==
+              SignatureOf(Src("big.tfrecord")));
+}
+
+TEST_F(PublishDeltaTest, AFileReadAgainWithItsParentsSizeIsSignedOnlyIfNew) {
+  Write("big.tfrecord", V1());
+  Publish();
+  // A cold stat cache: the file is read for its hash, but the parent's
+  // signature of the same path and size is not made again.
+  opt_.cache_dir = dir_.Join("cache2");
+  OpensOf env(Env::Default(), Src("big.tfrecord"));
+  PublishReport again = Publish(&env);
+  EXPECT_TRUE(again.unchanged);
+  EXPECT_EQ(again.files_read, 1u);
+  EXPECT_EQ(env.opens.load(), 1);
+  auto left = Env::Default()->GetChildren(dir_.Join("cache2/publish"));
+  ASSERT_TRUE(left.ok());
+  for (const DirEntry& e : *left)
+    EXPECT_EQ(e.name.find("tmp-"), std::string::npos) << e.name;
+  // Other bytes of the same size: read again for the signature, then for
+  // the delta.
+  std::string v2 = V1();
+  v2.replace(1000, 4000, RandomBytes(4000, 25));
+  Write("big.tfrecord", v2);
+  env.opens = 0;
+  PublishReport changed = Publish(&env);
+  EXPECT_EQ(changed.signatures_uploaded, 1u);
+  EXPECT_EQ(changed.deltas_uploaded, 1u);
+  EXPECT_EQ(env.opens.load(), 3);
+  EXPECT_TRUE(Get(sync::SigKey(HashBytes(v2))) ==
+              SignatureOf(Src("big.tfrecord")));
+}
+
+TEST_F(PublishDeltaTest, AFileTheStatCacheKnowsIsReadForItsSignature) {
+  Write("big.tfrecord", V1());
+  Write("small.txt", "small");
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // cacheable
+  Publish();
+  // v2 leaves big.tfrecord out (with a stat cache of its own); v3 takes it
+  // back: its hash comes from the first stat cache, but v3's parent lists
+  // no signature of it.
+  opt_.take = [](std::string_view path) { return path != "big.tfrecord"; };
+  opt_.cache_dir = dir_.Join("cache2");
+  Publish();
+  opt_.take = nullptr;
+  opt_.cache_dir = dir_.Join("cache");
+  ASSERT_OK(Env::Default()->RemoveFile(
+      dir_.Join("bucket/" + sync::SigKey(HashBytes(V1())))));
+  OpensOf env(Env::Default(), Src("big.tfrecord"));
+  PublishReport v3 = Publish(&env);
+  EXPECT_EQ(v3.files_read, 0u);
+  EXPECT_EQ(v3.signatures_uploaded, 1u);
+  EXPECT_EQ(env.opens.load(), 1);
+  EXPECT_TRUE(Get(sync::SigKey(HashBytes(V1()))) ==
+              SignatureOf(Src("big.tfrecord")));
 }
 
 TEST_F(PublishDeltaTest, AChangedPathGetsADeltaThatPatchesToTheNewBytes) {
