@@ -10,20 +10,10 @@
 
 #include "ferry/delta.h"
 #include "formats/delta/rdiff_format.h"
+#include "sync/layout.h"
 
 namespace ferry::sync {
 namespace {
-
-bool HexHash(std::string_view hex, Hash128* hash) {
-  if (hex.size() != 32 || !std::all_of(hex.begin(), hex.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-      }))
-    return false;
-  auto h = Hash128::FromHex(hex);
-  if (!h.ok()) return false;
-  *hash = *h;
-  return true;
-}
 
 Hash128 HashOf(const manifest::File& f) {
   Hash128 h;
@@ -148,7 +138,7 @@ std::string SigKey(const Hash128& hash) {
 
 bool ParseSigKey(std::string_view key, Hash128* hash) {
   if (key.substr(0, kSigsDir.size()) != kSigsDir) return false;
-  return HexHash(key.substr(kSigsDir.size()), hash);
+  return ParseHashHex(key.substr(kSigsDir.size()), hash);
 }
 
 std::string DeltaKey(const Hash128& from, const Hash128& to) {
@@ -159,7 +149,8 @@ bool ParseDeltaKey(std::string_view key, Hash128* from, Hash128* to) {
   if (key.substr(0, kDeltasDir.size()) != kDeltasDir) return false;
   key.remove_prefix(kDeltasDir.size());
   return key.size() == 65 && key[32] == '-' &&
-         HexHash(key.substr(0, 32), from) && HexHash(key.substr(33), to);
+         ParseHashHex(key.substr(0, 32), from) &&
+         ParseHashHex(key.substr(33), to);
 }
 
 uint32_t SigBlockLen(uint64_t size) {

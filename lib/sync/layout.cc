@@ -43,11 +43,7 @@ bool ParseHashKey(std::string_view key, std::string_view dir, bool fanout,
       return false;
     key.remove_prefix(3);
   }
-  if (key.size() != 32 || !IsLowerHex(key)) return false;
-  auto h = Hash128::FromHex(key);
-  if (!h.ok()) return false;
-  *hash = *h;
-  return true;
+  return ParseHashHex(key, hash);
 }
 
 std::string Where(Backend* backend, std::string_view key) {
@@ -55,6 +51,14 @@ std::string Where(Backend* backend, std::string_view key) {
 }
 
 }  // namespace
+
+bool ParseHashHex(std::string_view hex, Hash128* hash) {
+  if (hex.size() != 32 || !IsLowerHex(hex)) return false;
+  auto h = Hash128::FromHex(hex);
+  if (!h.ok()) return false;
+  *hash = *h;
+  return true;
+}
 
 std::string ObjectKey(const Hash128& hash) {
   std::string hex = hash.ToHex();

@@ -30,6 +30,8 @@ inline constexpr uint64_t kMaxRefBytes = 1024;
 // (10 M files take ~300 MB), below what would exhaust memory.
 inline constexpr uint64_t kMaxManifestBytes = uint64_t{4} << 30;
 
+// A hash as keys spell it: 32 lowercase hex digits; false for anything else.
+bool ParseHashHex(std::string_view hex, Hash128* hash);
 // ".ferry/objects/<first 2 hex>/<32 hex>".
 std::string ObjectKey(const Hash128& hash);
 // The hash an object key names; false for any other key.

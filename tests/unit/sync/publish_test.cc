@@ -42,6 +42,23 @@ class CountingEnv : public EnvWrapper {
   std::string below_;
 };
 
+// Rewrites one file (same size, other bytes) when an upload opens it.
+class RewriteOnUpload : public EnvWrapper {
+ public:
+  RewriteOnUpload(Env* target, std::string path, std::string bytes)
+      : EnvWrapper(target), path_(std::move(path)), bytes_(std::move(bytes)) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    if (path == path_ && !rewritten.exchange(true))
+      test::WriteFile(target(), path, bytes_);
+    return EnvWrapper::NewRandomAccessFile(path);
+  }
+  std::atomic<bool> rewritten{false};
+
+ private:
+  std::string path_, bytes_;
+};
+
 // A backend that promises no conditional writes and ignores conditions (a
 // server that does not enforce If-Match): publish must check HEAD itself.
 class UnconditionalBackend : public Backend {
@@ -200,6 +217,23 @@ TEST_F(PublishTest, AnUnreadableFolderPublishesNothing) {
   EXPECT_TRUE(r.status().IsIOError()) << r.status().ToString();
   EXPECT_NE(r.status().ToString().find("locked"), std::string::npos);
   EXPECT_TRUE(Keys().empty());
+}
+
+TEST_F(PublishTest, AFileRewrittenWhileItIsUploadedPublishesNothing) {
+  Write("a.bin", "old bytes");
+  Write("b.bin", "other");
+  RewriteOnUpload env(Env::Default(), Src("a.bin"), "new bytes");
+  auto r = ferry::Publish(Src(), backend_.get(), opt_, &env);
+  ASSERT_TRUE(env.rewritten.load());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsIOError()) << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find("a.bin: changed while it was published"),
+            std::string::npos)
+      << r.status().ToString();
+  // No version, and no object under a hash of bytes it does not hold.
+  EXPECT_TRUE(sync::ReadRef(backend_.get(), "HEAD").status().IsNotFound());
+  auto old = backend_->Stat(sync::ObjectKey(HashBytes("old bytes")));
+  EXPECT_TRUE(old.status().IsNotFound()) << old.status().ToString();
 }
 
 TEST_F(PublishTest, DryRunWritesNothing) {
