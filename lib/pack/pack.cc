@@ -17,6 +17,7 @@
 #include "formats/example/image_example.h"
 #include "formats/webdataset/tar.h"
 #include "pack/pack_fields.h"
+#include "pack/plan.h"
 #include "pack/shard_writer.h"
 
 namespace ferry {
@@ -91,24 +92,6 @@ struct DoneShard {
   std::string md5;
 };
 
-std::string ToHex(std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out.empty() ? "-" : out;
-}
-
-std::string FromHex(const std::string& h) {
-  std::string out;
-  if (h == "-") return out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2)
-    out.push_back(char(std::stoi(h.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
 struct Failed {
   std::string split;
   uint64_t item_pos = 0;
@@ -133,8 +116,8 @@ struct State {
     }
     for (const Failed& f : failed) {
       s += "failed " + f.split + " " + std::to_string(f.item_pos) + " " +
-           ToHex(f.input) + " " + std::to_string(int(f.error.code())) + " " +
-           ToHex(f.error.message()) + "\n";
+           pack::ToHex(f.input) + " " + std::to_string(int(f.error.code())) +
+           " " + pack::ToHex(f.error.message()) + "\n";
     }
     for (const auto& [split, n] : split_done)
       s += "split_done " + split + " " + std::to_string(n) + "\n";
@@ -167,8 +150,10 @@ struct State {
         in >> f.split >> f.item_pos >> in_hex >> code >> err_hex;
         if (!in || code <= 0 || code > int(Status::Code::kFailedPrecondition))
           return State();
-        f.input = FromHex(in_hex);
-        f.error = Status::FromCode(Status::Code(code), FromHex(err_hex));
+        std::string msg;
+        if (!pack::FromHex(in_hex, &f.input) || !pack::FromHex(err_hex, &msg))
+          return State();
+        f.error = Status::FromCode(Status::Code(code), msg);
         st.failed.push_back(std::move(f));
       } else if (word == "split_done") {
         std::string split;
@@ -211,9 +196,29 @@ class Packer {
       : src_(src), out_(out), o_(o), env_(o.env) {}
 
   Result<PackSummary> Run();
+  // Distributed pack: the plan, one worker's shards, the merge.
+  Result<PackSummary> Plan();
+  Result<PackSummary> Work(int worker, int workers);
+  Result<PackSummary> Merge();
 
  private:
+  Status CheckOptions() const;
+  Status Scan();      // items_, hashes_, earlier_ and what was left out
+  Status Assign();    // split_, labels, orders_, fp_
+  Status LoadPlan();  // Scan() and Assign() from the plan file
+  Status Lock();
   Status PackOneSplit(size_t s, const std::vector<size_t>& order);
+  // Renames a split's shards to their final names (rename) and writes its
+  // wids index; the split is done.
+  Status FinishSplit(size_t s, const std::vector<DoneShard>& shards,
+                     bool rename);
+  Status Finish();  // stale outputs gone, labels, assignment, dataset.json
+  Status AddRecord(pack::ShardWriter* shard, const std::string& split,
+                   uint64_t record, Record& r);
+  // Distributed: the planned shard count of split s, and shard k of it.
+  size_t PlannedShards(size_t s) const;
+  std::string PlannedShardName(size_t s, size_t k) const;
+  Result<DoneShard> WriteShard(size_t s, size_t k, std::vector<Failed>* failed);
   Record Build(size_t item) const;
   Status SaveState() {
     return WriteFileAtomically(env_, JoinPath(out_, kStateFile),
@@ -227,8 +232,12 @@ class Packer {
   Env* env_;
   std::vector<SplitItem> items_;
   std::vector<Hash128> hashes_;
+  std::vector<int> earlier_;
   SplitResult split_;
+  std::vector<std::vector<size_t>> orders_;  // per split, the record order
+  std::string fp_;
   std::map<std::string, int> label_index_;
+  std::unique_ptr<FileLock> lock_;
   State state_;
   PackSummary sum_;
 };
@@ -284,10 +293,14 @@ Record Packer::Build(size_t i) const {
   return r;
 }
 
+Status Packer::AddRecord(pack::ShardWriter* shard, const std::string& split,
+                         uint64_t record, Record& r) {
+  if (o_.format == ShardFormat::kTfRecord) return shard->AddTfRecord(r.example);
+  return shard->AddSample(SampleKey(split, record), r.parts);
+}
+
 Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   const std::string& name = split_.names[s];
-  PackSplit result;
-  result.name = name;
   // Shards kept from an earlier run: the longest verified prefix.
   size_t next_item = 0;
   uint64_t next_record = 0;
@@ -358,12 +371,7 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
           }
           shard = std::move(w).value();
         }
-        if (o_.format == ShardFormat::kTfRecord) {
-          st = shard->AddTfRecord(r.example);
-        } else {
-          st = shard->AddSample(SampleKey(name, next_record), r.parts);
-        }
-        ++next_record;
+        st = AddRecord(shard.get(), name, next_record++, r);
         if (st.ok() &&
             ((o_.shard_records && shard->records() >= o_.shard_records) ||
              shard->logical_bytes() >= o_.shard_bytes)) {
@@ -376,6 +384,14 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
   if (shard && shard->records() > 0) FERRY_RETURN_IF_ERROR(close_shard());
   shard.reset();
 
+  return FinishSplit(s, kept, /*rename=*/true);
+}
+
+Status Packer::FinishSplit(size_t s, const std::vector<DoneShard>& kept,
+                           bool rename) {
+  const std::string& name = split_.names[s];
+  PackSplit result;
+  result.name = name;
   // Final names, now that the count is known; then the wids index.
   const size_t n = kept.size();
   JsonWriter wids;
@@ -390,9 +406,11 @@ Status Packer::PackOneSplit(size_t s, const std::vector<size_t>& order) {
         JoinPath(out_, InterimName(name, d.index, o_.format, o_.gzip));
     const std::string to_name = ShardName(name, d.index, n, o_.format, o_.gzip);
     const std::string to = JoinPath(out_, to_name);
-    FERRY_RETURN_IF_ERROR(env_->RenameFile(from, to));
-    if (!o_.gzip)
-      FERRY_RETURN_IF_ERROR(env_->RenameFile(from + ".idx", to + ".idx"));
+    if (rename) {
+      FERRY_RETURN_IF_ERROR(env_->RenameFile(from, to));
+      if (!o_.gzip)
+        FERRY_RETURN_IF_ERROR(env_->RenameFile(from + ".idx", to + ".idx"));
+    }
     result.shards.push_back({to_name, d.records, d.bytes, d.xxh3});
     result.records += d.records;
     wids.BeginObject().Key("url").String(wds::WidsUrl(to_name));
@@ -528,7 +546,7 @@ Status Packer::RemoveStaleOutputs() {
   return removed ? env_->SyncDir(out_) : Status::OK();
 }
 
-Result<PackSummary> Packer::Run() {
+Status Packer::CheckOptions() const {
   if (o_.format == ShardFormat::kWebDataset && o_.gzip) {
     return Status::InvalidArgument("--compress gzip is for TFRecord shards");
   }
@@ -543,6 +561,10 @@ Result<PackSummary> Packer::Run() {
       }
     }
   }
+  return Status::OK();
+}
+
+Status Packer::Scan() {
   if (o_.list_path.empty()) {
     InputScanOptions scan;
     scan.include_hidden = o_.include_hidden;
@@ -575,10 +597,14 @@ Result<PackSummary> Packer::Run() {
     }
     items_ = std::move(readable);
   }
-  FERRY_ASSIGN_OR_RETURN(std::vector<int> earlier,
+  FERRY_ASSIGN_OR_RETURN(earlier_,
                          LoadEarlierAssignment(env_, o_.split, out_, items_));
+  return Status::OK();
+}
+
+Status Packer::Assign() {
   FERRY_ASSIGN_OR_RETURN(split_,
-                         AssignSplits(items_, o_.split, hashes_, earlier));
+                         AssignSplits(items_, o_.split, hashes_, earlier_));
   sum_.dropped_duplicates = split_.dropped.size();
   for (const std::string& c : split_.classes) {
     if (!c.empty()) {
@@ -588,27 +614,24 @@ Result<PackSummary> Packer::Run() {
   }
   sum_.cross_split_duplicates = split_.leaks.size();
   // Record order inside a split: a seeded hash of the path (as tfds).
-  std::vector<std::vector<size_t>> orders(split_.names.size());
+  orders_.assign(split_.names.size(), {});
   std::vector<uint64_t> keys(items_.size());
   for (size_t i = 0; i < items_.size(); ++i) {
     keys[i] = XXH3_64bits_withSeed(items_[i].path.data(), items_[i].path.size(),
                                    o_.split.seed ^ 0x9e3779b97f4a7c15ull);
-    if (split_.assignment[i] >= 0) orders[split_.assignment[i]].push_back(i);
+    if (split_.assignment[i] >= 0) orders_[split_.assignment[i]].push_back(i);
   }
-  for (auto& ord : orders) {
+  for (auto& ord : orders_) {
     std::sort(ord.begin(), ord.end(), [&](size_t a, size_t b) {
       return keys[a] != keys[b] ? keys[a] < keys[b]
                                 : items_[a].path < items_[b].path;
     });
   }
-  if (o_.dry_run) {
-    for (size_t s = 0; s < orders.size(); ++s) {
-      sum_.splits.push_back({split_.names[s], orders[s].size(), {}});
-      sum_.records += orders[s].size();
-    }
-    return sum_;
-  }
+  fp_ = Fingerprint(items_, hashes_, split_.assignment, o_);
+  return Status::OK();
+}
 
+Status Packer::Lock() {
   FERRY_RETURN_IF_ERROR(env_->CreateDirs(out_));
   auto lock = env_->LockFile(JoinPath(out_, kLockFile), /*wait=*/false);
   if (!lock.ok()) {
@@ -616,13 +639,40 @@ Result<PackSummary> Packer::Run() {
                ? Status::Unavailable(out_, "another ferry pack is writing here")
                : lock.status();
   }
+  lock_ = std::move(lock).value();
+  return Status::OK();
+}
+
+Status Packer::Finish() {
+  FERRY_RETURN_IF_ERROR(RemoveStaleOutputs());
+  std::string labels;
+  for (const auto& l : sum_.labels) labels += l + "\n";
+  FERRY_RETURN_IF_ERROR(
+      WriteFileAtomically(env_, JoinPath(out_, "labels.txt"), labels));
+  FERRY_RETURN_IF_ERROR(WriteAssignment(env_, JoinPath(out_, kAssignmentFile),
+                                        items_, o_.split, split_));
+  return WriteDatasetJson();
+}
+
+Result<PackSummary> Packer::Run() {
+  FERRY_RETURN_IF_ERROR(CheckOptions());
+  FERRY_RETURN_IF_ERROR(Scan());
+  FERRY_RETURN_IF_ERROR(Assign());
+  if (o_.dry_run) {
+    for (size_t s = 0; s < orders_.size(); ++s) {
+      sum_.splits.push_back({split_.names[s], orders_[s].size(), {}});
+      sum_.records += orders_[s].size();
+    }
+    return sum_;
+  }
+
+  FERRY_RETURN_IF_ERROR(Lock());
   // Leftovers of a killed run: its temporary files. Earlier state is kept only
   // for the same inputs and options.
   RemoveStaleTemps(env_, out_);
-  const std::string fp = Fingerprint(items_, hashes_, split_.assignment, o_);
   auto old = ReadFileToString(env_, JoinPath(out_, kStateFile));
   if (old.ok()) state_ = State::Parse(*old);
-  if (state_.fingerprint != fp) state_ = State{fp, {}, {}, {}};
+  if (state_.fingerprint != fp_) state_ = State{fp_, {}, {}, {}};
   (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));  // rewritten last
   // A finished split's shards carry final names; give them back their
   // interim names so that one code path verifies and reuses them.
@@ -645,17 +695,320 @@ Result<PackSummary> Packer::Run() {
   FERRY_RETURN_IF_ERROR(SaveState());
 
   if (o_.progress) o_.progress->Begin("pack", items_.size(), 0);
-  for (size_t s = 0; s < orders.size(); ++s)
-    FERRY_RETURN_IF_ERROR(PackOneSplit(s, orders[s]));
+  for (size_t s = 0; s < orders_.size(); ++s)
+    FERRY_RETURN_IF_ERROR(PackOneSplit(s, orders_[s]));
   if (o_.progress) o_.progress->End();
-  FERRY_RETURN_IF_ERROR(RemoveStaleOutputs());
-  std::string labels;
-  for (const auto& l : sum_.labels) labels += l + "\n";
-  FERRY_RETURN_IF_ERROR(
-      WriteFileAtomically(env_, JoinPath(out_, "labels.txt"), labels));
-  FERRY_RETURN_IF_ERROR(WriteAssignment(env_, JoinPath(out_, kAssignmentFile),
-                                        items_, o_.split, split_));
-  FERRY_RETURN_IF_ERROR(WriteDatasetJson());
+  FERRY_RETURN_IF_ERROR(Finish());
+  return sum_;
+}
+
+// Distributed pack (docs/scale.md). Shard k of a split holds the records
+// of items [k * R, (k + 1) * R) of the split's order (R = --shard-records),
+// which is where a one-machine run closes its shards when no input fails
+// and no shard reaches --shard-size first: so the plan fixes every shard's
+// name and items, and each worker writes its shards under final names.
+
+Status CheckDistributed(const PackOptions& o) {
+  if (o.shard_records > 0) return Status::OK();
+  return Status::InvalidArgument(
+      "a distributed pack (--plan, --worker, --merge) needs --shard-records: "
+      "where a --shard-size shard closes depends on the encoded bytes of "
+      "every record before it, which a worker does not have");
+}
+
+size_t Packer::PlannedShards(size_t s) const {
+  return (orders_[s].size() + o_.shard_records - 1) / o_.shard_records;
+}
+
+std::string Packer::PlannedShardName(size_t s, size_t k) const {
+  return ShardName(split_.names[s], k, PlannedShards(s), o_.format, o_.gzip);
+}
+
+Status Packer::LoadPlan() {
+  FERRY_RETURN_IF_ERROR(CheckOptions());
+  FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
+  const std::string path = JoinPath(out_, pack::kPlanFile);
+  auto text = ReadFileToString(env_, path);
+  if (!text.ok()) {
+    return text.status().IsNotFound()
+               ? Status::InvalidArgument(
+                     out_, "no plan here: run ferry pack --plan first")
+               : text.status();
+  }
+  FERRY_ASSIGN_OR_RETURN(pack::Plan plan, pack::ParsePlan(*text));
+  items_ = std::move(plan.items);
+  hashes_ = std::move(plan.hashes);
+  earlier_ = std::move(plan.earlier);
+  sum_.skipped = std::move(plan.skipped);
+  sum_.failed = std::move(plan.failed);
+  FERRY_RETURN_IF_ERROR(Assign());
+  if (fp_ != plan.fingerprint) {
+    return Status::InvalidArgument(
+        out_,
+        "these options differ from the plan's: give --plan, every "
+        "--worker and --merge the same options");
+  }
+  return Status::OK();
+}
+
+Result<PackSummary> Packer::Plan() {
+  FERRY_RETURN_IF_ERROR(CheckOptions());
+  FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
+  FERRY_RETURN_IF_ERROR(Scan());
+  FERRY_RETURN_IF_ERROR(Assign());
+  FERRY_RETURN_IF_ERROR(Lock());
+  (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));  // merge writes it
+  pack::Plan plan{fp_, items_, hashes_, earlier_, sum_.skipped, sum_.failed};
+  FERRY_RETURN_IF_ERROR(WriteFileAtomically(
+      env_, JoinPath(out_, pack::kPlanFile), pack::SerializePlan(plan)));
+  for (size_t s = 0; s < orders_.size(); ++s) {
+    PackSplit sp{split_.names[s], orders_[s].size(), {}};
+    for (size_t k = 0; k < PlannedShards(s); ++k) {
+      const uint64_t begin = k * o_.shard_records;
+      sp.shards.push_back(
+          {PlannedShardName(s, k),
+           std::min<uint64_t>(o_.shard_records, orders_[s].size() - begin),
+           0,
+           {}});
+    }
+    sum_.records += sp.records;
+    sum_.splits.push_back(std::move(sp));
+  }
+  return sum_;
+}
+
+Result<DoneShard> Packer::WriteShard(size_t s, size_t k,
+                                     std::vector<Failed>* failed) {
+  const std::string& name = split_.names[s];
+  const std::vector<size_t>& order = orders_[s];
+  const uint64_t begin = k * o_.shard_records;
+  const uint64_t end =
+      std::min<uint64_t>(begin + o_.shard_records, order.size());
+  const std::string shard_name = PlannedShardName(s, k);
+  FERRY_ASSIGN_OR_RETURN(
+      std::unique_ptr<pack::ShardWriter> shard,
+      pack::ShardWriter::Open(env_, JoinPath(out_, shard_name), o_.format,
+                              o_.gzip));
+  uint64_t record = begin;
+  Status st;
+  core::OrderedParallelMap<Record>(
+      end - begin, o_.jobs, [&](size_t j) { return Build(order[begin + j]); },
+      [&](size_t j, Record r) {
+        if (!st.ok()) return;
+        if (o_.progress) o_.progress->Advance(1, r.input_bytes);
+        if (!r.error.ok()) {
+          const std::string& path = items_[order[begin + j]].path;
+          failed->push_back({name, begin + j, path, r.error});
+          return;
+        }
+        if (shard->records() > 0 && shard->logical_bytes() >= o_.shard_bytes) {
+          st = Status::InvalidArgument(
+              shard_name,
+              "reached --shard-size (" + std::to_string(o_.shard_bytes) +
+                  " bytes) before its " + std::to_string(o_.shard_records) +
+                  " records: a one-machine run would close it there; give a "
+                  "smaller --shard-records or a larger --shard-size (the same "
+                  "to --plan, every --worker and --merge)");
+          return;
+        }
+        st = AddRecord(shard.get(), name, record++, r);
+      });
+  FERRY_RETURN_IF_ERROR(st);
+  FERRY_RETURN_IF_ERROR(shard->Finish());
+  return DoneShard{name,
+                   k,
+                   end,
+                   record,
+                   shard->records(),
+                   shard->file_bytes(),
+                   shard->xxh3(),
+                   shard->index_xxh3(),
+                   shard->md5_hex()};
+}
+
+// Worker I of N writes the planned shards [I * G / N, (I + 1) * G / N) of
+// all G (splits in order) and lists each finished one in its own file, so
+// a rerun keeps those that still verify.
+Result<PackSummary> Packer::Work(int worker, int workers) {
+  FERRY_RETURN_IF_ERROR(LoadPlan());
+  sum_.skipped.clear();  // the plan and the merge report these
+  sum_.failed.clear();
+  const std::string mine = JoinPath(out_, std::string(pack::kWorkerFilePrefix) +
+                                              std::to_string(worker) + "-of-" +
+                                              std::to_string(workers));
+  auto lock = env_->LockFile(mine + ".lock", /*wait=*/false);
+  if (!lock.ok()) {
+    return lock.status().IsUnavailable()
+               ? Status::Unavailable(mine, "this worker runs already")
+               : lock.status();
+  }
+  auto old = ReadFileToString(env_, mine);
+  if (old.ok()) state_ = State::Parse(*old);
+  if (state_.fingerprint != fp_) state_ = State{fp_, {}, {}, {}};
+  std::vector<std::pair<size_t, size_t>> all;
+  for (size_t s = 0; s < orders_.size(); ++s) {
+    for (size_t k = 0; k < PlannedShards(s); ++k) all.emplace_back(s, k);
+  }
+  const size_t first = all.size() * worker / workers;
+  const size_t last = all.size() * (worker + 1) / workers;
+  if (o_.progress) {
+    uint64_t n = 0;
+    for (size_t g = first; g < last; ++g) {
+      const auto [s, k] = all[g];
+      n += std::min<uint64_t>(o_.shard_records,
+                              orders_[s].size() - k * o_.shard_records);
+    }
+    o_.progress->Begin("pack", n, 0);
+  }
+  for (size_t g = first; g < last; ++g) {
+    const auto [s, k] = all[g];
+    const std::string& name = split_.names[s];
+    const uint64_t begin = k * o_.shard_records, end = begin + o_.shard_records;
+    auto in_shard = [&](const Failed& f) {
+      return f.split == name && f.item_pos >= begin && f.item_pos < end;
+    };
+    auto done = std::find_if(
+        state_.shards.begin(), state_.shards.end(),
+        [&](const DoneShard& d) { return d.split == name && d.index == k; });
+    if (done != state_.shards.end() &&
+        Verified(env_, JoinPath(out_, PlannedShardName(s, k)), *done,
+                 o_.gzip)) {
+      ++sum_.reused_shards;
+      sum_.records += done->records;
+      for (const Failed& f : state_.failed) {
+        if (in_shard(f)) sum_.failed.push_back({f.input, f.error});
+      }
+      if (o_.progress) o_.progress->Advance(done->next_item - begin, 0);
+      continue;
+    }
+    if (done != state_.shards.end()) state_.shards.erase(done);
+    std::erase_if(state_.failed, in_shard);
+    std::vector<Failed> failed;
+    FERRY_ASSIGN_OR_RETURN(DoneShard d, WriteShard(s, k, &failed));
+    sum_.records += d.records;
+    state_.shards.push_back(d);
+    for (Failed& f : failed) {
+      sum_.failed.push_back({f.input, f.error});
+      state_.failed.push_back(std::move(f));
+    }
+    FERRY_RETURN_IF_ERROR(WriteFileAtomically(env_, mine, state_.Serialize()));
+  }
+  if (o_.progress) o_.progress->End();
+  for (size_t s = 0; s < orders_.size(); ++s) {
+    PackSplit sp{split_.names[s], 0, {}};
+    for (size_t g = first; g < last; ++g) {
+      if (all[g].first != s) continue;
+      for (const DoneShard& d : state_.shards) {
+        if (d.split != sp.name || d.index != all[g].second) continue;
+        sp.shards.push_back(
+            {PlannedShardName(s, d.index), d.records, d.bytes, d.xxh3});
+        sp.records += d.records;
+      }
+    }
+    sum_.splits.push_back(std::move(sp));
+  }
+  return sum_;
+}
+
+// Every planned shard must be listed by a worker and verify (size and
+// XXH3-128 of shard and index); then the merge writes what a one-machine
+// run writes after its shards, state file included, and removes the plan
+// and the workers' files.
+Result<PackSummary> Packer::Merge() {
+  FERRY_RETURN_IF_ERROR(LoadPlan());
+  FERRY_RETURN_IF_ERROR(Lock());
+  RemoveStaleTemps(env_, out_);
+  FERRY_ASSIGN_OR_RETURN(std::vector<DirEntry> children,
+                         env_->GetChildren(out_));
+  std::vector<std::string> worker_files;
+  std::vector<State> receipts;
+  for (const DirEntry& e : children) {
+    if (e.name.rfind(pack::kWorkerFilePrefix, 0) != 0) continue;
+    worker_files.push_back(e.name);
+    if (e.name.size() > 5 && e.name.substr(e.name.size() - 5) == ".lock")
+      continue;
+    auto text = ReadFileToString(env_, JoinPath(out_, e.name));
+    if (!text.ok()) return text.status();
+    State st = State::Parse(*text);
+    if (st.fingerprint == fp_) receipts.push_back(std::move(st));
+  }
+  std::sort(worker_files.begin(), worker_files.end());
+  state_ = State{fp_, {}, {}, {}};
+  std::vector<std::vector<DoneShard>> shards(orders_.size());
+  std::vector<std::string> problems;
+  size_t planned = 0;
+  for (size_t s = 0; s < orders_.size(); ++s) {
+    const std::string& name = split_.names[s];
+    for (size_t k = 0; k < PlannedShards(s); ++k, ++planned) {
+      const std::string shard_name = PlannedShardName(s, k);
+      const DoneShard* found = nullptr;
+      const State* from = nullptr;
+      bool listed = false;
+      for (const State& r : receipts) {
+        for (const DoneShard& d : r.shards) {
+          if (d.split != name || d.index != k || found) continue;
+          listed = true;
+          if (Verified(env_, JoinPath(out_, shard_name), d, o_.gzip)) {
+            found = &d;
+            from = &r;
+          }
+        }
+      }
+      if (!found) {
+        const bool there = env_->FileExists(JoinPath(out_, shard_name));
+        problems.push_back(shard_name +
+                           (!listed ? " (missing: no worker finished it)"
+                            : there ? " (damaged: its size or XXH3-128, or its "
+                                      "index's, differs from what its worker "
+                                      "wrote)"
+                                    : " (missing: its worker wrote it, but it "
+                                      "is gone)"));
+        continue;
+      }
+      shards[s].push_back(*found);
+      const uint64_t begin = k * o_.shard_records;
+      for (const Failed& f : from->failed) {
+        if (f.split == name && f.item_pos >= begin &&
+            f.item_pos < begin + o_.shard_records) {
+          state_.failed.push_back(f);
+        }
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::string list;
+    for (size_t i = 0; i < problems.size() && i < 20; ++i)
+      list += (i ? "; " : "") + problems[i];
+    if (problems.size() > 20) list += "; ...";
+    return Status::Corruption(
+        out_, std::to_string(problems.size()) + " of " +
+                  std::to_string(planned) +
+                  " planned shards are not there intact (rerun their "
+                  "workers, then --merge again): " +
+                  list);
+  }
+  std::sort(state_.failed.begin(), state_.failed.end(),
+            [&](const Failed& a, const Failed& b) {
+              auto idx = [&](const std::string& n) {
+                return std::find(split_.names.begin(), split_.names.end(), n) -
+                       split_.names.begin();
+              };
+              return std::make_pair(idx(a.split), a.item_pos) <
+                     std::make_pair(idx(b.split), b.item_pos);
+            });
+  for (const Failed& f : state_.failed)
+    sum_.failed.push_back({f.input, f.error});
+  for (size_t s = 0; s < orders_.size(); ++s) {
+    state_.shards.insert(state_.shards.end(), shards[s].begin(),
+                         shards[s].end());
+  }
+  for (size_t s = 0; s < orders_.size(); ++s)
+    FERRY_RETURN_IF_ERROR(FinishSplit(s, shards[s], /*rename=*/false));
+  FERRY_RETURN_IF_ERROR(Finish());
+  for (const std::string& f : worker_files)
+    FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(out_, f)));
+  FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(out_, pack::kPlanFile)));
+  FERRY_RETURN_IF_ERROR(env_->SyncDir(out_));
   return sum_;
 }
 
@@ -672,6 +1025,30 @@ Result<PackSummary> Pack(const std::string& src, const std::string& out,
                          const PackOptions& options) {
   Packer p(src, out, options);
   return p.Run();
+}
+
+Result<PackSummary> PackPlan(const std::string& src, const std::string& out,
+                             const PackOptions& options) {
+  Packer p(src, out, options);
+  return p.Plan();
+}
+
+Result<PackSummary> PackWorker(const std::string& src, const std::string& out,
+                               const PackOptions& options, int worker,
+                               int workers) {
+  if (workers < 1 || worker < 0 || worker >= workers) {
+    return Status::InvalidArgument("--worker wants I/N with 0 <= I < N, got " +
+                                   std::to_string(worker) + "/" +
+                                   std::to_string(workers));
+  }
+  Packer p(src, out, options);
+  return p.Work(worker, workers);
+}
+
+Result<PackSummary> PackMerge(const std::string& src, const std::string& out,
+                              const PackOptions& options) {
+  Packer p(src, out, options);
+  return p.Merge();
 }
 
 }  // namespace ferry

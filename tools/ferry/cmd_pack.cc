@@ -20,7 +20,29 @@ struct PackArgs {
                         compress = "none", list;
   uint64_t shard_records = 0;
   bool dry_run = false, include_hidden = false;
+  bool plan = false, merge = false;  // distributed pack (docs/scale.md)
+  std::string worker;                // "I/N"
 };
+
+// The run a distributed mode asks for (Pack when none).
+Result<PackSummary> RunMode(const PackArgs& a, const PackOptions& o) {
+  if (int(a.plan) + int(a.merge) + int(!a.worker.empty()) > 1 ||
+      (a.dry_run && (a.plan || a.merge || !a.worker.empty()))) {
+    return Status::InvalidArgument(
+        "--plan, --worker, --merge and --dry-run go one at a time");
+  }
+  if (a.plan) return PackPlan(a.src, a.out, o);
+  if (a.merge) return PackMerge(a.src, a.out, o);
+  if (a.worker.empty()) return Pack(a.src, a.out, o);
+  unsigned i = 0, n = 0;
+  char end = 0;
+  if (std::sscanf(a.worker.c_str(), "%u/%u%c", &i, &n, &end) != 2 || n == 0 ||
+      i >= n || n > 1000000) {
+    return Status::InvalidArgument("--worker wants I/N (0 <= I < N), got '" +
+                                   a.worker + "'");
+  }
+  return PackWorker(a.src, a.out, o, int(i), int(n));
+}
 
 Result<uint64_t> ParseBytes(const std::string& s) {
   char* end = nullptr;
@@ -65,7 +87,7 @@ int RunPack(const PackArgs& a) {
   auto progress = NewTerminalProgress(a.common.quiet || a.common.json);
   o.progress = progress.get();
   auto t0 = std::chrono::steady_clock::now();
-  auto sum = Pack(a.src, a.out, o);
+  auto sum = RunMode(a, o);
   if (!sum.ok()) return Fail(sum.status());
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -169,6 +191,15 @@ Runner RegisterPack(CLI::App* app) {
   AddIncludeHiddenFlag(cmd, &a->include_hidden);
   cmd->add_flag("-n,--dry-run", a->dry_run,
                 "Split and report; convert and write nothing");
+  cmd->add_flag("--plan", a->plan,
+                "Distributed pack, step 1: scan, hash and split the inputs "
+                "once; write OUT/.ferry-pack-plan (needs --shard-records)");
+  cmd->add_option("--worker", a->worker,
+                  "Distributed pack, step 2: write worker I's share of the "
+                  "planned shards (I/N, 0 <= I < N)");
+  cmd->add_flag("--merge", a->merge,
+                "Distributed pack, step 3: check every planned shard, write "
+                "indexes, labels and dataset.json (same options everywhere)");
   AddCommonOptions(cmd, &a->common);
   return [a] { return RunPack(*a); };
 }

@@ -72,6 +72,30 @@ FERRY_EXPORT Result<PackSummary> Pack(const std::string& src,
                                       const std::string& out,
                                       const PackOptions& options);
 
+// Distributed pack (docs/scale.md), all three with the same src, out and
+// options, which need shard_records > 0 (InvalidArgument otherwise).
+// PackPlan scans and hashes the inputs once, splits them and writes the
+// plan, out/.ferry-pack-plan; it fixes every shard: shard k of a split
+// holds the records of items [k * shard_records, (k + 1) * shard_records)
+// of the split's order. PackWorker writes worker's share (of `workers`) of
+// the shards under their final names, keeping those a rerun finds intact.
+// PackMerge checks that every planned shard is there intact (Corruption
+// naming those that are not) and writes the indexes, labels, assignment
+// and dataset.json. When no input fails to convert and no shard reaches
+// shard_bytes first (a worker stops with InvalidArgument then), out is byte
+// for byte what Pack writes; a failed input leaves its shard one record
+// short instead of moving every later record.
+FERRY_EXPORT Result<PackSummary> PackPlan(const std::string& src,
+                                          const std::string& out,
+                                          const PackOptions& options);
+FERRY_EXPORT Result<PackSummary> PackWorker(const std::string& src,
+                                            const std::string& out,
+                                            const PackOptions& options,
+                                            int worker, int workers);
+FERRY_EXPORT Result<PackSummary> PackMerge(const std::string& src,
+                                           const std::string& out,
+                                           const PackOptions& options);
+
 // Shard file name: "<split>-00003-of-00012.tfrecord" (or ".tar").
 FERRY_EXPORT std::string ShardName(const std::string& split, size_t index,
                                    size_t count, ShardFormat format, bool gzip);

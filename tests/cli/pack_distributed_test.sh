@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Distributed ferry pack (--plan, --worker I/N, --merge): N workers, one after
+# another or at once, write the very bytes of a one-machine run; the merge
+# names a missing or damaged shard (exit 3); a worker rerun keeps its shards;
+# distributed runs need --shard-records and the plan's options.
+set -euo pipefail
+FERRY=$1 SAMPLES=$2
+source "$(dirname "$0")/testlib.sh"
+cp -r "$SAMPLES/dataset" data
+same() { diff -r "$1" "$2" > /dev/null || { diff -r "$1" "$2" | head >&2; fail "$2 differs from $1"; }; }
+
+# plan DIR N [parallel] OPTIONS...: plan, N workers, merge.
+distributed() {
+  local dir=$1 n=$2 mode=$3; shift 3
+  expect_rc 0 "$FERRY" pack data "$dir" "$@" --plan -q
+  if [ "$mode" = parallel ]; then
+    local pids=() i
+    for ((i = 0; i < n; i++)); do "$FERRY" pack data "$dir" "$@" --worker "$i/$n" -q & pids+=($!); done
+    for i in "${pids[@]}"; do wait "$i" || fail "a parallel worker failed"; done
+  else
+    for ((i = 0; i < n; i++)); do expect_rc 0 "$FERRY" pack data "$dir" "$@" --worker "$i/$n" -q; done
+  fi
+  expect_rc 0 "$FERRY" pack data "$dir" "$@" --merge
+}
+
+TF=(--size 64 --shard-records 7)
+expect_rc 0 "$FERRY" pack data one "${TF[@]}" -q
+distributed n1 1 serial "${TF[@]}"
+same one n1
+distributed n3 3 serial "${TF[@]}"
+same one n3
+distributed p3 3 parallel "${TF[@]}"
+same one p3
+# More workers than shards: the spare ones write nothing.
+distributed n12 12 parallel "${TF[@]}"
+same one n12
+# WebDataset (wids index with MD5s) and gzip TFRecord.
+WDS=(--format wds --size 48 --shard-records 5)
+expect_rc 0 "$FERRY" pack data wone "${WDS[@]}" -q
+distributed w4 4 parallel "${WDS[@]}"
+same wone w4
+GZ=(--compress gzip --size 48 --shard-records 9 --ratios 8:2 --names a,b)
+expect_rc 0 "$FERRY" pack data gone "${GZ[@]}" -q
+distributed g2 2 serial "${GZ[@]}"
+same gone g2
+# A one-machine rerun over a merged output keeps every shard.
+expect_rc 0 "$FERRY" pack data n3 "${TF[@]}" --json
+/usr/bin/python3 -c 'import json; d = json.load(open("out.txt")); assert d["reused_shards"] == 9, d'
+same one n3
+
+# A worker rerun keeps its finished shards and changes nothing.
+expect_rc 0 "$FERRY" pack data r "${TF[@]}" --plan -q
+for i in 0 1 2; do expect_rc 0 "$FERRY" pack data r "${TF[@]}" --worker $i/3 -q; done
+cp -a r r.before
+expect_rc 0 "$FERRY" pack data r "${TF[@]}" --worker 1/3 --json
+/usr/bin/python3 -c 'import json; d = json.load(open("out.txt")); assert d["reused_shards"] == 3 and d["records"] == 21, d'
+same r.before r
+
+# A missing shard: the merge names it, exit 3, and writes no dataset.json.
+rm r/train-00004-of-00006.tfrecord
+expect_rc 3 "$FERRY" pack data r "${TF[@]}" --merge
+grep -q 'train-00004-of-00006.tfrecord (missing' err.txt || fail "missing shard not named: $(cat err.txt)"
+[ ! -e r/dataset.json ] || fail "dataset.json written with a shard missing"
+# A damaged one (same size): named too.
+printf 'X' | dd of=r/val-00001-of-00002.tfrecord bs=1 seek=40 conv=notrunc 2> /dev/null
+expect_rc 3 "$FERRY" pack data r "${TF[@]}" --merge
+grep -q 'val-00001-of-00002.tfrecord (damaged' err.txt || fail "damaged shard not named: $(cat err.txt)"
+# Rerunning the workers redoes exactly those two; then the merge succeeds.
+expect_rc 0 "$FERRY" pack data r "${TF[@]}" --worker 1/3 --json
+/usr/bin/python3 -c 'import json; d = json.load(open("out.txt")); assert d["reused_shards"] == 2, d'
+expect_rc 0 "$FERRY" pack data r "${TF[@]}" --worker 2/3 --json
+/usr/bin/python3 -c 'import json; d = json.load(open("out.txt")); assert d["reused_shards"] == 2, d'
+expect_rc 0 "$FERRY" pack data r "${TF[@]}" --merge
+same one r
+# A worker that never ran: its shards are all named.
+expect_rc 0 "$FERRY" pack data s "${TF[@]}" --plan -q
+expect_rc 0 "$FERRY" pack data s "${TF[@]}" --worker 0/2 -q
+expect_rc 3 "$FERRY" pack data s "${TF[@]}" --merge
+grep -q '5 of 9 planned shards' err.txt || fail "wrong count: $(cat err.txt)"
+
+# Usage errors (exit 2).
+expect_rc 2 "$FERRY" pack data u --size 64 --plan
+grep -q 'needs --shard-records' err.txt || fail "no --shard-records hint"
+expect_rc 2 "$FERRY" pack data nothing "${TF[@]}" --worker 0/2
+grep -q 'ferry pack --plan first' err.txt || fail "no plan hint"
+expect_rc 2 "$FERRY" pack data s --size 65 --shard-records 7 --worker 1/2
+grep -q 'differ from the plan' err.txt || fail "option mismatch not found"
+expect_rc 2 "$FERRY" pack data s --size 64 --shard-records 7 --seed 3 --merge
+for w in 2/2 1 x/3 -1/3 1/0; do expect_rc 2 "$FERRY" pack data s "${TF[@]}" --worker "$w"; done
+expect_rc 2 "$FERRY" pack data s "${TF[@]}" --plan --merge
+expect_rc 2 "$FERRY" pack data s "${TF[@]}" --dry-run --worker 0/1
+# A shard that reaches --shard-size before its records: a one-machine run
+# would cut it there, so the worker stops.
+expect_rc 0 "$FERRY" pack data b --size 64 --shard-records 7 --shard-size 2KiB --plan -q
+expect_rc 2 "$FERRY" pack data b --size 64 --shard-records 7 --shard-size 2KiB --worker 0/1
+grep -q 'reached --shard-size' err.txt || fail "shard size overrun not explained"
+
+# A bad image: listed by its worker and the merge (exit 1), its shard one
+# record short.
+head -c 2000 "$SAMPLES/images/png/rgb8.png" > data/cat/zz_broken.png
+expect_rc 0 "$FERRY" pack data f "${TF[@]}" --plan -q
+rc=0
+for i in 0 1; do
+  set +e; "$FERRY" pack data f "${TF[@]}" --worker $i/2 -q 2>> werr.txt; r=$?; set -e
+  [ $r -le 1 ] || fail "worker exit $r"; rc=$((rc + r))
+done
+[ $rc -eq 1 ] || fail "the bad image failed $rc workers, want 1"
+grep -q 'cat/zz_broken.png' werr.txt || fail "worker did not name the bad image"
+expect_rc 1 "$FERRY" pack data f "${TF[@]}" --merge
+/usr/bin/python3 -c '
+import json; d = json.load(open("f/dataset.json"))
+assert [f["input"] for f in d["failed"]] == ["cat/zz_broken.png"], d["failed"]
+assert d["records"] == 60, d["records"]'
+echo ok
