@@ -36,6 +36,11 @@ endif()
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 add_library(ferry_dep::deflate ALIAS PkgConfig::LIBDEFLATE)
 
+# libb2: BLAKE2b for the block matcher's strong sums (librsync's own BLAKE2b
+# comes from it too, but librsync does not export it).
+pkg_check_modules(LIBB2 REQUIRED IMPORTED_TARGET libb2)
+add_library(ferry_dep::b2 ALIAS PkgConfig::LIBB2)
+
 # simdjson: reading JSON and JSONL listings (validates UTF-8; numbers kept as
 # their text). Debian's libsimdjson-dev ships a CMake config.
 find_package(simdjson REQUIRED CONFIG)

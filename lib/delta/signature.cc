@@ -80,11 +80,37 @@ struct SignatureLoader::Impl {
   rs_signature_t* sig = nullptr;
   std::unique_ptr<Job> job;
   Status error;
+  std::string record;  // a block's sums cut between two pieces
+  std::vector<uint32_t> weak;
+  std::vector<uint8_t> strong;
+  void TakeSums(std::string_view data);
   ~Impl() {
     job.reset();
     if (sig) rs_free_sumset(sig);
   }
 };
+
+// Keeps each block's sums as they stream by (after the header).
+void SignatureLoader::Impl::TakeSums(std::string_view data) {
+  const size_t n = 4 + header.strong_len;
+  auto take = [&](const unsigned char* r) {
+    weak.push_back(uint32_t{r[0]} << 24 | uint32_t{r[1]} << 16 |
+                   uint32_t{r[2]} << 8 | r[3]);
+    strong.insert(strong.end(), r + 4, r + n);
+  };
+  if (!record.empty()) {
+    size_t fill = std::min(data.size(), n - record.size());
+    record.append(data.substr(0, fill));
+    data.remove_prefix(fill);
+    if (record.size() < n) return;
+    take(reinterpret_cast<const unsigned char*>(record.data()));
+    record.clear();
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  size_t whole = data.size() / n * n;
+  for (size_t i = 0; i < whole; i += n) take(p + i);
+  record.assign(data.substr(whole));
+}
 
 SignatureLoader::SignatureLoader(const SignatureLimits& limits)
     : impl_(std::make_unique<Impl>(limits)) {
@@ -116,6 +142,7 @@ Status SignatureLoader::Update(std::string_view data) {
     m.error = m.job->Feed(m.head, false);
     if (!m.error.ok()) return m.error;
   }
+  m.TakeSums(data);
   m.error = m.job->Feed(data, false);
   return m.error;
 }
@@ -135,6 +162,8 @@ Result<std::unique_ptr<Signature>> SignatureLoader::Finish() {
   impl->params = {m.header.magic, m.header.block_len, m.header.strong_len};
   impl->blocks =
       (m.total - format::kSigHeaderBytes) / (4 + m.header.strong_len);
+  impl->weak = std::move(m.weak);
+  impl->strong = std::move(m.strong);
   return std::unique_ptr<Signature>(new Signature(std::move(impl)));
 }
 

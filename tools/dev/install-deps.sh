@@ -8,7 +8,7 @@ set -euo pipefail
 BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config
   libpng-dev libjpeg62-turbo-dev libprotobuf-dev protobuf-compiler librsync-dev
   libcurl4-openssl-dev libzstd-dev libxxhash-dev libgtest-dev libgmock-dev
-  libcli11-dev libdeflate-dev libsimdjson-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev
+  libcli11-dev libdeflate-dev libb2-dev libsimdjson-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev
   libexpat1-dev libsqlite3-dev)
 TEST_PKGS=(xxhash nginx-light rdiff zstd curl python3 python3-protobuf python3-zstandard python3-xxhash python3-pil
   python3-numpy openssl python3-botocore awscli btrfs-progs strace)

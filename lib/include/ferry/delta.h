@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ferry/env.h"
 #include "ferry/export.h"
@@ -73,6 +74,7 @@ class FERRY_EXPORT Signature {
  private:
   friend class SignatureLoader;
   friend class DeltaBuilder;
+  friend struct SignatureAccess;  // lib/delta's block matcher
   struct Impl;
   explicit Signature(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -151,6 +153,92 @@ FERRY_EXPORT Status DeltaFile(const Signature& signature, Env* env,
 FERRY_EXPORT Result<uint64_t> PatchFile(Env* env, const std::string& basis_path,
                                         const std::string& delta_path,
                                         uint64_t max_output, ByteSink out);
+
+// Block reuse (docs/delta.md, sync path 3): which blocks of a NEW object,
+// described by its signature, a local basis already holds, and where.
+
+// Where one block of the new object is found: basis file `basis` (an index
+// into the list given to MatchBlocks) at byte `offset`; basis -1: missing.
+struct BlockLocation {
+  int32_t basis = -1;
+  uint64_t offset = 0;
+  bool found() const { return basis >= 0; }
+  bool operator==(const BlockLocation&) const = default;
+};
+
+// One location per block of the new object, in order. Block i covers
+// [i * block_len, min((i + 1) * block_len, size)): the last may be short.
+struct BlockMap {
+  uint32_t block_len = 0;
+  uint64_t size = 0;  // of the new object
+  std::vector<BlockLocation> blocks;
+  uint64_t BlockOffset(uint64_t i) const { return i * block_len; }
+  uint64_t BlockLength(uint64_t i) const;
+  uint64_t found_bytes() const;  // bytes of the blocks found
+};
+
+struct BlockMatchOptions {
+  // Worker threads (0: one per core). The map does not depend on it.
+  int threads = 0;
+  // Try each block first at the basis offset where it is expected (its own
+  // offset, or right after the previous block's match) before any rolling.
+  // Off: every visited offset goes through the hash table (the plain rolling
+  // scan); the map is the same, only slower. For tests and benchmarks.
+  bool aligned_fast_path = true;
+  // Each basis is scanned in chunks of this many bytes (rounded up to whole
+  // blocks), scanned in parallel; fixed, so the map is deterministic.
+  uint64_t chunk_bytes = uint64_t{32} << 20;
+};
+
+// What the scan did (for benchmarks and --json).
+struct BlockMatchStats {
+  uint64_t basis_bytes = 0;   // bytes of all bases
+  uint64_t rolled_bytes = 0;  // offsets visited by the rolling hash
+  uint64_t strong_sums = 0;   // BLAKE2b sums computed
+};
+
+// Scans the basis files (paths through env) for the blocks `signature`
+// (checked: it must be the signature of an object of `new_size` bytes, else
+// Corruption) describes. A block is found when the basis holds bytes with
+// its weak and strong sum at an offset the scan visits: every offset of each
+// chunk outside the blocks already matched there (rsync's greedy scan, as
+// `rdiff delta`); the last short block too. Equal blocks of the new object
+// (same strong sum) are all satisfied by one match (librsync indexes only
+// the first of them). Of several places holding a block, the map gives the
+// first (lowest basis index, then lowest offset). Streamed: memory is the
+// signature plus a window per thread. A basis that cannot be read is its
+// IOError.
+FERRY_EXPORT Result<BlockMap> MatchBlocks(
+    const Signature& signature, uint64_t new_size, Env* env,
+    const std::vector<std::string>& basis_paths,
+    const BlockMatchOptions& options = {}, BlockMatchStats* stats = nullptr);
+
+// What to do to build the new object from a BlockMap: copy the found blocks
+// from the bases, fetch the rest. Every byte of the new object lies in
+// exactly one copy or one fetch; both lists are sorted by new offset.
+struct BlockPlan {
+  struct Copy {
+    int32_t basis = 0;
+    uint64_t basis_offset = 0;
+    uint64_t new_offset = 0;
+    uint64_t length = 0;
+    bool operator==(const Copy&) const = default;
+  };
+  struct Range {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    bool operator==(const Range&) const = default;
+  };
+  std::vector<Copy> copies;    // adjacent blocks adjacent in a basis: one copy
+  std::vector<Range> fetches;  // byte ranges of the new object to download
+  uint64_t copy_bytes = 0;
+  uint64_t fetch_bytes = 0;
+};
+
+// Missing blocks become ranges to fetch; two ranges with fewer than `gap`
+// bytes between them become one (the found bytes between them are fetched,
+// not copied: one GET instead of two, as S3 has no multi-range requests).
+FERRY_EXPORT BlockPlan PlanRanges(const BlockMap& map, uint64_t gap);
 
 }  // namespace ferry::delta
 
