@@ -3,12 +3,16 @@
 //   delta_tool signature BASIS SIG
 //   delta_tool delta SIG NEW DELTA        (SIG made by anyone: checked)
 //   delta_tool patch BASIS DELTA OUT [MAX_OUTPUT]
+//   delta_tool match SIG NEW_SIZE MAP BASIS...   (block reuse: MAP gets one
+//       line "block basis offset" per block found; FERRY_MATCH_THREADS,
+//       FERRY_MATCH_PLAIN=1: the plain rolling scan, FERRY_MATCH_GAP)
 // Prints one JSON line (bytes in, out, seconds); exit 0 ok, 3 Corruption
 // (a refused signature or delta), 1 anything else, 2 usage.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "ferry/delta.h"
 
@@ -20,6 +24,46 @@ int Exit(const Status& s) {
   if (s.ok()) return 0;
   fprintf(stderr, "delta_tool: %s\n", s.ToString().c_str());
   return s.IsCorruption() ? 3 : 1;
+}
+
+uint64_t EnvNumber(const char* name, uint64_t otherwise) {
+  const char* v = getenv(name);
+  return v ? std::strtoull(v, nullptr, 10) : otherwise;
+}
+
+// Block reuse: the map to `map_path`, a summary on stdout.
+Status Match(int argc, char** argv, uint64_t* in, std::string* json) {
+  Env* env = Env::Default();
+  uint64_t size = std::strtoull(argv[3], nullptr, 10);
+  delta::SignatureLimits limits;
+  limits.file_size = static_cast<int64_t>(size);
+  FERRY_ASSIGN_OR_RETURN(auto sig,
+                         delta::LoadSignatureFile(env, argv[2], limits));
+  std::vector<std::string> bases(argv + 5, argv + argc);
+  delta::BlockMatchOptions opt;
+  opt.threads = static_cast<int>(EnvNumber("FERRY_MATCH_THREADS", 0));
+  opt.aligned_fast_path = EnvNumber("FERRY_MATCH_PLAIN", 0) == 0;
+  delta::BlockMatchStats stats;
+  FERRY_ASSIGN_OR_RETURN(
+      auto map, delta::MatchBlocks(*sig, size, env, bases, opt, &stats));
+  *in = stats.basis_bytes;
+  std::string lines;
+  for (size_t i = 0; i < map.blocks.size(); ++i)
+    if (map.blocks[i].found())
+      lines += std::to_string(i) + " " + std::to_string(map.blocks[i].basis) +
+               " " + std::to_string(map.blocks[i].offset) + "\n";
+  FERRY_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(argv[4]));
+  FERRY_RETURN_IF_ERROR(file->Append(lines));
+  FERRY_RETURN_IF_ERROR(file->Close());
+  delta::BlockPlan plan =
+      delta::PlanRanges(map, EnvNumber("FERRY_MATCH_GAP", 0));
+  *json = ",\"found_bytes\":" + std::to_string(map.found_bytes()) +
+          ",\"fetches\":" + std::to_string(plan.fetches.size()) +
+          ",\"fetch_bytes\":" + std::to_string(plan.fetch_bytes) +
+          ",\"copies\":" + std::to_string(plan.copies.size()) +
+          ",\"rolled_bytes\":" + std::to_string(stats.rolled_bytes) +
+          ",\"strong_sums\":" + std::to_string(stats.strong_sums);
+  return Status::OK();
 }
 
 Status Run(int argc, char** argv, uint64_t* in, uint64_t* out) {
@@ -58,24 +102,28 @@ int main(int argc, char** argv) {
   std::string op = argc > 1 ? argv[1] : "";
   bool usage =
       !((op == "signature" && argc == 4) || (op == "delta" && argc == 5) ||
-        (op == "patch" && (argc == 5 || argc == 6)));
+        (op == "patch" && (argc == 5 || argc == 6)) ||
+        (op == "match" && argc >= 6));
   if (usage) {
     fprintf(stderr,
             "usage: delta_tool signature BASIS SIG | delta SIG NEW DELTA | "
-            "patch BASIS DELTA OUT [MAX_OUTPUT]\n");
+            "patch BASIS DELTA OUT [MAX_OUTPUT] | match SIG NEW_SIZE MAP "
+            "BASIS...\n");
     return 2;
   }
   auto t0 = std::chrono::steady_clock::now();
   uint64_t in = 0, out = 0;
-  Status s = Run(argc, argv, &in, &out);
+  std::string extra;
+  Status s = op == "match" ? Match(argc, argv, &in, &extra)
+                           : Run(argc, argv, &in, &out);
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   if (s.ok())
     printf(
         "{\"op\":\"%s\",\"in_bytes\":%llu,\"out_bytes\":%llu,"
-        "\"seconds\":%.3f}\n",
+        "\"seconds\":%.3f%s}\n",
         op.c_str(), static_cast<unsigned long long>(in),
-        static_cast<unsigned long long>(out), secs);
+        static_cast<unsigned long long>(out), secs, extra.c_str());
   return Exit(s);
 }
