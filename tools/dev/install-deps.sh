@@ -11,7 +11,8 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config
   libcli11-dev libdeflate-dev libb2-dev libsimdjson-dev libtbb-dev zlib1g-dev libssl-dev libbenchmark-dev
   libexpat1-dev libsqlite3-dev)
 TEST_PKGS=(xxhash nginx-light rdiff zstd curl python3 python3-protobuf python3-zstandard python3-xxhash python3-pil
-  python3-numpy openssl python3-botocore awscli btrfs-progs strace)
+  python3-numpy openssl python3-botocore awscli btrfs-progs strace
+  slurm-wlm munge)
 BENCH_PKGS=(libvips-tools rsync rclone aria2 python3-skimage plasma-workspace-wallpapers time bc)
 S3RVER_VERSION=3.7.1
 NPM_PREFIX=${FERRY_NPM_PREFIX:-/opt/ferry-npm}
