@@ -934,47 +934,62 @@ Result<PackSummary> Packer::Merge() {
   }
   std::sort(worker_files.begin(), worker_files.end());
   state_ = State{fp_, {}, {}, {}};
-  std::vector<std::vector<DoneShard>> shards(orders_.size());
-  std::vector<std::string> problems;
-  size_t planned = 0;
+  // Each planned shard's first listing that verifies, read on -j threads.
+  struct Check {
+    size_t s = 0, k = 0;
+    const DoneShard* found = nullptr;
+    const State* from = nullptr;
+    bool listed = false;
+  };
+  std::vector<Check> checks;
   for (size_t s = 0; s < orders_.size(); ++s) {
-    const std::string& name = split_.names[s];
-    for (size_t k = 0; k < PlannedShards(s); ++k, ++planned) {
-      const std::string shard_name = PlannedShardName(s, k);
-      const DoneShard* found = nullptr;
-      const State* from = nullptr;
-      bool listed = false;
-      for (const State& r : receipts) {
-        for (const DoneShard& d : r.shards) {
-          if (d.split != name || d.index != k || found) continue;
-          listed = true;
-          if (Verified(env_, JoinPath(out_, shard_name), d, o_.gzip)) {
-            found = &d;
-            from = &r;
+    for (size_t k = 0; k < PlannedShards(s); ++k) checks.push_back({s, k});
+  }
+  core::OrderedParallelMap<int>(
+      checks.size(), o_.jobs,
+      [&](size_t g) {
+        Check& c = checks[g];
+        const std::string path = JoinPath(out_, PlannedShardName(c.s, c.k));
+        for (const State& r : receipts) {
+          for (const DoneShard& d : r.shards) {
+            if (d.split != split_.names[c.s] || d.index != c.k) continue;
+            c.listed = true;
+            if (Verified(env_, path, d, o_.gzip)) {
+              c.found = &d;
+              c.from = &r;
+              return 0;
+            }
           }
         }
-      }
-      if (!found) {
-        const bool there = env_->FileExists(JoinPath(out_, shard_name));
-        problems.push_back(shard_name +
-                           (!listed ? " (missing: no worker finished it)"
-                            : there ? " (damaged: its size or XXH3-128, or its "
+        return 0;
+      },
+      [](size_t, int) {});
+  std::vector<std::vector<DoneShard>> shards(orders_.size());
+  std::vector<std::string> problems;
+  for (const Check& c : checks) {
+    const std::string& name = split_.names[c.s];
+    const std::string shard_name = PlannedShardName(c.s, c.k);
+    if (!c.found) {
+      const bool there = env_->FileExists(JoinPath(out_, shard_name));
+      problems.push_back(shard_name +
+                         (!c.listed ? " (missing: no worker finished it)"
+                          : there   ? " (damaged: its size or XXH3-128, or its "
                                       "index's, differs from what its worker "
                                       "wrote)"
                                     : " (missing: its worker wrote it, but it "
                                       "is gone)"));
-        continue;
-      }
-      shards[s].push_back(*found);
-      const uint64_t begin = k * o_.shard_records;
-      for (const Failed& f : from->failed) {
-        if (f.split == name && f.item_pos >= begin &&
-            f.item_pos < begin + o_.shard_records) {
-          state_.failed.push_back(f);
-        }
+      continue;
+    }
+    shards[c.s].push_back(*c.found);
+    const uint64_t begin = c.k * o_.shard_records;
+    for (const Failed& f : c.from->failed) {
+      if (f.split == name && f.item_pos >= begin &&
+          f.item_pos < begin + o_.shard_records) {
+        state_.failed.push_back(f);
       }
     }
   }
+  const size_t planned = checks.size();
   if (!problems.empty()) {
     std::string list;
     for (size_t i = 0; i < problems.size() && i < 20; ++i)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deploy/slurm on a real one-node Slurm cluster (slurm.sh): plan, a 4-task
 # pack array and the merge (submit.sh, afterok dependencies) write the very
-# bytes of a one-machine ferry pack; then sync.sbatch with 2 tasks gives each
+# bytes of a one-machine ferry pack, also when a lost shard's task is rerun
+# alone; then sync.sbatch with 2 tasks gives each
 # rank its share of the shards (what ferry sync --rank R --world-size 2
 # gives). The cluster is stopped and removed at the end. Skips (77) when not
 # root or Slurm/munge are not installed (tools/dev/install-deps.sh).
@@ -56,6 +57,17 @@ wait_job "$merge"
 # Four array tasks ran, each a worker of 4.
 [ "$(ls logs/ferry-pack-* | wc -l)" = 4 ] || fail "not 4 array tasks: $(ls logs)"
 diff -r one dist > /dev/null || fail "the Slurm pack differs from a one-machine pack"
+
+# A lost shard: its array task alone again (FERRY_WORKERS=N, --array=I),
+# then the merge. Worker 2 of 4 has shards 7-9 of 14 (train 9, val 3, test 2).
+plan=$(sbatch --parsable "$DEPLOY/slurm/plan.sbatch" data dist2 "${OPTS[@]}")
+array=$(sbatch --parsable --dependency="afterok:$plan" --array=0-3 "$DEPLOY/slurm/pack.sbatch" data dist2 "${OPTS[@]}")
+wait_job "$array"
+rm dist2/train-00008-of-00009.tfrecord
+again=$(FERRY_WORKERS=4 sbatch --parsable --array=2 "$DEPLOY/slurm/pack.sbatch" data dist2 "${OPTS[@]}")
+merge=$(sbatch --parsable --dependency="afterok:$again" "$DEPLOY/slurm/merge.sbatch" data dist2 "${OPTS[@]}")
+wait_job "$merge"
+diff -r one dist2 > /dev/null || fail "the pack with a task rerun differs from a one-machine pack"
 
 # Fleet sync: 2 tasks (on this one node, so DEST and cache per rank: %t).
 "$FERRY" publish dist "file://$work/bucket" -q
