@@ -64,6 +64,18 @@ Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
   return false;
 }
 
+ViewPins::~ViewPins() {
+  if (pinned_ && !in_place_ &&
+      !env_->FileExists(JoinPath(view_, std::string(kViewStateName))))
+    (void)cache_->Unpin(view_);  // best effort: a later Evict may retry
+}
+
+Status ViewPins::Pin(const std::vector<CacheKey>& keys) {
+  FERRY_RETURN_IF_ERROR(cache_->Pin(view_, keys));
+  pinned_ = true;
+  return Status::OK();
+}
+
 ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& etag, const std::string& id,
                    const std::string& cache_dir, const std::string& sel_key,

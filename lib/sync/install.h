@@ -34,6 +34,29 @@ Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
                          const std::string& id, const std::string& remote_key,
                          const std::string& sel_key);
 
+// A view's pins (Cache::Pin) for one sync: a view still incomplete when
+// this goes (no .ferry-sync.json: the sync failed before the view was
+// built) is unpinned, so that its objects can be evicted; a full cache
+// would otherwise stay full. Complete views and an --in-place DEST keep
+// theirs.
+class ViewPins {
+ public:
+  ViewPins(Env* env, Cache* cache, std::string view, bool in_place)
+      : env_(env), cache_(cache), view_(std::move(view)), in_place_(in_place) {}
+  ViewPins(const ViewPins&) = delete;
+  ViewPins& operator=(const ViewPins&) = delete;
+  ~ViewPins();
+
+  Status Pin(const std::vector<CacheKey>& keys);
+
+ private:
+  Env* env_;
+  Cache* cache_;
+  std::string view_;
+  bool in_place_;
+  bool pinned_ = false;
+};
+
 // What DEST will record for this sync.
 ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& etag, const std::string& id,

@@ -201,7 +201,8 @@ struct Fetcher {
 
   // Downloads keys (their locks held) into the cache. When the file system
   // is full (ENOSPC), LRU objects no view pins are evicted and the failed
-  // keys fetched once more (their parts resume).
+  // keys fetched once more (their parts resume; dropped first if the disk
+  // is too full for the index to record the eviction).
   Status Fetch(const std::vector<CacheKey>& keys, bool retry_full = true) {
     if (keys.empty()) return Status::OK();
     std::vector<GetItem> items;
@@ -251,7 +252,14 @@ struct Fetcher {
     FERRY_RETURN_IF_ERROR(cache->InsertAll(done));
     if (again.empty()) return Status::OK();
     sync::EvictReport ev;
-    FERRY_RETURN_IF_ERROR(cache->FreeRoom(again_bytes, &ev));
+    Status s = cache->FreeRoom(again_bytes, &ev);
+    if (sync::IsNoSpace(s)) {
+      for (const CacheKey& k : again)
+        for (const char* suffix : {".ferry-part", ".ferry-part.journal"})
+          (void)env->RemoveFile(cache->PartialPath(k) + suffix);
+      s = cache->FreeRoom(again_bytes, &ev);
+    }
+    FERRY_RETURN_IF_ERROR(s);
     report->evicted_objects += ev.objects;
     report->evicted_bytes += ev.bytes;
     return Fetch(again, /*retry_full=*/false);
@@ -347,8 +355,16 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     auto got = backend->ReadIfChanged(
         ref_key, recorded ? cur->etag : std::string(), sync::kMaxRefBytes);
     if (!got.ok()) {
-      if (got.status().IsNotFound() && ref_name == sync::kHead)
-        return sync::SyncUnmanaged(unmanaged, report);  // not ferry's layout
+      if (got.status().IsNotFound() && ref_name == sync::kHead) {
+        // A remote DEST last synced as ferry-published has lost its HEAD:
+        // an error, never a listing of whatever files are left there.
+        if (!(cur.ok() && cur->remote_key == rk && !cur->unmanaged))
+          return sync::SyncUnmanaged(unmanaged, report);  // not ferry's layout
+        return Status::NotFound(backend->Describe(),
+                                "has no ref HEAD, but " + paths.dest +
+                                    " was synced from it as a remote "
+                                    "published with ferry publish");
+      }
       if (got.status().IsNotFound())
         return Status::NotFound(
             backend->Describe(),
@@ -361,11 +377,19 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       // The ref is as recorded; the view's files must be too (stat only):
       // a file removed or written through the view is put back by a full
       // run, which re-hashes changed objects before linking them.
-      std::string v;
+      std::string v, fresh;
       FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &v).status());
       FERRY_ASSIGN_OR_RETURN(bool intact,
-                             sync::ViewIntact(env, v, cache_dir, rk));
+                             sync::ViewIntact(env, v, cache_dir, rk, &fresh));
       repair = !intact;
+      // Files another DEST's links restamped: recorded as they are now, so
+      // the next no-op asks the cache nothing (unless a sync is running).
+      if (!fresh.empty()) {
+        auto lock = sync::LockDest(env, paths);
+        std::string now;
+        if (lock.ok() && sync::InspectDest(env, paths, &now).ok() && now == v)
+          FERRY_RETURN_IF_ERROR(sync::RefreshStamps(env, v, fresh));
+      }
     }
     if (same && !repair) {
       report.unchanged = true;
@@ -486,7 +510,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       sync::PrepareView(env, o.in_place, view, id.ToHex(), rk, sel_key));
   // Pinned before anything is looked up, so no other process evicts what
   // this view is about to link.
-  FERRY_RETURN_IF_ERROR(cache->Pin(view, keys));
+  sync::ViewPins pins(env, cache.get(), view, o.in_place);
+  FERRY_RETURN_IF_ERROR(pins.Pin(keys));
 
   // 4. What the cache lacks; room for it.
   std::vector<CacheKey> missing, hits;

@@ -115,6 +115,13 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
   std::vector<Entry> files;
   std::unordered_set<std::string> paths;
   for (const ObjectInfo& info : listed) {
+    // Listed keys under .ferry/ but no .ferry/refs/HEAD: a published remote
+    // that lost its HEAD, not one to sync file by file.
+    if (o.list.empty() && info.key.rfind(".ferry/", 0) == 0)
+      return Status::NotFound(run.backend->Describe(),
+                              "has .ferry/ keys but no .ferry/refs/HEAD (a "
+                              "remote published with ferry publish whose "
+                              "HEAD is missing)");
     if (IsFolderMarker(info) || info.key.rfind(".ferry/", 0) == 0 ||
         IsFerryWorkingFile(info.key))
       continue;
@@ -408,6 +415,23 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     report.evicted_bytes = ev.bytes;
   }
   Fetcher fetcher(run, cache.get(), &report);
+  // Whether another process cached d's file (its lock held): it may have
+  // done so since the lookups above, and then dropped its lock file.
+  auto cached_since = [&](Download& d) -> Result<bool> {
+    FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, d.entry));
+    if (!got) return false;
+    FERRY_ASSIGN_OR_RETURN(
+        bool hit, cache->Lookup(CacheKey{rk, d.entry->hash, d.entry->size}));
+    if (hit) ++report.files_cached;
+    return hit;
+  };
+  auto release = [&](Download& d) {
+    // Kept while a part file may be resumed: a process waiting on the old
+    // lock file and one making a new one must not both write it.
+    if (!env->FileExists(d.part) && !env->FileExists(d.part + ".ferry-part"))
+      (void)env->RemoveFile(d.part + ".lock");
+    d.lock.reset();
+  };
   std::vector<Download> mine, theirs;
   for (Entry* e : need) {
     Download d{e, fetcher.PartPath(*e), nullptr};
@@ -419,29 +443,22 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
       continue;
     }
     d.lock = std::move(*lock);
+    FERRY_ASSIGN_OR_RETURN(bool raced_in, cached_since(d));
+    if (raced_in) {
+      release(d);
+      continue;
+    }
     mine.push_back(std::move(d));
   }
   std::vector<Download*> list;
   for (Download& d : mine) list.push_back(&d);
   FERRY_RETURN_IF_ERROR(fetcher.Fetch(list));
-  auto release = [&](Download& d) {
-    // Kept while a part file may be resumed: a process waiting on the old
-    // lock file and one making a new one must not both write it.
-    if (!env->FileExists(d.part) && !env->FileExists(d.part + ".ferry-part"))
-      (void)env->RemoveFile(d.part + ".lock");
-    d.lock.reset();
-  };
   for (Download& d : mine) release(d);
   // Another process was fetching the same file: after it, found in the
   // cache (or fetched here if it failed).
   for (Download& d : theirs) {
     FERRY_ASSIGN_OR_RETURN(d.lock, env->LockFile(d.part + ".lock", true));
-    FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, d.entry));
-    bool hit = false;
-    if (got) {
-      FERRY_ASSIGN_OR_RETURN(
-          hit, cache->Lookup(CacheKey{rk, d.entry->hash, d.entry->size}));
-    }
+    FERRY_ASSIGN_OR_RETURN(bool hit, cached_since(d));
     if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
     release(d);
   }
@@ -454,7 +471,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   report.view = view;
   FERRY_ASSIGN_OR_RETURN(
       bool reuse, PrepareView(env, o.in_place, view, id, rk, run.sel_key));
-  FERRY_RETURN_IF_ERROR(cache->Pin(view, KeysOf(files, rk)));
+  ViewPins pins(env, cache.get(), view, o.in_place);
+  FERRY_RETURN_IF_ERROR(pins.Pin(KeysOf(files, rk)));
   for (const Entry& e : files) {
     FERRY_ASSIGN_OR_RETURN(
         bool hit, cache->Lookup(CacheKey{rk, e.hash, e.size}, /*touch=*/false));

@@ -241,7 +241,9 @@ Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
 
 Result<bool> ViewIntact(Env* env, const std::string& view,
                         const std::string& cache_dir,
-                        const std::string& remote_key) {
+                        const std::string& remote_key,
+                        std::string* fresh_stamps) {
+  if (fresh_stamps) fresh_stamps->clear();
   auto text = ReadFileToString(env, JoinPath(view, std::string(kStampsName)),
                                uint64_t{4} << 30);
   if (!text.ok()) {
@@ -251,6 +253,8 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
   auto v = ParseJson(*text);
   if (!v.ok() || !v->is_array()) return false;
   std::unique_ptr<Cache> cache;  // opened at the first file that differs
+  std::vector<Entry> files;      // for *fresh_stamps
+  std::vector<FileStamp> stamps;
   for (const JsonValue& f : v->items()) {
     if (!f.is_array() || f.items().size() != 6) return false;
     const auto& it = f.items();
@@ -261,11 +265,16 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
     rec.ctime_ns = static_cast<int64_t>(it[5].uint());
     auto now = StampOf(JoinPath(view, it[0].str()));
     if (!now.ok()) return false;  // removed, or not a file any more
+    auto hash = Hash128::FromHex(it[1].str());
+    if (!hash.ok()) return false;
+    if (fresh_stamps) {
+      files.push_back(Entry{it[0].str(), rec.size, *hash});
+      stamps.push_back(*now);
+    }
     if (*now == rec) continue;
     // A hard link whose ctime another view's link changed: fine if the
     // cache's object is that inode as ferry last stamped it.
-    auto hash = Hash128::FromHex(it[1].str());
-    if (!hash.ok() || now->ino != rec.ino || now->size != rec.size ||
+    if (now->ino != rec.ino || now->size != rec.size ||
         now->mtime_ns != rec.mtime_ns)
       return false;
     if (!cache) {
@@ -276,7 +285,14 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
         cache->StampMatches(CacheKey{remote_key, *hash, rec.size}, *now));
     if (!same) return false;
   }
+  if (cache && fresh_stamps) *fresh_stamps = EncodeStamps(files, stamps);
   return true;
+}
+
+Status RefreshStamps(Env* env, const std::string& view,
+                     const std::string& fresh_stamps) {
+  return WriteFileAtomically(env, JoinPath(view, std::string(kStampsName)),
+                             fresh_stamps);
 }
 
 Status SwapDest(Env* env, const DestPaths& paths, const std::string& view,
@@ -337,7 +353,10 @@ Result<std::vector<Entry>> ViewFiles(Env* env, const std::string& view,
 namespace {
 
 bool IsViewStateFile(const std::string& rel) {
-  return rel.rfind(".ferry-sync", 0) == 0 || rel == kViewLockName;
+  // With the temporary of one a killed no-op was rewriting (RefreshStamps).
+  return rel.rfind(".ferry-sync", 0) == 0 || rel == kViewLockName ||
+         (IsAtomicTempName(rel) &&
+          rel.find(".ferry-sync") != std::string::npos);
 }
 
 // Below root/rel: what is not a path of placed nor a folder on the way to

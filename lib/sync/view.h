@@ -99,10 +99,19 @@ Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
 // for a hard link whose ctime a later link by ferry changed, the stamp the
 // cache recorded for its object then (the cache is opened only for such a
 // file). False when a file is missing, replaced or written, or the view
-// has no stamps (built by an older ferry).
+// has no stamps (built by an older ferry). When intact but some file was
+// judged by the cache's stamp, *fresh_stamps (if not null) gets the view's
+// stamps as they are now, for RefreshStamps: the next check of it needs no
+// index query.
 Result<bool> ViewIntact(Env* env, const std::string& view,
                         const std::string& cache_dir,
-                        const std::string& remote_key);
+                        const std::string& remote_key,
+                        std::string* fresh_stamps = nullptr);
+
+// Replaces the stamps of view (complete; its DEST locked) by fresh_stamps
+// from ViewIntact.
+Status RefreshStamps(Env* env, const std::string& view,
+                     const std::string& fresh_stamps);
 
 // Points DEST at view (a folder inside paths.views) with one rename. A real
 // folder at DEST (kEmptyDir, kDir) is swapped out atomically too

@@ -3,7 +3,9 @@
 # written by ferry put -R and by hand, listed; a no-op is the listing; a
 # changed file is the only one fetched; --in-place; --list FILE (only the
 # files it names, a missing one an error); ferry's own names never synced;
-# a fake S3 whose ETag is the MD5 of other bytes: exit 3, DEST untouched.
+# a fake S3 whose ETag is the MD5 of other bytes: exit 3, DEST untouched;
+# a published remote without its HEAD: an error, not an unmanaged remote;
+# two syncs at once on one cache fetch each file once.
 set -euo pipefail
 FERRY=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -73,6 +75,28 @@ n=$(/usr/bin/python3 -c "import json; print(sum(json.load(open(f))['objects_fetc
 same_tree src two1
 same_tree src two2
 
+# A sync that looked the files up before another one fetched them (held
+# here behind the cache's eviction lock: --cache-limit) takes their locks
+# once the other let go, and finds them cached: nothing fetched twice.
+mkdir cache4 && : > cache4/lock
+exec 8< cache4/lock
+flock 8
+"$FERRY" sync --json --cache-limit 1G plain late --cache cache4 > late.json 2> late.err &
+late=$!
+pids+=($late)
+for _ in $(seq 600); do
+  grep -Eq -- "-> FLOCK +ADVISORY +WRITE +$late " /proc/locks && break
+  kill -0 $late 2> /dev/null || break
+  sleep 0.1
+done
+expect_rc 0 "$FERRY" sync --json plain early --cache cache4
+[ "$(field objects_fetched)" = 6 ] || { cat out.txt; fail "early sync"; }
+flock -u 8 && exec 8<&-
+wait $late || { cat late.err; fail "the late sync failed"; }
+n=$(/usr/bin/python3 -c "import json; r=json.load(open('late.json')); print(r['objects_fetched'], r['files_cached'])")
+[ "$n" = "0 6" ] || { cat late.json; fail "the late sync fetched again (fetched, cached: $n)"; }
+same_tree src late
+
 # An empty prefix (a mistyped one) is an error, not an empty dataset.
 mkdir empty
 expect_rc 4 "$FERRY" sync --in-place empty flat --cache cache
@@ -88,6 +112,20 @@ printf 'sub/nope.bin\n' > names.txt
 expect_rc 4 "$FERRY" sync --list names.txt plain listed2 --cache cache
 grep -q "nope.bin" err.txt || { cat err.txt; fail "missing listed file not named"; }
 [ ! -e listed2 ] || fail "DEST made for a bad list"
+
+# A published remote whose HEAD is lost is not synced as an unmanaged one:
+# DEST synced from it before, or its .ferry/ keys, make it an error (exit
+# 4); DEST stays as it was.
+FERRY_CACHE=$work/pubcache expect_rc 0 "$FERRY" publish src "file://$work/pub"
+expect_rc 0 "$FERRY" sync pub pubds --cache cache
+mv pub/.ferry/refs/HEAD headless
+expect_rc 4 "$FERRY" sync --in-place pub flat --cache cache
+grep -q "has .ferry/ keys but no .ferry/refs/HEAD" err.txt || { cat err.txt; fail "headless remote, new DEST"; }
+same_tree src flat
+rm -rf pub/.ferry/objects pub/.ferry/manifests
+expect_rc 4 "$FERRY" sync pub pubds --cache cache
+grep -q "has no ref HEAD, but .*pubds was synced from it" err.txt || { cat err.txt; fail "headless remote, managed DEST"; }
+same_tree src pubds
 
 # An ETag that is the MD5 of other bytes: exit 3 naming the file; DEST as
 # it was.

@@ -66,9 +66,24 @@ expect_rc 0 "$FERRY" sync --json bucket u1 --cache cache
 expect_rc 0 "$FERRY" sync bucket u4 --cache cache
 expect_rc 0 "$FERRY" sync --json bucket u1 --cache cache
 [ "$(field unchanged)" = True ] || fail "another DEST's links broke u1's no-op"
+# That no-op recorded the new stamps: the next one does not read the cache's
+# index (here unreadable).
+mkdir index_aside && mv cache/index.sqlite* index_aside/
+echo garbage > cache/index.sqlite
+expect_rc 0 "$FERRY" sync --json bucket u1 --cache cache
+[ "$(field unchanged)" = True ] || fail "u1's no-op asked the cache again"
+rm cache/index.sqlite* && mv index_aside/* cache/ && rmdir index_aside
 expect_rc 0 "$FERRY" sync --check u1
 [ -z "$(ls -d .u*.ferry-old-* | grep -v '^.u1.ferry-old' || true)" ] \
   || fail "a repaired view was moved aside as if it held a user's files"
+# A no-op killed while it rewrote the stamps leaves its temporary in the
+# view: ferry's own, so the view still goes silently at the next version.
+touch "$(readlink u1)/.ferry-tmp-999999-0000000000ab-.ferry-sync-stamps"
+printf 'v4\n' > tree/readme.txt
+"$PUBLISH" tree bucket > /dev/null
+expect_rc 0 "$FERRY" sync --json bucket u1 --cache cache
+[ "$(field old_views_removed)" = 1 ] && [ "$(ls -d .u1.ferry-old-* | wc -l)" = 1 ] \
+  || { cat out.txt err.txt; fail "a view with a stamps temporary was kept"; }
 
 # 2. The views folder: a link (to another user's folder) or another user's
 # folder is refused, before anything is written there.
