@@ -76,6 +76,16 @@ void BlockIndex::BuildTable(const std::vector<uint32_t>& groups) {
     uint32_t w = weak_[first_[g]];
     entries_[fill[Bucket(w)]++] = {w, g};
   }
+  int filter_bits = 6;
+  while (filter_bits < 32 &&
+         (uint64_t{1} << filter_bits) < uint64_t{64} * groups.size())
+    ++filter_bits;
+  filter_shift_ = 32 - filter_bits;
+  filter_.assign(std::max<size_t>(1, (size_t{1} << filter_bits) / 64), 0);
+  for (uint32_t g : groups) {
+    uint32_t bit = (weak_[first_[g]] * 0x9E3779B1u) >> filter_shift_;
+    filter_[bit >> 6] |= uint64_t{1} << (bit & 63);
+  }
 }
 
 int64_t BlockIndex::Find(uint32_t h, StrongSum* strong) const {

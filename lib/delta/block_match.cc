@@ -69,15 +69,16 @@ class Scanner {
   const uint8_t* At(uint64_t p) const { return buf_.data() + (p - buf_off_); }
   uint64_t buf_end() const { return buf_off_ + buf_len_; }
   void Record(uint32_t group, uint64_t p);
-  // Calls check(q, weak sum) for the window of n bytes at each offset q in
-  // [a, stop) (stop <= basis size - n + 1) until it returns true.
+  // Calls check(q, h, hs) for the windows of n bytes (weak sum h) and of m
+  // <= n bytes (hs; m 0: none) at each offset q in [a, stop) (stop <= basis
+  // size - n + 1) until it returns true. One pass for both windows.
   template <typename Check>
-  Status RollOver(uint64_t a, uint64_t stop, uint32_t n, uint64_t limit,
-                  Check check);
+  Status RollOver(uint64_t a, uint64_t stop, uint32_t n, uint32_t m,
+                  uint64_t limit, Check check);
   // Looks for the short last block at offsets [p, stop); stops once found.
   Status ShortTail(uint64_t p, uint64_t stop, uint64_t limit) {
-    return RollOver(p, stop, ix_.short_len(), limit,
-                    [&](uint64_t q, uint32_t h) {
+    return RollOver(p, stop, ix_.short_len(), 0, limit,
+                    [&](uint64_t q, uint32_t h, uint32_t) {
                       if (h == ix_.short_weak()) CheckShort(q, h);
                       return !short_open_;
                     });
@@ -137,13 +138,15 @@ void Scanner::Record(uint32_t group, uint64_t p) {
 }
 
 template <typename Check>
-Status Scanner::RollOver(uint64_t a, uint64_t stop, uint32_t n, uint64_t limit,
-                         Check check) {
+Status Scanner::RollOver(uint64_t a, uint64_t stop, uint32_t n, uint32_t m,
+                         uint64_t limit, Check check) {
   if (a >= stop) return Status::OK();
-  const uint32_t pow_n = rk::Pow(n);
+  uint32_t out_n[256], out_m[256];
+  rk::OutTable(rk::Pow(n), out_n);
+  rk::OutTable(rk::Pow(m), out_m);
   FERRY_RETURN_IF_ERROR(Ensure(a, a + n, limit));
-  uint32_t h = rk::Sum(At(a), n);
-  if (check(a, h)) return Status::OK();
+  uint32_t h = rk::Sum(At(a), n), hs = m ? rk::Sum(At(a), m) : 0;
+  if (check(a, h, hs)) return Status::OK();
   for (uint64_t q = a + 1; q < stop;) {
     FERRY_RETURN_IF_ERROR(Ensure(q - 1, q + n, limit));
     const uint64_t run_end = std::min(stop, buf_end() - n + 1);
@@ -151,8 +154,9 @@ Status Scanner::RollOver(uint64_t a, uint64_t stop, uint32_t n, uint64_t limit,
     const uint64_t o = buf_off_;
     for (; q < run_end; ++q) {
       const uint8_t* out = b + (q - 1 - o);
-      h = rk::Roll(h, pow_n, out[0], out[n]);
-      if (check(q, h)) {
+      h = rk::RollT(h, out_n, out[0], out[n]);
+      if (m) hs = rk::RollT(hs, out_m, out[0], out[m]);
+      if (check(q, h, hs)) {
         stats.rolled_bytes += q - a;
         return Status::OK();
       }
@@ -171,11 +175,28 @@ Status Scanner::Rescan(const Chunk& c, const std::vector<uint64_t>& matches,
   const uint64_t limit = std::min(size, c.end + L);
   const uint64_t full_stop = size >= L ? size - L + 1 : 0;
   const uint64_t short_stop = ls && size >= ls ? size - ls + 1 : 0;
-  auto full = [&](uint64_t q, uint32_t h) {
-    if (!missing.MayHold(h)) return false;
-    StrongSum strong(At(q), L, &stats.strong_sums);
-    int64_t g = missing.Find(h, &strong);
-    if (g != BlockIndex::kNone) Record(static_cast<uint32_t>(g), q);
+  bool short_left = find_short;  // in this chunk: the first find is enough
+  const uint32_t short_weak = ix_.short_weak();
+  // A weak match (rare: the table holds only the missing groups) is checked
+  // out of line, so the per-byte part stays small enough to inline.
+  auto slow = [&](uint64_t q, uint32_t h, uint32_t hs) {
+    if (missing.MayHold(h)) {
+      StrongSum strong(At(q), L, &stats.strong_sums);
+      int64_t g = missing.Find(h, &strong);
+      if (g != BlockIndex::kNone) Record(static_cast<uint32_t>(g), q);
+    }
+    if (short_left && hs == short_weak) {
+      StrongSum strong(At(q), ls, &stats.strong_sums);
+      if (ix_.IsShort(hs, &strong)) {
+        Record(ix_.groups(), q);
+        short_left = false;
+      }
+    }
+  };
+  auto check = [&](uint64_t q, uint32_t h, uint32_t hs)
+      __attribute__((always_inline)) {
+    if (missing.MayHold(h) || (short_left && hs == short_weak)) [[unlikely]]
+      slow(q, h, hs);
     return false;
   };
   for (size_t i = 0; i < matches.size();) {
@@ -184,10 +205,14 @@ Status Scanner::Rescan(const Chunk& c, const std::vector<uint64_t>& matches,
     for (++i; i < matches.size() && matches[i] <= b; ++i)
       b = std::min(c.end, matches[i] + L);
     if (s_.failed.load(std::memory_order_relaxed)) return Status::OK();
-    FERRY_RETURN_IF_ERROR(RollOver(a, std::min(b, full_stop), L, limit, full));
-    short_open_ = find_short;
-    if (find_short)
-      FERRY_RETURN_IF_ERROR(ShortTail(a, std::min(b, short_stop), limit));
+    const uint64_t both_end = std::min(b, full_stop);
+    FERRY_RETURN_IF_ERROR(
+        RollOver(a, both_end, L, short_left ? ls : 0, limit, check));
+    // Offsets too near the basis's end for a full block: the short alone.
+    short_open_ = short_left;
+    FERRY_RETURN_IF_ERROR(
+        ShortTail(std::max(a, both_end), std::min(b, short_stop), limit));
+    short_left = short_open_;
   }
   return Status::OK();
 }
@@ -197,9 +222,10 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
   buf_len_ = 0;
   const uint64_t size = s_.sizes[c.basis];
   const uint32_t L = ix_.block_len();
-  const uint32_t pow_l = rk::Pow(L);
   const uint32_t ls = ix_.short_len();
-  const uint32_t pow_s = rk::Pow(ls);
+  uint32_t out_l[256], out_s[256];
+  rk::OutTable(rk::Pow(L), out_l);
+  rk::OutTable(rk::Pow(ls), out_s);
   const uint64_t limit = std::min(size, c.end + L);  // bytes the chunk reads
   // The last offset a window of each kind starts at, plus one.
   const uint64_t full_stop =
@@ -243,8 +269,8 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
       uint64_t q = p + 1;
       for (; q < run_end; ++q) {
         const uint8_t* out = b + (q - 1 - o);
-        h = rk::Roll(h, pow_l, out[0], out[L]);
-        if (short_open_) hs = rk::Roll(hs, pow_s, out[0], out[ls]);
+        h = rk::RollT(h, out_l, out[0], out[L]);
+        if (short_open_) hs = rk::RollT(hs, out_s, out[0], out[ls]);
         if (ix_.MayHold(h)) {
           StrongSum at_q(out + 1, L, &stats.strong_sums);
           g = ix_.Find(h, &at_q);

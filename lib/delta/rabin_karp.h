@@ -31,6 +31,17 @@ inline uint32_t Roll(uint32_t sum, uint32_t pow_n, uint8_t out, uint8_t in) {
   return sum * kMult + in - pow_n * (out + kAdj);
 }
 
+// Roll with the outgoing byte's term from a table (OutTable): one multiply
+// per byte on the sum's chain instead of two.
+inline uint32_t RollT(uint32_t sum, const uint32_t* out_term, uint8_t out,
+                      uint8_t in) {
+  return sum * kMult + in - out_term[out];
+}
+// out_term[b] = pow_n * (b + kAdj) for every byte b.
+inline void OutTable(uint32_t pow_n, uint32_t* out_term) {
+  for (uint32_t b = 0; b < 256; ++b) out_term[b] = pow_n * (b + kAdj);
+}
+
 }  // namespace ferry::delta::rk
 
 #endif  // FERRY_LIB_DELTA_RABIN_KARP_H_

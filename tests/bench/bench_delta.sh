@@ -19,13 +19,7 @@ command -v rdiff > /dev/null || { echo "needs rdiff (apt: rdiff)"; exit 1; }
 mkdir -p "$work"
 source "$here/benchlib.sh"
 cd "$work"
-if [ ! -f old ] || [ "$(stat -c %s old)" -ne $((SIZE_MB << 20)) ]; then
-  echo "making ${SIZE_MB} MiB files in $work ..."
-  head -c $((SIZE_MB << 20)) /dev/urandom > old
-  cp old same
-  head -c $((SIZE_MB << 20)) /dev/urandom > changed
-fi
-cat old same changed > /dev/null
+random_files "$SIZE_MB"
 rdiff -f signature old sig.anchor
 rdiff -f delta sig.anchor changed delta.anchor
 

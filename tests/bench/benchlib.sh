@@ -6,6 +6,9 @@
 #                   (KiB; every run's in rsss[NAME]). Benchmarks call it in
 #                   rounds.
 # median LIST       the median of space-separated numbers.
+# random_files MIB  in the current directory: `old` (MIB MiB of random
+#                   bytes), `same` (a copy), `changed` (other random bytes),
+#                   made once; read into the page cache.
 # ensure_corpus N [MIX]   the convert corpus of N PNGs (make_corpus.py, mix
 #                   `photos` unless given) in $work/corpus-N[-MIX], read once
 #                   into the page cache; sets corpus.
@@ -34,4 +37,13 @@ ensure_corpus() {
   [ "$mix" = photos ] || corpus+="-$mix"
   [ -d "$corpus" ] || /usr/bin/python3 "$here/make_corpus.py" "$corpus" "$1" "$mix"
   cat "$corpus"/* > /dev/null
+}
+random_files() {
+  if [ ! -f old ] || [ "$(stat -c %s old)" -ne $(($1 << 20)) ]; then
+    echo "making $1 MiB files in $PWD ..."
+    head -c $(($1 << 20)) /dev/urandom > old
+    cp old same
+    head -c $(($1 << 20)) /dev/urandom > changed
+  fi
+  cat old same changed > /dev/null
 }
