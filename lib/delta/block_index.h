@@ -74,6 +74,12 @@ class BlockIndex {
   bool IsShort(uint32_t h, StrongSum* strong) const {
     return weak_[full_] == h && strong->Equals(Strong(full_), strong_len_);
   }
+  uint32_t Weak(uint64_t block) const { return weak_[block]; }
+  const uint8_t* Strong(uint64_t block) const {
+    return strong_ + block * strong_len_;
+  }
+  uint32_t strong_len() const { return strong_len_; }
+
   // The block expected right after a match of group g at basis offset p: the
   // successor of the member aligned with p, or of the group's first member.
   int64_t Next(uint32_t g, uint64_t p) const;
@@ -85,9 +91,6 @@ class BlockIndex {
   };
   uint32_t Bucket(uint32_t h) const { return (h * 0x9E3779B1u) >> shift_; }
   void BuildTable(const std::vector<uint32_t>& groups);
-  const uint8_t* Strong(uint64_t block) const {
-    return strong_ + block * strong_len_;
-  }
 
   uint32_t block_len_, strong_len_, short_len_;
   uint64_t full_;

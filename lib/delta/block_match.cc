@@ -9,14 +9,16 @@
 // start, the successor of the last match after it), so unchanged data costs
 // one weak sum (vectorised) and one BLAKE2b per block and no rolling; a
 // successful try is exactly what the table would have found there, so the
-// map is the same with or without it. Each group of equal blocks keeps its
-// first place (basis, offset) by an atomic minimum: deterministic whatever
-// the threads do.
+// map is the same with or without it. With options.exhaustive a second pass
+// rolls through the matched windows for the groups still missing. Each group of
+// equal blocks keeps its first place (basis, offset) by an atomic minimum:
+// deterministic whatever the threads do.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
 
+#include "delta/blake2b_x4.h"
 #include "delta/block_index.h"
 #include "delta/rabin_karp.h"
 #include "ferry/delta.h"
@@ -69,6 +71,12 @@ class Scanner {
   const uint8_t* At(uint64_t p) const { return buf_.data() + (p - buf_off_); }
   uint64_t buf_end() const { return buf_off_ + buf_len_; }
   void Record(uint32_t group, uint64_t p);
+  // The aligned fast path four blocks at a time: when the windows at p, p +
+  // L, p + 2L, p + 3L hold the expected blocks j .. j + 3 (weak sums first,
+  // then one four-way BLAKE2b), records them and returns 4; else 0 (the
+  // caller goes on one block at a time).
+  Result<int> PredictedFour(uint64_t p, uint64_t j, uint64_t full_stop,
+                            uint64_t limit, std::vector<uint64_t>* matches);
   // Calls check(q, h, hs) for the windows of n bytes (weak sum h) and of m
   // <= n bytes (hs; m 0: none) at each offset q in [a, stop) (stop <= basis
   // size - n + 1) until it returns true. One pass for both windows.
@@ -217,6 +225,32 @@ Status Scanner::Rescan(const Chunk& c, const std::vector<uint64_t>& matches,
   return Status::OK();
 }
 
+Result<int> Scanner::PredictedFour(uint64_t p, uint64_t j, uint64_t full_stop,
+                                   uint64_t limit,
+                                   std::vector<uint64_t>* matches) {
+  const uint64_t L = ix_.block_len();
+  if (j + 4 > ix_.full_blocks() || p + 3 * L >= full_stop ||
+      4 * L + 1 > buf_.size())
+    return 0;
+  FERRY_RETURN_IF_ERROR(Ensure(p, p + 4 * L + 1, limit));
+  const uint8_t* in[4];
+  for (int k = 0; k < 4; ++k) {
+    in[k] = At(p + k * L);
+    if (rk::Sum(in[k], L) != ix_.Weak(j + k)) return 0;
+  }
+  uint8_t sums[4][32];
+  Blake2b256x4(in, L, sums);
+  stats.strong_sums += 4;
+  for (int k = 0; k < 4; ++k)
+    if (std::memcmp(sums[k], ix_.Strong(j + k), ix_.strong_len()) != 0)
+      return 0;
+  for (uint64_t k = 0; k < 4; ++k) {
+    Record(ix_.GroupOf(j + k), p + k * L);
+    matches->push_back(p + k * L);
+  }
+  return 4;
+}
+
 Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
   basis_ = c.basis;
   buf_len_ = 0;
@@ -241,6 +275,17 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
   uint64_t p = c.begin;
   while (p < full_stop) {
     if (s_.failed.load(std::memory_order_relaxed)) return Status::OK();
+    if (predicted != BlockIndex::kNone) {
+      FERRY_ASSIGN_OR_RETURN(
+          int took, PredictedFour(p, predicted, full_stop, limit, matches));
+      if (took) {
+        p += uint64_t{4} * L;
+        predicted = static_cast<uint64_t>(predicted) + 4 < ix_.full_blocks()
+                        ? predicted + 4
+                        : BlockIndex::kNone;
+        continue;
+      }
+    }
     FERRY_RETURN_IF_ERROR(Ensure(p, p + L + 1, limit));
     uint32_t h = rk::Sum(At(p), L);
     StrongSum strong(At(p), L, &stats.strong_sums);
@@ -405,7 +450,7 @@ Result<BlockMap> MatchBlocks(const Signature& signature, uint64_t new_size,
     if (shared.best[g].load() == kNotFound) missing.push_back(g);
   const bool find_short =
       index.short_len() && shared.best[index.groups()].load() == kNotFound;
-  if (!missing.empty() || find_short) {
+  if (options.exhaustive && (!missing.empty() || find_short)) {
     BlockIndex only(index, missing);
     FERRY_RETURN_IF_ERROR(parallel([&](Scanner& sc, size_t i) {
       return sc.Rescan(chunks[i], matches[i], only, find_short);

@@ -185,6 +185,12 @@ struct BlockMatchOptions {
   // Off: every visited offset goes through the hash table (the plain rolling
   // scan); the map is the same, only slower. For tests and benchmarks.
   bool aligned_fast_path = true;
+  // Also look inside the windows the greedy scan matched (offsets it jumped
+  // over) for the blocks still missing after it: finds e.g. a duplicated
+  // stretch of the new object at another phase than its first copy. Costs
+  // a second rolling pass over all matched bytes whenever any block is
+  // missing, so off by default (rdiff does not look there either).
+  bool exhaustive = false;
   // Each basis is scanned in chunks of this many bytes (rounded up to whole
   // blocks), scanned in parallel; fixed, so the map is deterministic.
   uint64_t chunk_bytes = uint64_t{32} << 20;
@@ -202,11 +208,12 @@ struct BlockMatchStats {
 // Corruption) describes. A block is found when the basis holds bytes with
 // its weak and strong sum at an offset the scan visits: every offset of each
 // chunk outside the blocks already matched there (rsync's greedy scan, as
-// `rdiff delta`); the last short block too. Equal blocks of the new object
-// (same strong sum) are all satisfied by one match (librsync indexes only
-// the first of them). Of several places holding a block, the map gives the
-// first (lowest basis index, then lowest offset). Streamed: memory is the
-// signature plus a window per thread. A basis that cannot be read is its
+// `rdiff delta`), and with options.exhaustive every offset; the last short
+// block too (at any visited offset, not only at the basis's end). Equal blocks
+// of the new object (same strong sum) are all satisfied by one match (librsync
+// indexes only the first of them). Of several places holding a block, the map
+// gives the first (lowest basis index, then lowest offset). Streamed: memory is
+// the signature plus a window per thread. A basis that cannot be read is its
 // IOError.
 FERRY_EXPORT Result<BlockMap> MatchBlocks(
     const Signature& signature, uint64_t new_size, Env* env,

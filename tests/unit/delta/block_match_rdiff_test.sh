@@ -4,10 +4,11 @@
 # and where). On files with every kind of edit ferry finds every block
 # rdiff's COPYs cover, widened to the blocks equal to them (librsync points
 # only at the first of equal blocks), and every place ferry gives holds the
-# block's bytes. ferry finds more: blocks inside stretches rdiff's greedy
-# scan skipped (a duplicated stretch at another phase) and the short last
-# block anywhere, not only at the basis's end; the test checks those extras
-# are the expected ones. Also with the plain rolling scan and 1 thread.
+# block's bytes. ferry finds more: the short last block anywhere (rdiff: only
+# at the basis's end), and with FERRY_MATCH_EXHAUSTIVE=1 blocks inside
+# stretches the greedy scan jumped over (a duplicated stretch at another
+# phase); the test checks those extras are the expected ones. Also with the
+# plain rolling scan and 1 thread.
 # Usage: block_match_rdiff_test.sh DELTA_TOOL     (exit 77 without rdiff)
 set -euo pipefail
 tool=$1
@@ -84,22 +85,26 @@ if len(extra) != want:
     sys.exit(1)
 PY
 
-check() {  # NEW BASIS EXTRA (blocks ferry finds and rdiff does not)
+check() {  # NEW BASIS EXTRA (blocks ferry finds and rdiff does not) [ENV...]
   local new=$1 basis=$2 extra=$3 size bl
+  shift 3
   size=$(stat -c %s "$new")
-  rdiff signature "$new" "sig.$new"
-  rdiff delta "sig.$new" "$basis" "delta.$new"
+  rdiff -f signature "$new" "sig.$new"
+  rdiff -f delta "sig.$new" "$basis" "delta.$new"
   bl=$(od -An -tu1 -j4 -N4 "sig.$new" | awk '{print $1*16777216+$2*65536+$3*256+$4}')
-  expect_rc 0 "$tool" match "sig.$new" "$size" "map.$new" "$basis"
+  expect_rc 0 env "$@" "$tool" match "sig.$new" "$size" "map.$new" "$basis"
   /usr/bin/python3 check.py "$new" "$basis" "delta.$new" "map.$new" "$bl" "$extra" ||
     fail "ferry's block map of $new differs from rdiff's COPYs"
-  expect_rc 0 env FERRY_MATCH_PLAIN=1 FERRY_MATCH_THREADS=1 "$tool" match \
+  expect_rc 0 env "$@" FERRY_MATCH_PLAIN=1 FERRY_MATCH_THREADS=1 "$tool" match \
     "sig.$new" "$size" "map.plain.$new" "$basis"
   cmp "map.$new" "map.plain.$new" || fail "plain scan's map differs"
 }
 # new: the duplicated 60,000 bytes hold 32 whole blocks of 1792 bytes, at a
-# phase other than the same bytes' blocks earlier in new: rdiff's scan is
-# past them (inside a match) when they come. small_new: its short last block.
-check new old 32
+# phase other than the same bytes' blocks earlier in new: the greedy scans
+# are past them (inside a match) when they come. small_new: its short last
+# block, mid-basis.
+check new old 0
+check new old 32 FERRY_MATCH_EXHAUSTIVE=1
 check small_new small_old 1
+check small_new small_old 1 FERRY_MATCH_EXHAUSTIVE=1
 echo "block_match_rdiff: ok"

@@ -1,11 +1,14 @@
 // lib/delta block reuse: MatchBlocks against a brute-force search of the
 // basis, the aligned fast path and any thread count against the plain
 // rolling scan, equal blocks, lying signatures, and PlanRanges' cover.
+#include <blake2.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 
+#include "delta/blake2b_x4.h"
 #include "delta/rabin_karp.h"
 #include "ferry/delta.h"
 #include "testutil/test_util.h"
@@ -135,6 +138,23 @@ TEST_F(BlockMatchTest, WeakSumIsLibrsyncsRabinKarp) {
   }
 }
 
+TEST_F(BlockMatchTest, FourWayBlake2bIsLibb2s) {
+  for (size_t n : {0, 1, 127, 128, 129, 255, 256, 1000, 16384, 16385}) {
+    std::string d[4];
+    const uint8_t* in[4];
+    for (int i = 0; i < 4; ++i) {
+      d[i] = RandomBytes(n, 10 * n + i);
+      in[i] = reinterpret_cast<const uint8_t*>(d[i].data());
+    }
+    uint8_t got[4][32], want[32];
+    Blake2b256x4(in, n, got);
+    for (int i = 0; i < 4; ++i) {
+      blake2b(want, in[i], nullptr, 32, n, 0);
+      EXPECT_EQ(std::memcmp(got[i], want, 32), 0) << n << " lane " << i;
+    }
+  }
+}
+
 TEST_F(BlockMatchTest, FindsWhatABruteForceSearchFinds) {
   std::mt19937 rng(7);
   for (int round = 0; round < 12; ++round) {
@@ -149,12 +169,41 @@ TEST_F(BlockMatchTest, FindsWhatABruteForceSearchFinds) {
     ASSERT_TRUE(sig);
     BlockMatchOptions opt;
     opt.chunk_bytes = round % 2 ? 1 << 30 : 50000;  // one chunk, or several
+    opt.exhaustive = true;
     auto map = Match(*sig, neu.size(), {old}, opt);
     ASSERT_OK(map.status());
     BlockMap want = BruteForce(neu, sig->params().block_len, {old});
     ExpectSameBlocksFound(*map, want, neu, {old});
+    // The greedy scan alone finds a subset, each where its bytes are.
+    opt.exhaustive = false;
+    auto greedy = Match(*sig, neu.size(), {old}, opt);
+    ASSERT_OK(greedy.status());
+    BlockMap greedy_want = want;
+    for (size_t i = 0; i < greedy_want.blocks.size(); ++i) {
+      if (!greedy->blocks[i].found()) greedy_want.blocks[i] = {};
+      EXPECT_TRUE(!greedy->blocks[i].found() || want.blocks[i].found());
+    }
+    ExpectSameBlocksFound(*greedy, greedy_want, neu, {old});
     EXPECT_GT(map->found_bytes(), neu.size() / 2);
   }
+}
+
+TEST_F(BlockMatchTest, AStretchInsideMatchedBlocksNeedsTheExhaustiveScan) {
+  // new: old's first 20 blocks, then 10 blocks of old's bytes from offset
+  // 1000 (inside the windows the first 20 matched, at another phase).
+  std::string old = RandomBytes(256 * 100, 12);
+  std::string neu = old.substr(0, 256 * 20) + old.substr(1000, 256 * 10);
+  auto sig = SignatureOf(neu);
+  ASSERT_EQ(sig->params().block_len, 256u);
+  auto greedy = Match(*sig, neu.size(), {old});
+  ASSERT_OK(greedy.status());
+  EXPECT_EQ(greedy->found_bytes(), 256u * 20);
+  BlockMatchOptions opt;
+  opt.exhaustive = true;
+  auto all = Match(*sig, neu.size(), {old}, opt);
+  ASSERT_OK(all.status());
+  EXPECT_EQ(all->found_bytes(), neu.size());
+  EXPECT_EQ(all->blocks[25], (BlockLocation{0, 1000 + 5 * 256}));
 }
 
 TEST_F(BlockMatchTest, TheLastShortBlockIsFoundAnywhere) {
@@ -190,6 +239,7 @@ TEST_F(BlockMatchTest, AlignedFastPathAndThreadsGiveThePlainScansMap) {
     plain.aligned_fast_path = false;
     plain.threads = 1;
     plain.chunk_bytes = 64 << 10;
+    plain.exhaustive = round % 2;
     BlockMatchStats plain_stats, fast_stats;
     auto want =
         Match(*sig, neu.size(), {old, neu.substr(1000)}, plain, &plain_stats);

@@ -5,7 +5,8 @@
 //   delta_tool patch BASIS DELTA OUT [MAX_OUTPUT]
 //   delta_tool match SIG NEW_SIZE MAP BASIS...   (block reuse: MAP gets one
 //       line "block basis offset" per block found; FERRY_MATCH_THREADS,
-//       FERRY_MATCH_PLAIN=1: the plain rolling scan, FERRY_MATCH_GAP)
+//       FERRY_MATCH_PLAIN=1: the plain rolling scan, FERRY_MATCH_EXHAUSTIVE=1,
+//       FERRY_MATCH_GAP)
 // Prints one JSON line (bytes in, out, seconds); exit 0 ok, 3 Corruption
 // (a refused signature or delta), 1 anything else, 2 usage.
 #include <chrono>
@@ -43,6 +44,7 @@ Status Match(int argc, char** argv, uint64_t* in, std::string* json) {
   delta::BlockMatchOptions opt;
   opt.threads = static_cast<int>(EnvNumber("FERRY_MATCH_THREADS", 0));
   opt.aligned_fast_path = EnvNumber("FERRY_MATCH_PLAIN", 0) == 0;
+  opt.exhaustive = EnvNumber("FERRY_MATCH_EXHAUSTIVE", 0) != 0;
   delta::BlockMatchStats stats;
   FERRY_ASSIGN_OR_RETURN(
       auto map, delta::MatchBlocks(*sig, size, env, bases, opt, &stats));
