@@ -10,7 +10,8 @@
 #   changed  other random bytes (fully changed: the rolling scan runs over
 #            every byte)
 # ferry runs on 1 thread (per core) and on one per core (nproc). Prints the
-# median seconds, MB/s of basis scanned, and rdiff_time / ferry_time.
+# median wall seconds, MB/s of basis scanned, rdiff_time / ferry_time, and
+# MB/s per CPU second (user + sys: what one core does, whatever the load).
 #   bench_block_match.sh [DELTA_TOOL] [WORKDIR]       RUNS=3 SIZE_MB=256
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,16 +59,19 @@ for round in $(seq "$RUNS"); do
 done
 
 echo "block-reuse scan vs rdiff delta (sig of new, basis old), ${SIZE_MB} MiB basis, median of $RUNS interleaved rounds (nproc $nproc, load $(cut -d' ' -f1 /proc/loadavg))"
-printf '%-9s %9s %10s %9s %10s %9s %10s %8s %8s\n' new ferry1_s ferry1_MB/s \
-  ferryN_s ferryN_MB/s rdiff_s rdiff_MB/s ratio1 ratioN
+printf '%-9s %9s %10s %9s %10s %9s %10s %8s %8s %11s %11s\n' new ferry1_s \
+  ferry1_MB/s ferryN_s ferryN_MB/s rdiff_s rdiff_MB/s ratio1 ratioN \
+  ferry1_cpuMB rdiff_cpuMB
 for f in same inserts changed; do
   f1=$(median "${walls[${f}_ferry1]}"); fn=$(median "${walls[${f}_ferryn]}")
   r=$(median "${walls[${f}_rdiff]}")
+  c1=$(median "${cpus[${f}_ferry1]}"); cr=$(median "${cpus[${f}_rdiff]}")
   mbs() { echo "$SIZE_MB * 1048.576 / $1" | bc -l; }
-  printf '%-9s %9.2f %10.1f %9.2f %10.1f %9.2f %10.1f %8.2f %8.2f\n' "$f" \
+  printf '%-9s %9.2f %10.1f %9.2f %10.1f %9.2f %10.1f %8.2f %8.2f %11.1f %11.1f\n' "$f" \
     "$(echo "$f1 / 1000" | bc -l)" "$(mbs "$f1")" "$(echo "$fn / 1000" | bc -l)" \
     "$(mbs "$fn")" "$(echo "$r / 1000" | bc -l)" "$(mbs "$r")" \
-    "$(echo "$r / $f1" | bc -l)" "$(echo "$r / $fn" | bc -l)"
+    "$(echo "$r / $f1" | bc -l)" "$(echo "$r / $fn" | bc -l)" \
+    "$(mbs "$c1")" "$(mbs "$cr")"
   "$TOOL" match "sig.$f" "$(stat -c %s "$f")" "map.$f" old | sed "s/^/  $f: /"
 done
 echo "peak RSS KiB (changed): ferry 1 thread $(median "${rsss[changed_ferry1]}"), $nproc threads $(median "${rsss[changed_ferryn]}"), rdiff $(median "${rsss[changed_rdiff]}")"
