@@ -408,6 +408,10 @@ Result<BlockMap> MatchBlocks(const Signature& signature, uint64_t new_size,
       chunks.push_back(
           {static_cast<int>(b), off, std::min(sizes[b], off + chunk)});
 
+  if (chunks.empty()) {  // every basis empty
+    if (stats) *stats = total;
+    return map;
+  }
   size_t threads = options.threads > 0 ? options.threads
                                        : std::thread::hardware_concurrency();
   threads = std::clamp<size_t>(threads, 1, chunks.size());

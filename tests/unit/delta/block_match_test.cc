@@ -342,6 +342,66 @@ TEST_F(BlockMatchTest, BasisErrorsAndEmptyCases) {
   EXPECT_TRUE(PlanRanges(*empty, 100).fetches.empty());
 }
 
+// Basis files whose reads at or past `fail_at` fail (or, with `shrink`,
+// find the end of the file there, as if it had been cut meanwhile).
+class FailingReadEnv : public EnvWrapper {
+ public:
+  FailingReadEnv(Env* target, uint64_t fail_at, bool shrink)
+      : EnvWrapper(target), fail_at_(fail_at), shrink_(shrink) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    FERRY_ASSIGN_OR_RETURN(auto f, target()->NewRandomAccessFile(path));
+    return std::unique_ptr<RandomAccessFile>(
+        new File(std::move(f), fail_at_, shrink_));
+  }
+
+ private:
+  class File : public RandomAccessFile {
+   public:
+    File(std::unique_ptr<RandomAccessFile> f, uint64_t at, bool shrink)
+        : f_(std::move(f)), at_(at), shrink_(shrink) {}
+    Status Read(uint64_t offset, size_t n, std::string_view* result,
+                char* scratch) const override {
+      if (offset + n > at_) {
+        if (!shrink_) return Status::IOError("injected read error");
+        if (offset >= at_) {
+          *result = {};
+          return Status::OK();
+        }
+        n = at_ - offset;
+      }
+      return f_->Read(offset, n, result, scratch);
+    }
+    Result<uint64_t> Size() const override { return f_->Size(); }
+
+   private:
+    std::unique_ptr<RandomAccessFile> f_;
+    uint64_t at_;
+    bool shrink_;
+  };
+  uint64_t fail_at_;
+  bool shrink_;
+};
+
+TEST_F(BlockMatchTest, ABasisThatCannotBeReadIsAnIOErrorNamingIt) {
+  std::string old = RandomBytes(400000, 14);
+  auto sig = SignatureOf(old);
+  test::WriteFile(env_.get(), "/basis", old);
+  for (bool shrink : {false, true}) {
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(std::to_string(shrink) + " " + std::to_string(threads));
+      FailingReadEnv env(env_.get(), 300000, shrink);
+      BlockMatchOptions opt;
+      opt.threads = threads;
+      opt.chunk_bytes = 50000;
+      auto map = MatchBlocks(*sig, old.size(), &env, {"/basis"}, opt);
+      ASSERT_TRUE(map.status().IsIOError()) << map.status().ToString();
+      EXPECT_NE(map.status().ToString().find("/basis"), std::string::npos)
+          << map.status().ToString();
+    }
+  }
+}
+
 // Every byte of the new object in exactly one copy or fetch, in order.
 void ExpectCover(const BlockMap& map, const BlockPlan& plan) {
   std::vector<int> seen(map.size, 0);
