@@ -10,6 +10,7 @@
 #include "ferry/atomic_file.h"
 #include "formats/manifest/manifest.h"
 #include "sync/cache.h"
+#include "sync/fetching.h"
 #include "sync/fs_util.h"
 #include "sync/in_place.h"
 #include "sync/install.h"
@@ -24,6 +25,8 @@ namespace {
 using sync::Cache;
 using sync::CacheKey;
 using sync::Entry;
+using sync::kLockBatch;
+using sync::ObjectLocks;
 
 bool IsHexId(std::string_view s) {
   if (s.size() != 32) return false;
@@ -106,61 +109,6 @@ void ListCandidates(Env* env, const std::string& root, const std::string& rel,
   }
 }
 
-// Per-object locks: one process fetches or adopts an object at a time. Each
-// object is one byte (at a hash of remote key and object hash) of one of
-// kLockStripes files in <cache>/locks/, each file opened once per sync: a
-// lock file per object cost two metadata writes each (seconds of a cold sync
-// of a few thousand objects on a busy disk) and a descriptor each (100,000
-// objects: "Too many open files"); one file for all made the kernel scan
-// every lock held on it for each new one (20,000 locks in one file: 80 s).
-// A sync locks kLockBatch objects at a time (about 64 per file).
-constexpr int kLockStripes = 64;
-constexpr size_t kLockBatch = 4096;
-
-class ObjectLocks {
- public:
-  ObjectLocks(Env* env, std::string dir) : env_(env), dir_(std::move(dir)) {}
-
-  // With wait=false, an object another process holds gives Unavailable.
-  Status Lock(const CacheKey& k, bool wait) {
-    FERRY_ASSIGN_OR_RETURN(sync::ByteLockSet * set, SetOf(k));
-    return set->Lock(Offset(k), wait);
-  }
-  Status Unlock(const CacheKey& k) {
-    FERRY_ASSIGN_OR_RETURN(sync::ByteLockSet * set, SetOf(k));
-    return set->Unlock(Offset(k));
-  }
-  Status UnlockAll() {
-    for (auto& set : sets_)
-      if (set) FERRY_RETURN_IF_ERROR(set->UnlockAll());
-    return Status::OK();
-  }
-
- private:
-  static Hash128 Where(const CacheKey& k) {
-    return HashBytes(k.remote_key + "/" + k.hash.ToHex());
-  }
-  static uint64_t Offset(const CacheKey& k) { return Where(k).low >> 1; }
-  Result<sync::ByteLockSet*> SetOf(const CacheKey& k) {
-    const int stripe = static_cast<int>(Where(k).high % kLockStripes);
-    if (!sets_[stripe]) {
-      if (!made_dir_) {
-        FERRY_RETURN_IF_ERROR(env_->CreateDirs(dir_));
-        made_dir_ = true;
-      }
-      FERRY_ASSIGN_OR_RETURN(sets_[stripe],
-                             sync::ByteLockSet::Open(JoinPath(
-                                 dir_, "objects-" + std::to_string(stripe))));
-    }
-    return sets_[stripe].get();
-  }
-
-  Env* env_;
-  std::string dir_;
-  bool made_dir_ = false;
-  std::unique_ptr<sync::ByteLockSet> sets_[kLockStripes];
-};
-
 // A complete download left in partial/ by a run killed before it was
 // indexed: used if it is the object.
 Result<bool> TakeLeftover(Env* env, Cache* cache, const CacheKey& k) {
@@ -222,10 +170,7 @@ struct Fetcher {
     FERRY_ASSIGN_OR_RETURN(
         TransferReport r,
         GetObjects(backend, std::move(items), *transfer, env));
-    report->requests += r.requests;
-    report->bytes_fetched += r.bytes;
-    report->bytes_resumed += r.bytes_resumed;
-    for (const auto& [cause, n] : r.retries) report->retries[cause] += n;
+    sync::CountTransfer(r, report);
     std::set<std::string> failed;
     bool full = false;
     for (const auto& f : r.failures) full = full || sync::IsNoSpace(f.second);

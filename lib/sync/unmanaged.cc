@@ -14,6 +14,7 @@
 #include "ferry/transfer.h"
 #include "pack/md5.h"
 #include "sync/cache.h"
+#include "sync/fetching.h"
 #include "sync/fs_util.h"
 #include "sync/in_place.h"
 #include "sync/install.h"
@@ -193,7 +194,7 @@ Status CheckDownload(Env* env, const std::string& path, const Entry& e,
 struct Download {
   Entry* entry;
   std::string part;  // <cache>/partial/<rk>/u-<xxh3 of path, etag, size>
-  std::unique_ptr<FileLock> lock;
+  CacheKey lock;     // (rk, that xxh3, size): its ObjectLocks key
 };
 
 class Fetcher {
@@ -201,14 +202,18 @@ class Fetcher {
   Fetcher(const UnmanagedRun& run, Cache* cache, SyncReport* report)
       : run_(run), cache_(cache), report_(report) {}
 
-  std::string PartPath(const Entry& e) const {
-    std::string id = e.path;
+  // A listed file before its hash is known: named by (path, ETag, size).
+  Download Of(Entry* e) const {
+    std::string id = e->path;
     id.push_back('\0');
-    id += e.etag;
+    id += e->etag;
     id.push_back('\0');
-    id += std::to_string(e.size);
-    return JoinPath(run_.cache_dir, "partial/" + run_.remote_key + "/u-" +
-                                        HashBytes(id).ToHex());
+    id += std::to_string(e->size);
+    const Hash128 h = HashBytes(id);
+    return Download{e,
+                    JoinPath(run_.cache_dir,
+                             "partial/" + run_.remote_key + "/u-" + h.ToHex()),
+                    CacheKey{run_.remote_key, h, e->size}};
   }
 
   // Downloads (or takes a complete leftover of a killed run), checks and
@@ -237,9 +242,7 @@ class Fetcher {
       FERRY_ASSIGN_OR_RETURN(
           TransferReport r,
           GetObjects(run_.backend, std::move(items), run_.o.transfer, env));
-      report_->requests += r.requests;
-      report_->bytes_fetched += r.bytes;
-      report_->bytes_resumed += r.bytes_resumed;
+      CountTransfer(r, report_);
       for (auto& [key, s] : r.failures) {
         failed.insert(key);
         report_->failures.emplace_back(key, s);
@@ -416,7 +419,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   }
   Fetcher fetcher(run, cache.get(), &report);
   // Whether another process cached d's file (its lock held): it may have
-  // done so since the lookups above, and then dropped its lock file.
+  // done so since the lookups above.
   auto cached_since = [&](Download& d) -> Result<bool> {
     FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, d.entry));
     if (!got) return false;
@@ -425,42 +428,38 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     if (hit) ++report.files_cached;
     return hit;
   };
-  auto release = [&](Download& d) {
-    // Kept while a part file may be resumed: a process waiting on the old
-    // lock file and one making a new one must not both write it.
-    if (!env->FileExists(d.part) && !env->FileExists(d.part + ".ferry-part"))
-      (void)env->RemoveFile(d.part + ".lock");
-    d.lock.reset();
-  };
-  std::vector<Download> mine, theirs;
-  for (Entry* e : need) {
-    Download d{e, fetcher.PartPath(*e), nullptr};
-    FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(d.part)));
-    auto lock = env->LockFile(d.part + ".lock", false);
-    if (!lock.ok()) {
-      if (!lock.status().IsUnavailable()) return lock.status();
-      theirs.push_back(std::move(d));
-      continue;
+  // One process fetches a file at a time: locked by (path, ETag, size) in
+  // the cache's lock stripes, as managed objects by hash (sync.cc), in
+  // batches; another process's are waited for after this batch's own.
+  ObjectLocks locks(env, JoinPath(run.cache_dir, "locks"));
+  if (!need.empty())
+    FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(fetcher.Of(need[0]).part)));
+  for (size_t b = 0; b < need.size(); b += kLockBatch) {
+    std::vector<Download> mine, theirs;
+    for (size_t i = b; i < std::min(need.size(), b + kLockBatch); ++i) {
+      Download d = fetcher.Of(need[i]);
+      Status s = locks.Lock(d.lock, false);
+      if (!s.ok()) {
+        if (!s.IsUnavailable()) return s;
+        theirs.push_back(std::move(d));
+        continue;
+      }
+      (void)env->RemoveFile(d.part + ".lock");  // an older ferry's lock file
+      FERRY_ASSIGN_OR_RETURN(bool raced_in, cached_since(d));
+      if (!raced_in) mine.push_back(std::move(d));
     }
-    d.lock = std::move(*lock);
-    FERRY_ASSIGN_OR_RETURN(bool raced_in, cached_since(d));
-    if (raced_in) {
-      release(d);
-      continue;
+    std::vector<Download*> list;
+    for (Download& d : mine) list.push_back(&d);
+    FERRY_RETURN_IF_ERROR(fetcher.Fetch(list));
+    FERRY_RETURN_IF_ERROR(locks.UnlockAll());
+    // Another process was fetching the same file: after it, found in the
+    // cache (or fetched here if it failed).
+    for (Download& d : theirs) {
+      FERRY_RETURN_IF_ERROR(locks.Lock(d.lock, true));
+      FERRY_ASSIGN_OR_RETURN(bool hit, cached_since(d));
+      if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
+      FERRY_RETURN_IF_ERROR(locks.Unlock(d.lock));
     }
-    mine.push_back(std::move(d));
-  }
-  std::vector<Download*> list;
-  for (Download& d : mine) list.push_back(&d);
-  FERRY_RETURN_IF_ERROR(fetcher.Fetch(list));
-  for (Download& d : mine) release(d);
-  // Another process was fetching the same file: after it, found in the
-  // cache (or fetched here if it failed).
-  for (Download& d : theirs) {
-    FERRY_ASSIGN_OR_RETURN(d.lock, env->LockFile(d.part + ".lock", true));
-    FERRY_ASSIGN_OR_RETURN(bool hit, cached_since(d));
-    if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
-    release(d);
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
 

@@ -268,7 +268,10 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
     auto hash = Hash128::FromHex(it[1].str());
     if (!hash.ok()) return false;
     if (fresh_stamps) {
-      files.push_back(Entry{it[0].str(), rec.size, *hash});
+      Entry& e = files.emplace_back();
+      e.path = it[0].str();
+      e.size = rec.size;
+      e.hash = *hash;
       stamps.push_back(*now);
     }
     if (*now == rec) continue;

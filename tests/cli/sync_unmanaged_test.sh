@@ -5,7 +5,8 @@
 # files it names, a missing one an error); ferry's own names never synced;
 # a fake S3 whose ETag is the MD5 of other bytes: exit 3, DEST untouched;
 # a published remote without its HEAD: an error, not an unmanaged remote;
-# two syncs at once on one cache fetch each file once.
+# two syncs at once on one cache fetch each file once; no lock file per
+# file, also after a failed download.
 set -euo pipefail
 FERRY=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -74,6 +75,8 @@ n=$(/usr/bin/python3 -c "import json; print(sum(json.load(open(f))['objects_fetc
 [ "$n" = 6 ] || { cat two1.json two2.json; fail "fetched $n objects for 6 files"; }
 same_tree src two1
 same_tree src two2
+left=$(find cache3 -name '*.lock')
+[ -z "$left" ] || fail "lock files left: $left"
 
 # A sync that looked the files up before another one fetched them (held
 # here behind the cache's eviction lock: --cache-limit) takes their locks
@@ -132,13 +135,41 @@ same_tree src pubds
 export AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=y AWS_REGION=us-east-1
 export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
 unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SESSION_TOKEN || true
+# fake_s3 NAME [MODES]: serves NAME.json (tests/integration/fake_s3.py); sets
+# endpoint. Waited for as long as it runs (a loaded machine starts python
+# slowly).
+fake_s3() {
+  /usr/bin/python3 "$here/../integration/fake_s3.py" "$1.json" "$1.port" "${2:-}" &
+  pids+=($!)
+  for _ in $(seq 1200); do
+    [ -s "$1.port" ] || kill -0 "${pids[-1]}" 2> /dev/null || break
+    [ -s "$1.port" ] && break
+    sleep 0.1
+  done
+  [ -s "$1.port" ] || fail "fake S3 $1 did not start"
+  endpoint=http://127.0.0.1:$(cat "$1.port")
+}
 printf '{"d/a.txt": "alpha", "d/b.txt": "beta"}' > s3.json
-/usr/bin/python3 "$here/../integration/fake_s3.py" s3.json s3.port bad_md5=d/b.txt &
-pids+=($!)
-for _ in $(seq 100); do [ -s s3.port ] && break; sleep 0.1; done
-endpoint=http://127.0.0.1:$(cat s3.port)
+fake_s3 s3 bad_md5=d/b.txt
 expect_rc 3 "$FERRY" sync --endpoint-url "$endpoint" s3://b/d s3ds --cache cache
 grep -q "b.txt.*MD5" err.txt || { cat err.txt; fail "MD5 mismatch not named"; }
 [ ! -e s3ds ] || fail "DEST made despite a bad object"
+
+# A download that fails half-way keeps its part for the next run, and no
+# lock file (a file's lock is a byte of <cache>/locks/objects-<n>), nor does
+# the rerun (another server: another port, so the part is not resumed).
+/usr/bin/python3 -c 'import json; json.dump({"p/big.txt": "x" * 1500000}, open("parts.json", "w"))'
+fake_s3 parts fail_from=1048576
+expect_rc 4 "$FERRY" sync --retries 0 --part-size 1M --endpoint-url "$endpoint" s3://b/p partds --cache cache5
+[ -n "$(find cache5/partial -name '*.ferry-part.journal')" ] || fail "no part kept: $(find cache5/partial)"
+left=$(find cache5 -name '*.lock')
+[ -z "$left" ] || fail "lock files left: $left"
+kill "${pids[-1]}"
+rm parts.port
+fake_s3 parts
+expect_rc 0 "$FERRY" sync --json --part-size 1M --endpoint-url "$endpoint" s3://b/p partds --cache cache5
+[ "$(wc -c < partds/big.txt)" = 1500000 ] || fail "partds/big.txt"
+left=$(find cache5 -name '*.lock')
+[ -z "$left" ] || fail "lock files left: $left"
 
 echo "sync unmanaged CLI: all passed"

@@ -1,0 +1,60 @@
+// What ferry sync's two fetch paths (managed remotes: sync.cc; unmanaged:
+// unmanaged.cc) share: the per-object locks that let one process fetch an
+// object at a time, and counting a transfer into the sync's report.
+//
+// Thread-safety: an ObjectLocks is used by one thread; any number of
+// processes lock objects in the same cache at once.
+#ifndef FERRY_LIB_SYNC_FETCHING_H_
+#define FERRY_LIB_SYNC_FETCHING_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "ferry/env.h"
+#include "ferry/result.h"
+#include "ferry/status.h"
+#include "ferry/sync.h"
+#include "ferry/transfer.h"
+#include "sync/cache.h"
+#include "sync/fs_util.h"
+
+namespace ferry::sync {
+
+// Per-object locks (docs/sync.md "On disk"): each object is one byte (at a
+// hash of remote key and object hash) of one of kLockStripes files in
+// <cache>/locks/, each file opened once per sync: a lock file per object
+// cost two metadata writes each (seconds of a cold sync of a few thousand
+// objects on a busy disk) and a descriptor each (100,000 objects: "Too many
+// open files"); one file for all made the kernel scan every lock held on it
+// for each new one (20,000 locks in one file: 80 s). A sync locks
+// kLockBatch objects at a time (about 64 per file), and never waits for a
+// lock while it holds any.
+constexpr int kLockStripes = 64;
+constexpr size_t kLockBatch = 4096;
+
+class ObjectLocks {
+ public:
+  // dir: <cache>/locks (created at the first lock).
+  ObjectLocks(Env* env, std::string dir) : env_(env), dir_(std::move(dir)) {}
+
+  // With wait=false, an object another process holds gives Unavailable.
+  Status Lock(const CacheKey& k, bool wait);
+  Status Unlock(const CacheKey& k);
+  Status UnlockAll();
+
+ private:
+  Result<ByteLockSet*> SetOf(const CacheKey& k);
+
+  Env* env_;
+  std::string dir_;
+  bool made_dir_ = false;
+  std::unique_ptr<ByteLockSet> sets_[kLockStripes];
+};
+
+// Adds a transfer's requests, bytes and retries to report.
+void CountTransfer(const TransferReport& r, SyncReport* report);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_FETCHING_H_
