@@ -23,6 +23,8 @@
 # average. Every DEST is compared with its tree after the round's runs.
 # ANCHORS (default "rsync rclone aws") picks the anchors.
 # Usage: bench_sync.sh FERRY       (root: slowlink needs it)
+# FERRY_FLAGS (e.g. --no-fsync: like the anchors, nothing synced to disk)
+# are added to every ferry sync.
 # NOOP_FILES=N (e.g. 100000): instead, the no-op on an N-file tree (files of
 # 100-1000 bytes): ferry's request count (nginx's log) and wall vs rsync.
 set -euo pipefail
@@ -30,6 +32,7 @@ ferry=$(readlink -f "$1")
 small=${SMALL:-2000} shards=${SHARDS:-12} rounds=${ROUNDS:-3}
 links=${LINKS:-loopback 200mbit} anchors=${ANCHORS-rsync rclone aws}
 noop_files=${NOOP_FILES:-}
+read -r -a ferry_flags <<< "${FERRY_FLAGS:-}"
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/bench-sync.XXXXXX)
 chmod 755 "$work"
@@ -198,7 +201,7 @@ add_bytes() { bytes_of[$1]="${bytes_of[$1]:-} $2"; }
 
 ferry_sync() {  # NAME REF DEST
   log_mark
-  run "$1" "${in[@]}" "$ferry" sync -q "$http_url/bucket@$2" "$3" --cache "$work/ferry-cache"
+  run "$1" "${in[@]}" "$ferry" sync -q "${ferry_flags[@]}" "$http_url/bucket@$2" "$3" --cache "$work/ferry-cache"
   add_bytes "$1" "$(log_bytes)"
   reqs[$1]=$(log_requests)
 }
@@ -256,7 +259,7 @@ report() {  # LINK
   echo "== $l (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg))"
   for c in cold inc noop; do
     fm=$(m "ferry_${c}_$l")
-    printf '  %-5s %-28s %8s ms  %11s bytes  peak RSS %6s KiB%s\n' "$c" "ferry sync" "$fm" \
+    printf '  %-5s %-28s %8s ms  %11s bytes  peak RSS %6s KiB%s\n' "$c" "ferry sync ${FERRY_FLAGS:-}" "$fm" \
       "$(median "${bytes_of[ferry_${c}_$l]:-0}")" "${rss[ferry_${c}_$l]}" "${failed[ferry_${c}_$l]:+  FAILED}"
     for t in $anchors; do
       case $t in rsync) title="rsync daemon" ;; rclone) title="rclone sync --transfers 16" ;;
@@ -331,7 +334,7 @@ bench_noop() {  # LINK
   net_start "$link"
   start_own
   rm -rf "$d"
-  "${in[@]}" "${fast[@]}" "$ferry" sync -q "$http_url/bucket@v1" "$d" --cache "$work/ferry-cache"
+  "${in[@]}" "${fast[@]}" "$ferry" sync -q "${ferry_flags[@]}" "$http_url/bucket@v1" "$d" --cache "$work/ferry-cache"
   check ferry_noop "$d" "$work/v1"
   "${in[@]}" rsync -a "$rsync_url/v1/" "$d-rsync/"
   check rsync_noop "$d-rsync" "$work/v1"
