@@ -87,11 +87,12 @@ Cache::Cache(Env* env, std::string dir, std::unique_ptr<Db> db)
 
 Cache::~Cache() = default;
 
-Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir) {
+Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
+                                           bool durable) {
   for (const char* sub : {"objects", "partial", "manifests"})
     FERRY_RETURN_IF_ERROR(env->CreateDirs(JoinPath(dir, sub)));
-  FERRY_ASSIGN_OR_RETURN(
-      auto db, Db::Open(JoinPath(dir, "index.sqlite"), kBusyTimeoutMs));
+  FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(JoinPath(dir, "index.sqlite"),
+                                           kBusyTimeoutMs, durable));
   FERRY_RETURN_IF_ERROR(
       InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
   FERRY_RETURN_IF_ERROR(AddStampColumns(db.get()));

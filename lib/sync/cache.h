@@ -63,8 +63,10 @@ struct RecoverReport {
 
 class Cache {
  public:
-  // Opens (creating) the cache in dir.
-  static Result<std::unique_ptr<Cache>> Open(Env* env, std::string dir);
+  // Opens (creating) the cache in dir. Not durable (--no-fsync): its index
+  // syncs nothing (SQLite synchronous=OFF).
+  static Result<std::unique_ptr<Cache>> Open(Env* env, std::string dir,
+                                             bool durable = true);
   ~Cache();
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;

@@ -7,7 +7,8 @@
 
 namespace ferry::sync {
 
-Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms) {
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms,
+                                     bool durable) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &raw,
@@ -25,7 +26,9 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms) {
   // handler there. Retried (10 ms steps) for up to busy_ms.
   Status s;
   for (int waited = 0;; waited += 10) {
-    s = db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    // synchronous first: switching a new database to WAL syncs as it says.
+    s = db->Exec(durable ? "PRAGMA synchronous=NORMAL; PRAGMA journal_mode=WAL;"
+                         : "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;");
     if (!s.IsUnavailable() || waited >= busy_ms) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

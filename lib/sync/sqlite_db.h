@@ -53,10 +53,13 @@ class Stmt {
 
 class Db {
  public:
-  // Opens (creating) the database at path: WAL journal, synchronous=NORMAL,
-  // a busy timeout of busy_ms. IOError naming the path on failure.
+  // Opens (creating) the database at path: WAL journal, synchronous=NORMAL
+  // (OFF when not durable: no fsync at all; a power loss may roll back
+  // the last transactions), a busy timeout of busy_ms. IOError naming the
+  // path on failure.
   static Result<std::unique_ptr<Db>> Open(const std::string& path,
-                                          int busy_ms = 30000);
+                                          int busy_ms = 30000,
+                                          bool durable = true);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/no_sync_env.h"
 #include "ferry/atomic_file.h"
 #include "formats/manifest/manifest.h"
 #include "sync/cache.h"
@@ -255,6 +256,13 @@ Status CleanOldViews(Env* env, const sync::DestPaths& paths,
 
 Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   SyncReport report;
+  // --no-fsync: nothing synced at all (views, DEST's state, the cache's
+  // index), as rsync and rclone do; renames still order what a kill leaves.
+  std::unique_ptr<Env> no_sync;
+  if (!o.transfer.fsync) {
+    no_sync = NewNoSyncEnv(env);
+    env = no_sync.get();
+  }
   FERRY_ASSIGN_OR_RETURN(sync::DestPaths paths, sync::ResolveDest(o.dest));
   FERRY_ASSIGN_OR_RETURN(
       std::string cache_dir,
@@ -363,7 +371,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   // 2. The manifest, read whole and checked before anything is written.
   std::unique_ptr<Cache> cache;
   if (!o.dry_run || env->FileExists(JoinPath(cache_dir, "index.sqlite"))) {
-    FERRY_ASSIGN_OR_RETURN(cache, Cache::Open(env, cache_dir));
+    FERRY_ASSIGN_OR_RETURN(cache,
+                           Cache::Open(env, cache_dir, o.transfer.fsync));
   }
   if (!o.dry_run) {
     // Temporaries of killed runs (a manifest or an adopted copy being

@@ -386,7 +386,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
         paths.dest,
         "is not a folder or a view made by ferry sync: refusing "
         "to replace it");
-  FERRY_ASSIGN_OR_RETURN(auto cache, Cache::Open(env, run.cache_dir));
+  FERRY_ASSIGN_OR_RETURN(auto cache,
+                         Cache::Open(env, run.cache_dir, o.transfer.fsync));
   RemoveStaleTemps(env, JoinPath(run.cache_dir, "partial/" + rk));
   // Files another DEST fetched from this remote are known to the cache.
   std::unordered_set<const Entry*> unknown;

@@ -189,7 +189,7 @@ log_requests() { tail -c +"$((log_at + 1))" "$work/access.log" | wc -l; }
 # check NAME DEST TREE: DEST equals TREE byte for byte.
 declare -A failed
 check() {
-  if ! diff -r -x .ferry-sync.json -x .ferry-view.lock "$3" "$2" > "$work/diff.out" 2>&1; then
+  if ! diff -r -x '.ferry-sync*' -x .ferry-view.lock "$3" "$2" > "$work/diff.out" 2>&1; then
     echo "  $1: $2 differs from $(basename "$3"): $(head -c 300 "$work/diff.out") $(tail -c 300 "$work/$1.err")" >&2
     failed[$1]=1
   fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# ferry sync --no-fsync (TransferOptions::fsync = false): the downloads into
-# the cache make no fsync, fdatasync or syncfs (strace -y names the file of
-# each call; the view's folders are still synced), the tree arrives whole;
-# without the flag the same sync does sync its downloads (so the check can
-# fail). One object of several parts (journalled), several small ones.
+# ferry sync --no-fsync: no fsync, fdatasync or syncfs at all (downloads into
+# the cache, the view, DEST's state, the cache's SQLite index; strace -y
+# names the file of each call), for a view and --in-place, the tree arrives
+# whole; without the flag the same sync does sync its downloads, view and
+# index (so the check can fail). One object of several parts (journalled),
+# several small ones.
 set -euo pipefail
 # strace runs ferry below; LeakSanitizer cannot run under ptrace (CI's ASan build).
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
@@ -20,7 +21,8 @@ expect_rc 0 "$FERRY" publish tree "file://$work/bucket" --part-size 64K
 mkdir nodes
 
 # syncs NAME [FLAGS]: syncs the bucket into nodes/NAME with cache-NAME under
-# strace; prints how many sync calls were made on its downloads (partial/).
+# strace; prints how many sync calls were made on its downloads (partial/);
+# all calls are in trace-NAME.txt.
 syncs() {
   local name=$1
   shift
@@ -34,7 +36,12 @@ syncs() {
 
 n=$(syncs durable)
 [ "$n" -gt 0 ] || fail "no sync of the cache's downloads without --no-fsync: $(cat trace-durable.txt)"
+grep -q "index.sqlite" trace-durable.txt || fail "no sync of the cache's index without --no-fsync"
+grep -q "ferry-views" trace-durable.txt || fail "no sync of the view without --no-fsync"
 n=$(syncs nosync --no-fsync)
 [ "$n" = 0 ] || fail "--no-fsync made $n sync calls on the cache: $(grep cache-nosync trace-nosync.txt)"
+[ ! -s trace-nosync.txt ] || fail "--no-fsync made sync calls: $(cat trace-nosync.txt)"
 expect_rc 0 "$FERRY" sync --check nodes/nosync
+n=$(syncs inplace --no-fsync --in-place)
+[ ! -s trace-inplace.txt ] || fail "--no-fsync --in-place made sync calls: $(cat trace-inplace.txt)"
 echo "sync --no-fsync: all passed"
