@@ -312,7 +312,35 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
       const uint8_t* b = buf_.data();  // b[x - o]: basis offset x
       const uint64_t o = buf_off_;
       uint64_t q = p + 1;
-      for (; q < run_end; ++q) {
+      if (!short_open_) {
+        // Two offsets per step: both sums come from h with one multiply
+        // each, halving the chain of dependent multiplies.
+        constexpr uint32_t kMult2 = rk::kMult * rk::kMult;
+        for (; q + 1 < run_end; q += 2) {
+          const uint8_t* out = b + (q - 1 - o);
+          const uint32_t t1 = out[L] - out_l[out[0]];
+          const uint32_t t2 = out[L + 1] - out_l[out[1]];
+          const uint32_t h1 = h * rk::kMult + t1;
+          h = h * kMult2 + (t1 * rk::kMult + t2);
+          if (ix_.MayHold(h1)) [[unlikely]] {
+            StrongSum at_q(out + 1, L, &stats.strong_sums);
+            g = ix_.Find(h1, &at_q);
+            if (g != BlockIndex::kNone) {
+              h = h1;
+              break;
+            }
+          }
+          if (ix_.MayHold(h)) [[unlikely]] {
+            StrongSum at_q(out + 2, L, &stats.strong_sums);
+            g = ix_.Find(h, &at_q);
+            if (g != BlockIndex::kNone) {
+              ++q;
+              break;
+            }
+          }
+        }
+      }
+      for (; g == BlockIndex::kNone && q < run_end; ++q) {
         const uint8_t* out = b + (q - 1 - o);
         h = rk::RollT(h, out_l, out[0], out[L]);
         if (short_open_) hs = rk::RollT(hs, out_s, out[0], out[ls]);
