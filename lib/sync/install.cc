@@ -113,7 +113,8 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
     report->files_removed = ir.removed + ir.others_removed;
     report->files_copied = ir.copied;
     report->files_reflinked = ir.reflinked;
-    report->warnings = std::move(ir.warnings);
+    report->warnings.insert(report->warnings.end(), ir.warnings.begin(),
+                            ir.warnings.end());
     // Links placed (and removed) changed the objects' ctime: recorded, so
     // the next lookup does not re-hash them.
     std::vector<CacheKey> keys;

@@ -39,6 +39,16 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
     if (!manifest::HashFromBytes(f.xxh3_128(), &e.hash))
       return Status::Corruption(e.path, "hash is not 16 bytes");
     e.mode = f.mode();
+    e.sig_block_len = f.sig_block_len();
+    e.first_delta = static_cast<uint32_t>(info.deltas.size());
+    e.delta_count = static_cast<uint32_t>(f.deltas_size());
+    for (const manifest::Delta& d : f.deltas()) {
+      DeltaSource src;
+      if (!manifest::HashFromBytes(d.from_xxh3_128(), &src.from))
+        return Status::Corruption(e.path, "a delta's source is not 16 bytes");
+      src.size = d.size();
+      info.deltas.push_back(src);
+    }
     e.first_part = info.part_hashes.size();
     info.part_hashes.insert(info.part_hashes.end(), f.part_xxh3_64().begin(),
                             f.part_xxh3_64().end());

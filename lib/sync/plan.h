@@ -23,10 +23,20 @@ struct Entry {
   uint64_t size = 0;
   Hash128 hash;
   uint32_t mode = 0644;
+  uint32_t sig_block_len = 0;  // File.sig_block_len (0: no signature)
   std::string etag;  // unmanaged remotes: the object's ETag when listed
   // Where this file's part hashes start in ManifestInfo::part_hashes
   // (ceil(size / part_size) of them).
   uint64_t first_part = 0;
+  // This file's deltas (File.deltas): ManifestInfo::deltas[first_delta,
+  // first_delta + delta_count).
+  uint32_t first_delta = 0, delta_count = 0;
+};
+
+// A delta listed in the manifest: .ferry/deltas/<from>-<file's hash>.
+struct DeltaSource {
+  Hash128 from;
+  uint64_t size = 0;  // compressed bytes
 };
 
 struct ManifestInfo {
@@ -36,6 +46,8 @@ struct ManifestInfo {
   // Every file's File.part_xxh3_64, one after another (8 bytes a part, not
   // a vector per file).
   std::vector<uint64_t> part_hashes;
+  // Every file's deltas, one after another (docs/delta.md "Sync side").
+  std::vector<DeltaSource> deltas;
 };
 
 // Reads a whole manifest (bytes that must hash to id) and checks every rule;

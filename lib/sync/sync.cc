@@ -11,6 +11,7 @@
 #include "ferry/atomic_file.h"
 #include "formats/manifest/manifest.h"
 #include "sync/cache.h"
+#include "sync/fetch_paths.h"
 #include "sync/fetching.h"
 #include "sync/fs_util.h"
 #include "sync/in_place.h"
@@ -135,6 +136,23 @@ struct Fetcher {
   // A missing object's first part hash in info->part_hashes.
   const std::unordered_map<std::string, uint64_t>* first_part;
   const sync::ManifestInfo* info;
+  // A missing object's first file (its deltas).
+  const std::unordered_map<std::string, const Entry*>* first_entry;
+
+  // Objects patched from a delta against a cached one where the manifest
+  // lists one (docs/delta.md "Sync side"), then the rest whole.
+  Status FetchMissing(const std::vector<CacheKey>& keys) {
+    sync::PatchOptions po;
+    po.fsync = transfer->fsync;
+    po.threads = std::min(4, std::max(1, transfer->connections));
+    FERRY_ASSIGN_OR_RETURN(
+        std::vector<CacheKey> whole,
+        sync::PatchWhatDeltasCan(
+            env, cache, backend, keys, *first_entry, info->deltas, po,
+            [&](const CacheKey& k) { return ObjectName(k, *first_path); },
+            report));
+    return Fetch(whole);
+  }
 
   // Each part of an object is checked against the manifest as it lands.
   void AddPartHashes(const CacheKey& k, GetItem* item) {
@@ -194,6 +212,8 @@ struct Fetcher {
       if (failed.count(key)) continue;
       done.emplace_back(*k, cache->PartialPath(*k));
       ++report->objects_fetched;
+      ++report->objects_whole;
+      report->bytes_whole += k->size;
     }
     FERRY_RETURN_IF_ERROR(cache->InsertAll(done));
     if (again.empty()) return Status::OK();
@@ -402,7 +422,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     keys.push_back(CacheKey{rk, files[i].hash, files[i].size});
   // A missing object's first path, for messages.
   std::unordered_map<std::string, std::string> first_path;
-  std::unordered_map<std::string, uint64_t> first_part;  // and its parts
+  std::unordered_map<std::string, uint64_t> first_part;       // and its parts
+  std::unordered_map<std::string, const Entry*> first_entry;  // its deltas
   uint64_t view_bytes = 0;
   for (const CacheKey& k : keys) view_bytes += k.size;
   report.objects = keys.size();
@@ -419,11 +440,26 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   report.view = view;
 
   if (o.dry_run) {
-    for (const CacheKey& k : keys) {
+    // The plan: each object's path and the bytes it is expected to move.
+    for (size_t j = 0; j < keys.size(); ++j) {
+      const CacheKey& k = keys[j];
       if (cache && env->FileExists(cache->ObjectPath(k))) {
         ++report.files_cached;
+        report.bytes_cached += k.size;
+        continue;
+      }
+      ++report.objects_fetched;
+      FERRY_ASSIGN_OR_RETURN(
+          auto plan, sync::ChooseDelta(env, cache.get(), k, files[firsts[j]],
+                                       manifest.deltas, false));
+      if (plan) {
+        ++report.objects_patched;
+        report.delta_bytes_fetched += plan->delta_size;
+        report.bytes_patched += k.size;
+        report.bytes_fetched += plan->delta_size;
       } else {
-        ++report.objects_fetched;
+        ++report.objects_whole;
+        report.bytes_whole += k.size;
         report.bytes_fetched += k.size;
       }
     }
@@ -476,6 +512,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     if (!hit) {
       first_path.emplace(k.hash.ToHex(), files[firsts[j]].path);
       first_part.emplace(k.hash.ToHex(), files[firsts[j]].first_part);
+      first_entry.emplace(k.hash.ToHex(), &files[firsts[j]]);
     }
   }
   FERRY_RETURN_IF_ERROR(cache->Touch(hits));
@@ -512,8 +549,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  Fetcher fetcher{env,     cache.get(), backend.get(), &o.transfer,
-                  &report, &first_path, &first_part,   &manifest};
+  Fetcher fetcher{env,         cache.get(), backend.get(), &o.transfer, &report,
+                  &first_path, &first_part, &manifest,     &first_entry};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
         env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
@@ -532,6 +569,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       }
       // Ours now: an adopted copy a killed run left is stale.
       (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
+      (void)env->RemoveFile(sync::PatchPath(*cache, k));  // a killed patch
       mine.push_back(k);
     }
 
@@ -570,7 +608,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
 
     // 7. Download what is still missing, then what other processes were
     // fetching but did not get.
-    FERRY_RETURN_IF_ERROR(fetcher.Fetch(to_fetch));
+    FERRY_RETURN_IF_ERROR(fetcher.FetchMissing(to_fetch));
     FERRY_RETURN_IF_ERROR(locks.UnlockAll());
     for (const CacheKey& k : theirs) {
       FERRY_RETURN_IF_ERROR(locks.Lock(k, true));
@@ -579,11 +617,14 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
       }
       if (hit) ++report.files_cached;
-      if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({k}));
+      if (!hit) FERRY_RETURN_IF_ERROR(fetcher.FetchMissing({k}));
       FERRY_RETURN_IF_ERROR(locks.Unlock(k));
     }
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
+  // Every object came one way: the cache, DEST, a patch or whole.
+  report.bytes_cached = view_bytes - report.bytes_adopted -
+                        report.bytes_patched - report.bytes_whole;
 
   // 8. The view, then the swap, then old views nobody reads (or the files
   // one by one, --in-place).

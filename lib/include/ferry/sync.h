@@ -90,6 +90,17 @@ struct SyncReport {
   uint64_t files_cached = 0;  // linked from the cache as they were
   uint64_t files_adopted = 0, bytes_adopted = 0;  // taken from DEST's files
   uint64_t objects_fetched = 0, bytes_fetched = 0, bytes_resumed = 0;
+  // By the path each fetched object took (docs/delta.md "Sync side"):
+  // objects_fetched = objects_patched + objects_whole and bytes_fetched
+  // (bytes read from the remote) = delta_bytes_fetched + the whole objects'.
+  // Patched: a delta from an object the cache held, applied and verified
+  // (delta_bytes_fetched counts the bytes of deltas that failed too);
+  // delta_fallbacks: objects whose delta failed (missing, damaged, wrong
+  // result), fetched whole. bytes_cached: of the view's objects found in
+  // the cache. A dry run gives the expected figures.
+  uint64_t objects_patched = 0, delta_bytes_fetched = 0, bytes_patched = 0;
+  uint64_t objects_whole = 0, bytes_whole = 0, delta_fallbacks = 0;
+  uint64_t bytes_cached = 0;
   uint64_t requests = 0;      // requests this run sent to the remote
   bool unmanaged = false;     // the remote has no .ferry/refs/HEAD: listed
   uint64_t files_listed = 0;  // unmanaged: objects in the listing

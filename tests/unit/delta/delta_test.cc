@@ -7,6 +7,7 @@
 #include <string>
 
 #include "formats/delta/rdiff_format.h"
+#include "testutil/delta_bytes.h"
 #include "testutil/test_util.h"
 
 namespace ferry::delta {
@@ -93,22 +94,11 @@ std::string Edited(const std::string& old) {
   return s;
 }
 
-// Big-endian n-byte integer.
-std::string Be(uint64_t v, int n) {
-  std::string s;
-  for (int i = n - 1; i >= 0; --i) s += static_cast<char>(v >> (8 * i));
-  return s;
-}
-
-const std::string kDeltaMagic("rs\x02\x36", 4);
-// COPY with 8-byte position and 8-byte length (rdiff's 0x54).
-std::string Copy8(uint64_t pos, uint64_t len) {
-  return "\x54" + Be(pos, 8) + Be(len, 8);
-}
-std::string Literal(const std::string& bytes) {
-  return "\x41" + Be(bytes.size(), 1) + bytes;
-}
-const std::string kEnd(1, '\0');
+using test::Be;
+using test::Copy8;
+using test::kDeltaMagic;
+using test::Literal;
+const std::string& kEnd = test::kDeltaEnd;
 
 TEST_F(DeltaTest, RoundTripReproducesTheNewFileWithASmallDelta) {
   std::string old = RandomBytes(1 << 20, 1);

@@ -1,0 +1,75 @@
+// The ways a sync gets an object the cache lacks (docs/delta.md "Sync
+// side"), after the cache and DEST's files: a delta from an object the cache
+// holds (path 2), else the whole object (the transfer engine, sync.cc).
+//
+// Path 2: GET .ferry/deltas/<old>-<new> ─► zstd (window capped, at most the
+// listed size) ─► delta::Patcher(basis = the cached old object, output capped
+// at the object's size) ─► partial/<rk>/<hex>.patch, hashed as it is written
+// ─► size and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. Any
+// error sends the object to the whole-object path; nothing that failed a
+// check is installed. A killed patch leaves only the .patch file, which the
+// next run that locks the object removes.
+//
+// Thread-safety: functions of their arguments; the cache is used by the
+// calling thread only (patches run on worker threads).
+#ifndef FERRY_LIB_SYNC_FETCH_PATHS_H_
+#define FERRY_LIB_SYNC_FETCH_PATHS_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ferry/env.h"
+#include "ferry/remote.h"
+#include "ferry/result.h"
+#include "ferry/sync.h"
+#include "sync/cache.h"
+#include "sync/plan.h"
+
+namespace ferry::sync {
+
+// The zstd window a delta may need: 2^23 bytes, as for manifests.
+inline constexpr int kDeltaWindowLog = 23;
+
+struct DeltaPlan {
+  CacheKey target;
+  CacheKey basis;           // in the cache, of the same remote
+  uint64_t delta_size = 0;  // compressed, as the manifest lists it
+};
+
+// Where a patch is written before it is checked.
+std::string PatchPath(const Cache& cache, const CacheKey& key);
+
+// The smallest of e's listed deltas (deltas: ManifestInfo::deltas) whose
+// source object the cache holds for key's remote, or nullopt. With check
+// the source is looked up (and re-hashed if its file changed); without (a
+// dry run) its file being there is enough. cache may be null (none yet).
+Result<std::optional<DeltaPlan>> ChooseDelta(
+    Env* env, Cache* cache, const CacheKey& key, const Entry& e,
+    const std::vector<DeltaSource>& deltas, bool check);
+
+struct PatchOptions {
+  bool fsync = true;  // the patched file is synced before its rename
+  int threads = 4;    // patches at once
+};
+
+// Path 2 for each of keys (their locks held) that the manifest lists a
+// delta to from an object the cache holds (first_entry: a key's first file
+// by hash hex; deltas: ManifestInfo::deltas): patched objects go into the
+// cache. Returns the other keys, to be fetched whole; each failed delta
+// gets a warning in the report saying why (name gives an object's path).
+// Counts objects_patched, delta_bytes_fetched, bytes_patched,
+// delta_fallbacks, requests, objects_fetched and bytes_fetched.
+Result<std::vector<CacheKey>> PatchWhatDeltasCan(
+    Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
+    const std::unordered_map<std::string, const Entry*>& first_entry,
+    const std::vector<DeltaSource>& deltas, const PatchOptions& options,
+    const std::function<std::string(const CacheKey&)>& name,
+    SyncReport* report);
+
+}  // namespace ferry::sync
+
+#endif  // FERRY_LIB_SYNC_FETCH_PATHS_H_
