@@ -214,6 +214,16 @@ TEST_F(SyncDeltaTest, ADeltaMakingOtherBytesFallsBackToTheWholeObject) {
   ExpectFellBackCleanly(Sync(), "XXH3-128");
 }
 
+TEST_F(SyncDeltaTest, ADeltaMakingFewerBytesFallsBackToTheWholeObject) {
+  SyncV1PublishV2();
+  const uint64_t listed = env_->Stat(DeltaPath())->size;
+  ReplaceDelta(DeltaPath(), listed, [](size_t n) {
+    return test::kDeltaMagic + test::Literal4(RandomBytes(n, 43)) +
+           test::Copy8(0, V2().size() - n - 1000) + test::kDeltaEnd;
+  });
+  ExpectFellBackCleanly(Sync(), "bytes, the manifest says");
+}
+
 TEST_F(SyncDeltaTest, ADeltaMakingMoreThanTheObjectFallsBackToTheWholeObject) {
   SyncV1PublishV2();
   const uint64_t listed = env_->Stat(DeltaPath())->size;
