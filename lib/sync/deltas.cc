@@ -26,8 +26,10 @@ class LoaderSink : public ByteSink {
  public:
   explicit LoaderSink(delta::SignatureLoader* loader) : loader_(loader) {}
   Status Append(std::string_view data) override {
+    read += data.size();
     return loader_->Update(data);
   }
+  uint64_t read = 0;
 
  private:
   delta::SignatureLoader* loader_;
@@ -81,15 +83,7 @@ class ZstdFileSink {
 // (missing, damaged, unreachable) cost only the delta.
 Result<std::unique_ptr<delta::Signature>> ParentSignature(
     Backend* backend, const manifest::File& old) {
-  delta::SignatureLimits limits;
-  limits.file_size = static_cast<int64_t>(old.size());
-  limits.max_bytes =
-      delta::format::kSigHeaderBytes +
-      delta::format::BlockCount(old.size(), old.sig_block_len()) * 36;
-  delta::SignatureLoader loader(limits);
-  LoaderSink sink(&loader);
-  FERRY_RETURN_IF_ERROR(backend->Read(SigKey(HashOf(old)), {}, {}, &sink));
-  return loader.Finish();
+  return FetchSignature(backend, HashOf(old), old.size(), old.sig_block_len());
 }
 
 // The delta from the signature's file to the local file, compressed into
@@ -131,6 +125,23 @@ Result<std::string> SignatureOf(Env* env, const LocalFile& f,
 }
 
 }  // namespace
+
+Result<std::unique_ptr<delta::Signature>> FetchSignature(Backend* backend,
+                                                         const Hash128& hash,
+                                                         uint64_t size,
+                                                         uint32_t sig_block_len,
+                                                         uint64_t* bytes) {
+  delta::SignatureLimits limits;
+  limits.file_size = static_cast<int64_t>(size);
+  limits.max_bytes = delta::format::kSigHeaderBytes +
+                     delta::format::BlockCount(size, sig_block_len) * 36;
+  delta::SignatureLoader loader(limits);
+  LoaderSink sink(&loader);
+  Status s = backend->Read(SigKey(hash), {}, {}, &sink);
+  if (bytes != nullptr) *bytes = sink.read;
+  FERRY_RETURN_IF_ERROR(s);
+  return loader.Finish();
+}
 
 std::string SigKey(const Hash128& hash) {
   return std::string(kSigsDir) + hash.ToHex();

@@ -12,10 +12,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ferry/delta.h"
 #include "ferry/env.h"
 #include "ferry/hash.h"
 #include "ferry/remote.h"
@@ -35,6 +37,13 @@ std::string SigKey(const Hash128& hash);
 bool ParseSigKey(std::string_view key, Hash128* hash);
 std::string DeltaKey(const Hash128& from, const Hash128& to);
 bool ParseDeltaKey(std::string_view key, Hash128* from, Hash128* to);
+
+// The stored signature of an object of `size` bytes (its manifest's
+// sig_block_len), fetched, checked against the size and loaded; *bytes gets
+// the bytes read (also on failure).
+Result<std::unique_ptr<delta::Signature>> FetchSignature(
+    Backend* backend, const Hash128& hash, uint64_t size,
+    uint32_t sig_block_len, uint64_t* bytes = nullptr);
 
 // File.sig_block_len for an object of `size` bytes (0: none below the
 // minimum).

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "ferry/delta.h"
 #include "ferry/hash.h"
 #include "sync/deltas.h"
+#include "sync/layout.h"
 
 namespace ferry::sync {
 namespace {
@@ -108,7 +111,209 @@ Status PatchOne(Env* env, const Cache& cache, Backend* backend,
   return env->RenameFile(part, cache.PartialPath(k));
 }
 
+// Runs job(0..n-1) on up to `threads` threads (this one included).
+void RunJobs(size_t n, int threads, const std::function<void(size_t)>& job) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) job(i);
+  };
+  const size_t t = std::min<size_t>(std::max(1, threads), n);
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < t; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+}
+
+// Appends what it is given to a file, hashing it; counts the bytes.
+class AppendSink : public ByteSink {
+ public:
+  AppendSink(WritableFile* out, Hasher128* hasher)
+      : out_(out), hasher_(hasher) {}
+  Status Append(std::string_view data) override {
+    hasher_->Update(data);
+    written += data.size();
+    return out_->Append(data);
+  }
+  uint64_t written = 0;
+
+ private:
+  WritableFile* out_;
+  Hasher128* hasher_;
+};
+
+struct BlockJob {
+  CacheKey target;
+  uint32_t sig_block_len = 0;
+  std::vector<std::string> bases;
+};
+
+// Copies [offset, offset + length) of basis to out (1 MiB at a time).
+Status CopyRange(const RandomAccessFile& basis, uint64_t offset,
+                 uint64_t length, std::vector<char>* buf, ByteSink* out) {
+  while (length > 0) {
+    const size_t n =
+        static_cast<size_t>(std::min<uint64_t>(length, buf->size()));
+    std::string_view got;
+    FERRY_RETURN_IF_ERROR(basis.Read(offset, n, &got, buf->data()));
+    if (got.size() != n)
+      return Status::IOError("basis", "shorter than when it was scanned");
+    FERRY_RETURN_IF_ERROR(out->Append(got));
+    offset += n;
+    length -= n;
+  }
+  return Status::OK();
+}
+
+// One object by block reuse into BlocksPath; checked, renamed to its
+// partial path. Cancelled: no basis holds any of its blocks.
+Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
+                const BlockJob& job, bool fsync, uint64_t* fetched,
+                uint64_t* copied) {
+  const CacheKey& k = job.target;
+  uint64_t sig_bytes = 0;
+  auto sig =
+      FetchSignature(backend, k.hash, k.size, job.sig_block_len, &sig_bytes);
+  *fetched = sig_bytes;
+  FERRY_RETURN_IF_ERROR(sig.status());
+  delta::BlockMatchOptions mo;
+  mo.threads = 1;  // objects run in parallel already
+  FERRY_ASSIGN_OR_RETURN(delta::BlockMap map,
+                         delta::MatchBlocks(**sig, k.size, env, job.bases, mo));
+  if (map.found_bytes() == 0)
+    return Status::Cancelled("no block of it in the local files");
+  const delta::BlockPlan plan = delta::PlanRanges(map, kRangeGap);
+  std::vector<std::unique_ptr<RandomAccessFile>> bases;
+  for (const std::string& b : job.bases) {
+    FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(b));
+    bases.push_back(std::move(f));
+  }
+  const std::string part = BlocksPath(cache, k);
+  FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(part));
+  Hasher128 hasher;
+  AppendSink sink(out.get(), &hasher);
+  std::vector<char> buf(1 << 20);
+  size_t c = 0, f = 0;
+  while (c < plan.copies.size() || f < plan.fetches.size()) {
+    const bool copy = f == plan.fetches.size() ||
+                      (c < plan.copies.size() &&
+                       plan.copies[c].new_offset < plan.fetches[f].offset);
+    const uint64_t at =
+        copy ? plan.copies[c].new_offset : plan.fetches[f].offset;
+    if (at != sink.written)
+      return Status::Corruption(
+          "block plan", "leaves a gap at " + std::to_string(sink.written));
+    if (copy) {
+      const delta::BlockPlan::Copy& cp = plan.copies[c++];
+      if (cp.basis < 0 || static_cast<size_t>(cp.basis) >= bases.size())
+        return Status::Corruption("block plan", "names no basis");
+      FERRY_RETURN_IF_ERROR(
+          CopyRange(*bases[cp.basis], cp.basis_offset, cp.length, &buf, &sink));
+      *copied += cp.length;
+    } else {
+      const delta::BlockPlan::Range& r = plan.fetches[f++];
+      const uint64_t before = sink.written;
+      Status s = backend->Read(ObjectKey(k.hash), ByteRange{r.offset, r.length},
+                               {}, &sink);
+      *fetched += sink.written - before;
+      FERRY_RETURN_IF_ERROR(s);
+      if (sink.written - before != r.length)
+        return Status::Corruption("object", "a range came short");
+    }
+  }
+  if (sink.written != k.size)
+    return Status::Corruption("blocks", "made " + std::to_string(sink.written) +
+                                            " bytes, the manifest says " +
+                                            std::to_string(k.size));
+  const Hash128 h = hasher.Digest();
+  if (!(h == k.hash))
+    return Status::Corruption("blocks", "made bytes of XXH3-128 " + h.ToHex() +
+                                            ", the manifest says " +
+                                            k.hash.ToHex());
+  if (fsync) FERRY_RETURN_IF_ERROR(out->Sync());
+  FERRY_RETURN_IF_ERROR(out->Close());
+  return env->RenameFile(part, cache.PartialPath(k));
+}
+
 }  // namespace
+
+std::string BlocksPath(const Cache& cache, const CacheKey& key) {
+  return cache.PartialPath(key) + ".blocks";
+}
+
+void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key) {
+  (void)env->RemoveFile(PatchPath(cache, key));
+  (void)env->RemoveFile(BlocksPath(cache, key));
+}
+
+Result<std::vector<CacheKey>> ReuseBlocks(
+    Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
+    const std::unordered_map<std::string, const Entry*>& first_entry,
+    const std::vector<DeltaSource>& deltas,
+    const std::vector<std::string>& roots, const PatchOptions& options,
+    const std::function<std::string(const CacheKey&)>& name,
+    SyncReport* report) {
+  std::vector<BlockJob> jobs;
+  std::vector<CacheKey> whole;
+  for (const CacheKey& k : keys) {
+    auto it = first_entry.find(k.hash.ToHex());
+    const Entry* e = it == first_entry.end() ? nullptr : it->second;
+    BlockJob job{k, e ? e->sig_block_len : 0, {}};
+    if (job.sig_block_len != 0) {
+      for (const std::string& root : roots) {
+        const std::string p = JoinPath(root, e->path);
+        auto st = env->Stat(p);
+        if (st.ok() && !st->is_dir && st->type == FileType::kRegular &&
+            st->size > 0)
+          job.bases.push_back(p);
+      }
+      const uint64_t end = uint64_t{e->first_delta} + e->delta_count;
+      for (uint64_t i = e->first_delta; i < end && i < deltas.size(); ++i) {
+        const std::string p =
+            cache->ObjectPath(CacheKey{k.remote_key, deltas[i].from, 0});
+        if (env->FileExists(p)) job.bases.push_back(p);
+      }
+    }
+    if (job.bases.empty()) {
+      whole.push_back(k);
+    } else {
+      jobs.push_back(std::move(job));
+    }
+  }
+  if (jobs.empty()) return whole;
+  std::vector<Status> results(jobs.size());
+  std::vector<uint64_t> fetched(jobs.size(), 0), copied(jobs.size(), 0);
+  RunJobs(jobs.size(), options.threads, [&](size_t i) {
+    results[i] = ReuseOne(env, *cache, backend, jobs[i], options.fsync,
+                          &fetched[i], &copied[i]);
+    if (!results[i].ok())
+      (void)env->RemoveFile(BlocksPath(*cache, jobs[i].target));
+  });
+  std::vector<std::pair<CacheKey, std::string>> done;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const CacheKey& k = jobs[i].target;
+    report->block_bytes_fetched += fetched[i];
+    report->bytes_fetched += fetched[i];
+    if (fetched[i] > 0) ++report->requests;  // at least the signature
+    if (!results[i].ok()) {
+      if (results[i].code() != Status::Code::kCancelled) {
+        ++report->block_fallbacks;
+        report->warnings.push_back(name(k) + ": block reuse failed (" +
+                                   results[i].ToString() + "): fetched whole");
+      }
+      whole.push_back(k);
+      continue;
+    }
+    ++report->objects_reused;
+    ++report->objects_fetched;
+    report->bytes_reused += k.size;
+    report->bytes_copied += copied[i];
+    (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part");
+    (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part.journal");
+    done.emplace_back(k, cache->PartialPath(k));
+  }
+  FERRY_RETURN_IF_ERROR(cache->InsertAll(done));
+  return whole;
+}
 
 std::string PatchPath(const Cache& cache, const CacheKey& key) {
   return cache.PartialPath(key) + ".patch";
@@ -161,20 +366,12 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
   if (plans.empty()) return whole;
   std::vector<Status> results(plans.size());
   std::vector<uint64_t> fetched(plans.size(), 0);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < plans.size();) {
-      results[i] =
-          PatchOne(env, *cache, backend, plans[i], options.fsync, &fetched[i]);
-      if (!results[i].ok())
-        (void)env->RemoveFile(PatchPath(*cache, plans[i].target));
-    }
-  };
-  const size_t n = std::min<size_t>(std::max(1, options.threads), plans.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+  RunJobs(plans.size(), options.threads, [&](size_t i) {
+    results[i] =
+        PatchOne(env, *cache, backend, plans[i], options.fsync, &fetched[i]);
+    if (!results[i].ok())
+      (void)env->RemoveFile(PatchPath(*cache, plans[i].target));
+  });
 
   std::vector<std::pair<CacheKey, std::string>> done;
   for (size_t i = 0; i < plans.size(); ++i) {

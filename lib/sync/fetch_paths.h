@@ -42,6 +42,14 @@ struct DeltaPlan {
 
 // Where a patch is written before it is checked.
 std::string PatchPath(const Cache& cache, const CacheKey& key);
+// Where block reuse assembles an object before it is checked.
+std::string BlocksPath(const Cache& cache, const CacheKey& key);
+// Removes what a killed patch or block reuse of key left (its lock held).
+void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key);
+
+// Missing ranges closer than this are fetched as one GET (S3 has no
+// multi-range requests; a round trip costs more than this many bytes).
+inline constexpr uint64_t kRangeGap = uint64_t{256} << 10;
 
 // The smallest of e's listed deltas (deltas: ManifestInfo::deltas) whose
 // source object the cache holds for key's remote, or nullopt. With check
@@ -67,6 +75,24 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas, const PatchOptions& options,
+    const std::function<std::string(const CacheKey&)>& name,
+    SyncReport* report);
+
+// Path 3 for each of keys (their locks held) that has a signature (its
+// first file's sig_block_len) and a local basis: the file at its path below
+// each of roots (DEST's current view or folder, --basis DIR; regular files
+// only), and the cached sources of its listed deltas. GET .ferry/sigs/<hash>
+// ─► delta::MatchBlocks over the bases ─► PlanRanges(kRangeGap) ─► in new
+// offset order, blocks copied from the bases and ranges fetched
+// (Backend::Read) into partial/<rk>/<hex>.blocks, hashed as written ─› size
+// and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. An object
+// no basis holds a block of goes whole quietly; any error sends it whole
+// with a warning. Returns the keys left for the whole-object path.
+Result<std::vector<CacheKey>> ReuseBlocks(
+    Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
+    const std::unordered_map<std::string, const Entry*>& first_entry,
+    const std::vector<DeltaSource>& deltas,
+    const std::vector<std::string>& roots, const PatchOptions& options,
     const std::function<std::string(const CacheKey&)>& name,
     SyncReport* report);
 

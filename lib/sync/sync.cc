@@ -138,9 +138,12 @@ struct Fetcher {
   const sync::ManifestInfo* info;
   // A missing object's first file (its deltas).
   const std::unordered_map<std::string, const Entry*>* first_entry;
+  // Folders whose file at an object's path is a basis for block reuse.
+  const std::vector<std::string>* basis_roots;
 
   // Objects patched from a delta against a cached one where the manifest
-  // lists one (docs/delta.md "Sync side"), then the rest whole.
+  // lists one, then built from blocks of local files where the manifest
+  // lists a signature (docs/delta.md "Sync side"), then the rest whole.
   Status FetchMissing(const std::vector<CacheKey>& keys) {
     sync::PatchOptions po;
     po.fsync = transfer->fsync;
@@ -151,6 +154,13 @@ struct Fetcher {
             env, cache, backend, keys, *first_entry, info->deltas, po,
             [&](const CacheKey& k) { return ObjectName(k, *first_path); },
             report));
+    FERRY_ASSIGN_OR_RETURN(whole, sync::ReuseBlocks(
+                                      env, cache, backend, whole, *first_entry,
+                                      info->deltas, *basis_roots, po,
+                                      [&](const CacheKey& k) {
+                                        return ObjectName(k, *first_path);
+                                      },
+                                      report));
     return Fetch(whole);
   }
 
@@ -548,9 +558,15 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   for (const auto& [p, size] : candidates) by_size.emplace(size, p);
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
+  std::vector<std::string> basis_roots;
+  if (kind == sync::DestKind::kView || kind == sync::DestKind::kDir ||
+      kind == sync::DestKind::kInPlace)
+    basis_roots.push_back(adopt_root);
+  if (!o.basis_dir.empty()) basis_roots.push_back(o.basis_dir);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  Fetcher fetcher{env,         cache.get(), backend.get(), &o.transfer, &report,
-                  &first_path, &first_part, &manifest,     &first_entry};
+  Fetcher fetcher{env,          cache.get(), backend.get(), &o.transfer,
+                  &report,      &first_path, &first_part,   &manifest,
+                  &first_entry, &basis_roots};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
         env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
@@ -569,7 +585,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       }
       // Ours now: an adopted copy a killed run left is stale.
       (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
-      (void)env->RemoveFile(sync::PatchPath(*cache, k));  // a killed patch
+      sync::RemoveKilledWork(env, *cache, k);  // a killed patch, blocks
       mine.push_back(k);
     }
 
@@ -624,7 +640,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   if (!report.failures.empty()) return report;  // DEST stays as it was
   // Every object came one way: the cache, DEST, a patch or whole.
   report.bytes_cached = view_bytes - report.bytes_adopted -
-                        report.bytes_patched - report.bytes_whole;
+                        report.bytes_patched - report.bytes_reused -
+                        report.bytes_whole;
 
   // 8. The view, then the swap, then old views nobody reads (or the files
   // one by one, --in-place).

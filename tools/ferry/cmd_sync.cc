@@ -27,6 +27,7 @@ struct SyncArgs {
   std::vector<std::string> args;  // REMOTE[@REF] DEST, or DEST with --check
   std::string cache;
   std::string cache_limit;
+  std::string basis;
   std::string rank;
   int world_size = 0;
   bool remove_replaced = false;
@@ -216,6 +217,19 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Key("fallbacks")
       .Uint(r.delta_fallbacks)
       .EndObject()
+      .Key("blocks")
+      .BeginObject()
+      .Key("objects")
+      .Uint(r.objects_reused)
+      .Key("bytes_fetched")
+      .Uint(r.block_bytes_fetched)
+      .Key("bytes_copied")
+      .Uint(r.bytes_copied)
+      .Key("bytes_produced")
+      .Uint(r.bytes_reused)
+      .Key("fallbacks")
+      .Uint(r.block_fallbacks)
+      .EndObject()
       .Key("whole")
       .BeginObject()
       .Key("objects")
@@ -318,6 +332,7 @@ int RunSync(SyncArgs& a) {
   SplitRef(a.args[0], &o.remote, &o.ref);
   o.dest = a.args[1];
   o.cache_dir = a.cache;
+  o.basis_dir = a.basis;
   if (!a.cache_limit.empty()) {
     auto limit = ParseByteSize(a.cache_limit, "--cache-limit", 1, ~0ull);
     if (!limit.ok()) return Fail(limit.status());
@@ -417,6 +432,9 @@ Runner RegisterSync(CLI::App* app) {
   cmd->add_option("--cache-limit", a->cache_limit,
                   "Evict least recently used objects no view uses to stay "
                   "below this size (e.g. 500G)");
+  cmd->add_option("--basis", a->basis,
+                  "A tree whose file at a path lends its blocks to that "
+                  "path's new object (block reuse, docs/delta.md)");
   cmd->add_option("--rank", a->rank,
                   "This node's rank (or auto: RANK, SLURM_PROCID, "
                   "JOB_COMPLETION_INDEX): only its share of the shards");

@@ -57,6 +57,9 @@ struct SyncOptions {
   std::string dest;          // the symbolic link that names the dataset
   std::string cache_dir;     // "": DefaultCacheDir()
   uint64_t cache_limit = 0;  // bytes; 0: no limit
+  // --basis DIR: a tree whose file at a path is a basis for block reuse of
+  // that path's new object (docs/delta.md, path 3), besides DEST's own.
+  std::string basis_dir;
   SyncSelection selection;
   // A first sync into an existing, non-empty real folder: its files are
   // adopted into the cache by content and the folder is moved aside to
@@ -100,6 +103,14 @@ struct SyncReport {
   // the cache. A dry run gives the expected figures.
   uint64_t objects_patched = 0, delta_bytes_fetched = 0, bytes_patched = 0;
   uint64_t objects_whole = 0, bytes_whole = 0, delta_fallbacks = 0;
+  // Block reuse (path 3): objects assembled from blocks of local files (the
+  // same path in DEST, --basis DIR, a delta's cached source) and ranges of
+  // the object; block_bytes_fetched: their signatures and ranges (failed
+  // ones too); bytes_reused: the objects' bytes; bytes_copied: of those,
+  // copied from the local files. block_fallbacks: objects whose block reuse
+  // failed, fetched whole.
+  uint64_t objects_reused = 0, block_bytes_fetched = 0, bytes_reused = 0;
+  uint64_t bytes_copied = 0, block_fallbacks = 0;
   uint64_t bytes_cached = 0;
   uint64_t requests = 0;      // requests this run sent to the remote
   bool unmanaged = false;     // the remote has no .ferry/refs/HEAD: listed

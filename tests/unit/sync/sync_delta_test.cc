@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "ferry/delta.h"
 #include "ferry/publish.h"
 #include "ferry/sync.h"
 #include "remote/file_backend.h"
@@ -60,12 +61,14 @@ class SyncDeltaTest : public ::testing::Test {
     EXPECT_OK(r.status());
     return r.ok() ? *r : PublishReport{};
   }
-  SyncReport Sync(bool dry_run = false) {
+  SyncReport Sync(bool dry_run = false, const std::string& basis = "",
+                  const std::string& cache = "cache") {
     SyncOptions o;
     o.remote = dir_.Join("bucket");
     o.dest = dir_.Join("nodes/dest");
-    o.cache_dir = dir_.Join("cache");
+    o.cache_dir = dir_.Join(cache);
     o.dry_run = dry_run;
+    o.basis_dir = basis;
     auto r = ferry::Sync(o, env_);
     EXPECT_OK(r.status());
     return r.ok() ? *r : SyncReport{};
@@ -102,11 +105,14 @@ class SyncDeltaTest : public ::testing::Test {
   std::string DeltaPath() {
     return Bucket(sync::DeltaKey(HashBytes(V1()), HashBytes(V2())));
   }
+  // The shard's delta failed: the next path (block reuse, from the view's
+  // file and the delta's source) made it; small.txt came whole.
   void ExpectFellBackCleanly(const SyncReport& r, const std::string& why) {
     EXPECT_EQ(r.objects_patched, 0u);
     EXPECT_EQ(r.delta_fallbacks, 1u);
-    EXPECT_EQ(r.objects_whole, 2u);  // the shard and small.txt
-    EXPECT_EQ(r.bytes_whole, V2().size() + 2);
+    EXPECT_EQ(r.objects_reused, 1u);
+    EXPECT_EQ(r.bytes_reused, V2().size());
+    EXPECT_EQ(r.objects_whole, 1u);
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_NE(r.warnings[0].find(why), std::string::npos) << r.warnings[0];
     EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
@@ -155,13 +161,13 @@ TEST_F(SyncDeltaTest, V2PatchesTheCachedV1InsteadOfFetchingTheObject) {
   EXPECT_EQ(again->bytes_fetched, 0u);
 }
 
-TEST_F(SyncDeltaTest, AMissingDeltaFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, AMissingDeltaFallsBackToTheNextPath) {
   SyncV1PublishV2();
   ASSERT_OK(env_->RemoveFile(DeltaPath()));
   ExpectFellBackCleanly(Sync(), "NotFound");
 }
 
-TEST_F(SyncDeltaTest, AFlippedByteFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, AFlippedByteFallsBackToTheNextPath) {
   SyncV1PublishV2();
   std::string d = test::ReadFile(env_, DeltaPath());
   d[d.size() / 2] ^= 0x20;
@@ -169,7 +175,7 @@ TEST_F(SyncDeltaTest, AFlippedByteFallsBackToTheWholeObject) {
   ExpectFellBackCleanly(Sync(), "delta");
 }
 
-TEST_F(SyncDeltaTest, ATruncatedDeltaFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, ATruncatedDeltaFallsBackToTheNextPath) {
   SyncV1PublishV2();
   std::string d = test::ReadFile(env_, DeltaPath());
   test::WriteFile(env_, DeltaPath(), d.substr(0, d.size() - 100));
@@ -192,7 +198,7 @@ void ReplaceDelta(const std::string& path, uint64_t listed,
   FAIL() << "no frame of " << listed << " bytes";
 }
 
-TEST_F(SyncDeltaTest, ACopyPastTheBasisFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, ACopyPastTheBasisFallsBackToTheNextPath) {
   SyncV1PublishV2();
   const uint64_t listed = env_->Stat(DeltaPath())->size;
   ReplaceDelta(DeltaPath(), listed, [](size_t n) {
@@ -202,7 +208,7 @@ TEST_F(SyncDeltaTest, ACopyPastTheBasisFallsBackToTheWholeObject) {
   ExpectFellBackCleanly(Sync(), "past the end of the basis");
 }
 
-TEST_F(SyncDeltaTest, ADeltaMakingOtherBytesFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, ADeltaMakingOtherBytesFallsBackToTheNextPath) {
   // A well-formed delta of the right size whose result is not v2 (as a
   // delta made for another basis gives): the hash refuses it.
   SyncV1PublishV2();
@@ -214,7 +220,7 @@ TEST_F(SyncDeltaTest, ADeltaMakingOtherBytesFallsBackToTheWholeObject) {
   ExpectFellBackCleanly(Sync(), "XXH3-128");
 }
 
-TEST_F(SyncDeltaTest, ADeltaMakingFewerBytesFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, ADeltaMakingFewerBytesFallsBackToTheNextPath) {
   SyncV1PublishV2();
   const uint64_t listed = env_->Stat(DeltaPath())->size;
   ReplaceDelta(DeltaPath(), listed, [](size_t n) {
@@ -224,7 +230,7 @@ TEST_F(SyncDeltaTest, ADeltaMakingFewerBytesFallsBackToTheWholeObject) {
   ExpectFellBackCleanly(Sync(), "bytes, the manifest says");
 }
 
-TEST_F(SyncDeltaTest, ADeltaMakingMoreThanTheObjectFallsBackToTheWholeObject) {
+TEST_F(SyncDeltaTest, ADeltaMakingMoreThanTheObjectFallsBackToTheNextPath) {
   SyncV1PublishV2();
   const uint64_t listed = env_->Stat(DeltaPath())->size;
   ReplaceDelta(DeltaPath(), listed, [](size_t n) {
@@ -254,18 +260,130 @@ TEST_F(SyncDeltaTest, AKilledPatchIsDiscardedByTheNextRun) {
   // object whole: the killed patch is removed all the same.
   Write("big.tfrecord", V2() + "3");
   Publish();
-  test::WriteFile(
-      env_,
-      JoinPath(partial, rk + "/" + HashBytes(V2() + "3").ToHex() + ".patch"),
-      "garbage");
+  for (const char* ext : {".patch", ".blocks"})
+    test::WriteFile(
+        env_, JoinPath(partial, rk + "/" + HashBytes(V2() + "3").ToHex() + ext),
+        "garbage");
   const std::string hex = HashBytes(V2()).ToHex();
   ASSERT_OK(env_->RemoveFile(
       dir_.Join("cache/objects/" + rk + "/" + hex.substr(0, 2) + "/" + hex)));
+  // (and the view's file at that path, a basis for block reuse, too)
+  ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest/big.tfrecord")));
   r = Sync();
   EXPECT_EQ(r.objects_patched, 0u);
+  EXPECT_EQ(r.objects_reused, 0u);
   EXPECT_EQ(r.objects_whole, 1u);
   EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
   EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+// Path 3: blocks of local files and ranges of the object.
+TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
+  SyncV1PublishV2();
+  // A fresh cache (no delta source in it) and a --basis tree holding v1.
+  test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
+  ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest")));
+  SyncReport r = Sync(false, dir_.Join("old"), "cache2");
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_patched, 0u);
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_EQ(r.bytes_reused, V2().size());
+  EXPECT_EQ(r.block_fallbacks, 0u);
+  EXPECT_EQ(r.objects_whole, 1u);  // small.txt: no signature
+  // The signature (12 + 36 bytes a block) and ranges around the 3 edits
+  // (12.5 KB novel; a gap below 256 KiB is fetched, not copied).
+  const uint64_t blocks = (V2().size() + 1407) / 1408;
+  const uint64_t sig = 12 + 36 * blocks;
+  EXPECT_LT(r.block_bytes_fetched - sig, 3 * (300u << 10));
+  EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), V2().size());
+  EXPECT_EQ(r.bytes_fetched, r.block_bytes_fetched + 2);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaTest, ThePreviousVersionInDestIsABasis) {
+  SyncV1PublishV2();
+  // v1's object gone from the cache (no delta path), its link in the view
+  // still there.
+  auto rks = env_->GetChildren(dir_.Join("cache/objects"));
+  ASSERT_OK(rks.status());
+  const std::string hex = HashBytes(V1()).ToHex();
+  ASSERT_OK(env_->RemoveFile(dir_.Join("cache/objects/" + (*rks)[0].name + "/" +
+                                       hex.substr(0, 2) + "/" + hex)));
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_patched, 0u);
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_GT(r.bytes_copied, V2().size() / 2);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST_F(SyncDeltaTest, AMissingDeltaThenBlocksFromItsSource) {
+  // Path 2 fails; path 3 takes the delta's cached source as a basis.
+  SyncV1PublishV2();
+  ASSERT_OK(env_->RemoveFile(DeltaPath()));
+  ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest/big.tfrecord")));
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.delta_fallbacks, 1u);
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_EQ(r.objects_whole, 1u);
+}
+
+TEST_F(SyncDeltaTest, ADamagedSignatureFallsBackToTheWholeObject) {
+  SyncV1PublishV2();
+  ASSERT_OK(env_->RemoveFile(DeltaPath()));
+  const std::string sig = Bucket(sync::SigKey(HashBytes(V2())));
+  std::string bytes = test::ReadFile(env_, sig);
+  test::WriteFile(env_, sig, bytes.substr(0, bytes.size() - 36));
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 0u);
+  EXPECT_EQ(r.block_fallbacks, 1u);
+  EXPECT_EQ(r.objects_whole, 2u);
+  ASSERT_EQ(r.warnings.size(), 2u);  // the delta's and the signature's
+  EXPECT_NE(r.warnings[1].find("block reuse failed"), std::string::npos)
+      << r.warnings[1];
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaTest, ALyingSignatureFallsBackToTheWholeObject) {
+  // The stored signature describes other bytes of the right size (v1's,
+  // cut): every block is found in the basis, and the result fails the hash.
+  SyncV1PublishV2();
+  ASSERT_OK(env_->RemoveFile(DeltaPath()));
+  const std::string other = V1().substr(0, V2().size());
+  std::string sig;
+  auto b =
+      delta::SignatureBuilder::Create(other.size(), [&](std::string_view d) {
+        sig.append(d);
+        return Status::OK();
+      });
+  ASSERT_OK(b.status());
+  ASSERT_OK((*b)->Update(other));
+  ASSERT_OK((*b)->Finish());
+  test::WriteFile(env_, Bucket(sync::SigKey(HashBytes(V2()))), sig);
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 0u);
+  EXPECT_EQ(r.block_fallbacks, 1u);
+  EXPECT_EQ(r.objects_whole, 2u);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[1].find("XXH3-128"), std::string::npos) << r.warnings[1];
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaTest, ABasisWithNoBlockOfTheObjectIsQuietlyPassedOver) {
+  SyncV1PublishV2();
+  test::WriteFile(env_, dir_.Join("old/big.tfrecord"),
+                  RandomBytes(1 << 20, 77));
+  ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest")));
+  SyncReport r = Sync(false, dir_.Join("old"), "cache2");
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 0u);
+  EXPECT_EQ(r.block_fallbacks, 0u);
+  EXPECT_EQ(r.objects_whole, 2u);
+  EXPECT_TRUE(r.warnings.empty());
 }
 
 }  // namespace
