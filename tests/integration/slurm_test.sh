@@ -13,14 +13,20 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for t in slurmctld slurmd munged sbatch; do
   command -v "$t" > /dev/null || [ -x "/usr/sbin/$t" ] || { echo "SKIP: no $t"; exit 77; }
 done
-work=$(mktemp -d)
+unset SLURM_CONF  # never a cluster of the caller's
+work=$(realpath "$(mktemp -d)")
 chmod 0755 "$work"
+# Jobs still there are cancelled and waited for (their steps outlive slurmd).
 cleanup() {
-  scancel --quiet --full "$(squeue -h -o %A | tr '\n' ' ')" 2> /dev/null || true
+  if [ "${SLURM_CONF:-}" = "$work/slurm/slurm.conf" ]; then
+    squeue -h -o %A 2> /dev/null | xargs -r scancel --full 2> /dev/null || true
+    for _ in $(seq 50); do [ -z "$(squeue -h -o %A 2> /dev/null)" ] && break; sleep 0.2; done
+  fi
   bash "$HERE/slurm.sh" stop "$work/slurm"
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT
 cd "$work"
 fail() {
   echo "FAIL: $*" >&2
@@ -33,10 +39,12 @@ source slurm/slurm.env
 export FERRY SBATCH_OUTPUT="$work/logs/%x-%j.out"
 mkdir logs
 
-# wait_job ID: until it has ended (timeout 300 s); fails unless COMPLETED.
+# wait_job ID: until it has ended; fails unless COMPLETED. All waits
+# together end 600 s after the start (well inside ctest's timeout).
+deadline=$((SECONDS + 600))
 wait_job() {
-  local info state end=$((SECONDS + 300))
-  while [ $SECONDS -lt $end ]; do
+  local info state
+  while [ $SECONDS -lt $deadline ]; do
     info=$(scontrol -o show job "$1" 2> /dev/null || true)
     state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<< "$info" | sort -u | tr '\n' ' ')
     case $info in *DependencyNeverSatisfied*) fail "job $1: a dependency failed" ;; esac
@@ -46,7 +54,7 @@ wait_job() {
       *) fail "job $1 ended $state" ;;
     esac
   done
-  fail "job $1 did not end in 300 s: $info"
+  fail "job $1 had not ended 600 s after the start: $info"
 }
 
 cp -r "$SAMPLES/dataset" data
