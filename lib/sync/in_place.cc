@@ -138,7 +138,7 @@ void RemoveStateTemps(Env* env, const std::string& dest) {
   for (const DirEntry& e : *children) {
     if (e.is_dir || e.is_link || !IsAtomicTempName(e.name)) continue;
     for (std::string_view state :
-         {kViewStateName, kFileListName, kPendingListName}) {
+         {kViewStateName, kFileListName, kPendingListName, kStampsName}) {
       const std::string tail = "-" + std::string(state);
       if (e.name.size() > tail.size() &&
           e.name.compare(e.name.size() - tail.size(), tail.size(), tail) == 0)
@@ -287,7 +287,9 @@ Status UpdateInPlace(Env* env, const Cache& cache,
       WriteFileAtomically(env, pending_path, EncodeFileList(pending)));
 
   // 2. Each file: kept if it is already the new one, else replaced by one
-  // rename.
+  // rename. A file the last complete sync stamped counts as recorded only
+  // while its stamp is unchanged (not removed, rewritten or replaced since).
+  auto stamps = ReadStamps(env, dest);
   DirMaker dirs(env, dest);
   for (const Entry& e : files) {
     const std::string to = JoinPath(dest, e.path);
@@ -306,6 +308,11 @@ Status UpdateInPlace(Env* env, const Cache& cache,
                       o->second->size == e.size && cur.ok() &&
                       cur->size == e.size &&
                       (i == interrupted_by.end() || i->second->hash == e.hash);
+      if (recorded && stamps.ok()) {
+        auto st = stamps->find(e.path);
+        auto now = StampOf(to);
+        recorded = st != stamps->end() && now.ok() && *now == st->second;
+      }
       if (same_inode || recorded) {
         ++report->kept;
         continue;
@@ -359,6 +366,8 @@ Status UpdateInPlace(Env* env, const Cache& cache,
     FERRY_RETURN_IF_ERROR(env->SyncFileSystem(dest));
   FERRY_RETURN_IF_ERROR(
       WriteFileAtomically(env, list_path, EncodeFileList(files)));
+  // What the next no-op compares (ViewIntact), as in a view.
+  FERRY_RETURN_IF_ERROR(WriteStamps(env, dest, files));
   FERRY_RETURN_IF_ERROR(
       WriteFileAtomically(env, state_path, EncodeViewState(state)));
   Status s = env->RemoveFile(pending_path);

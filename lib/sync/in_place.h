@@ -7,6 +7,8 @@
 //                        update runs
 //   .ferry-sync-files    the files of the last complete sync: what ferry
 //                        placed (path, size, XXH3-128, mode, ETag)
+//   .ferry-sync-stamps   each of those files' stamp (view.h), what a no-op
+//                        compares; a file whose stamp changed is placed again
 //   .ferry-sync-pending  while an update runs: the files it is placing, so a
 //                        rerun after a crash knows every file ferry may have
 //                        placed

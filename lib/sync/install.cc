@@ -76,6 +76,22 @@ Status ViewPins::Pin(const std::vector<CacheKey>& keys) {
   return Status::OK();
 }
 
+Result<bool> DestIntact(Env* env, const DestPaths& paths,
+                        const std::string& cache_dir,
+                        const std::string& remote_key, bool in_place) {
+  std::string v, fresh;
+  FERRY_RETURN_IF_ERROR(InspectDest(env, paths, &v).status());
+  FERRY_ASSIGN_OR_RETURN(bool intact,
+                         ViewIntact(env, v, cache_dir, remote_key, &fresh));
+  if (!fresh.empty()) {
+    auto lock = LockDest(env, paths, in_place);
+    std::string now;
+    if (lock.ok() && InspectDest(env, paths, &now).ok() && now == v)
+      FERRY_RETURN_IF_ERROR(RefreshStamps(env, v, fresh));
+  }
+  return intact;
+}
+
 ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& etag, const std::string& id,
                    const std::string& cache_dir, const std::string& sel_key,

@@ -57,6 +57,14 @@ class ViewPins {
   bool pinned_ = false;
 };
 
+// For a no-op: whether DEST's files (its view's, or DEST's own --in-place)
+// are as the last sync stamped them (ViewIntact). Stamps that another DEST's
+// links changed are rewritten as they are now, under DEST's lock (skipped
+// while a sync holds it), so the next check opens no index.
+Result<bool> DestIntact(Env* env, const DestPaths& paths,
+                        const std::string& cache_dir,
+                        const std::string& remote_key, bool in_place);
+
 // What DEST will record for this sync.
 ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& etag, const std::string& id,

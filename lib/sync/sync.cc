@@ -356,23 +356,13 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     }
     etag = got->etag;
     const bool same = !etag.empty() && recorded && got->unchanged;
-    if (same && !o.in_place && !o.dry_run) {
-      // The ref is as recorded; the view's files must be too (stat only):
-      // a file removed or written through the view is put back by a full
-      // run, which re-hashes changed objects before linking them.
-      std::string v, fresh;
-      FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &v).status());
-      FERRY_ASSIGN_OR_RETURN(bool intact,
-                             sync::ViewIntact(env, v, cache_dir, rk, &fresh));
+    if (same && !o.dry_run) {
+      // The ref is as recorded; DEST's files must be too (stat only): a file
+      // removed or written through the view (or --in-place) is put back by
+      // a full run, which re-hashes changed objects before linking them.
+      FERRY_ASSIGN_OR_RETURN(
+          bool intact, sync::DestIntact(env, paths, cache_dir, rk, o.in_place));
       repair = !intact;
-      // Files another DEST's links restamped: recorded as they are now, so
-      // the next no-op asks the cache nothing (unless a sync is running).
-      if (!fresh.empty()) {
-        auto lock = sync::LockDest(env, paths);
-        std::string now;
-        if (lock.ok() && sync::InspectDest(env, paths, &now).ok() && now == v)
-          FERRY_RETURN_IF_ERROR(sync::RefreshStamps(env, v, fresh));
-      }
     }
     if (same && !repair) {
       report.unchanged = true;

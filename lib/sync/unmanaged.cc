@@ -351,14 +351,23 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
                : JoinPath(paths.views,
                           id + (run.sel_key.empty() ? "" : "." + run.sel_key));
   };
+  bool repair = false;  // DEST's files differ from what ferry placed
   if (need.empty()) {
     const std::string id = id_of();
     if (cur.ok() && cur->remote_key == rk && cur->id == id &&
         cur->selection == run.sel_key) {
-      report.unchanged = true;  // the listing was the only request
-      report.manifest_id = id;
-      report.view = view_of(id);
-      return report;
+      // DEST's files as placed (stat only), else put back by a full run.
+      if (!o.dry_run) {
+        FERRY_ASSIGN_OR_RETURN(
+            bool intact, DestIntact(env, paths, run.cache_dir, rk, o.in_place));
+        repair = !intact;
+      }
+      if (!repair) {
+        report.unchanged = true;  // the listing was the only request
+        report.manifest_id = id;
+        report.view = view_of(id);
+        return report;
+      }
     }
   }
   uint64_t need_bytes = 0;
@@ -466,7 +475,9 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
 
   // 3. The view (or DEST in place), as for a managed remote.
   const std::string id = id_of();
-  const std::string view = view_of(id);
+  std::string view = view_of(id);
+  if (repair && !o.in_place && env->FileExists(view))
+    view += ".repaired-" + std::to_string(env->NowMicros());  // swapped in
   report.manifest_id = id;
   report.view = view;
   FERRY_ASSIGN_OR_RETURN(

@@ -175,8 +175,6 @@ Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,
 
 namespace {
 
-constexpr std::string_view kStampsName = ".ferry-sync-stamps";
-
 // One JSON array of [path, xxh3-128 hex, size, inode, mtime ns, ctime ns].
 std::string EncodeStamps(const std::vector<Entry>& files,
                          const std::vector<FileStamp>& stamps) {
@@ -290,6 +288,42 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
   }
   if (cache && fresh_stamps) *fresh_stamps = EncodeStamps(files, stamps);
   return true;
+}
+
+Status WriteStamps(Env* env, const std::string& dir,
+                   const std::vector<Entry>& files) {
+  std::vector<FileStamp> stamps;
+  for (const Entry& e : files) {
+    FERRY_ASSIGN_OR_RETURN(FileStamp st, StampOf(JoinPath(dir, e.path)));
+    stamps.push_back(st);
+  }
+  return WriteFileAtomically(env, JoinPath(dir, std::string(kStampsName)),
+                             EncodeStamps(files, stamps));
+}
+
+Result<std::unordered_map<std::string, FileStamp>> ReadStamps(
+    Env* env, const std::string& dir) {
+  FERRY_ASSIGN_OR_RETURN(
+      std::string text,
+      ReadFileToString(env, JoinPath(dir, std::string(kStampsName)),
+                       uint64_t{4} << 30));
+  auto v = ParseJson(text);
+  if (!v.ok() || !v->is_array())
+    return Status::Corruption(JoinPath(dir, std::string(kStampsName)),
+                              "not a JSON array");
+  std::unordered_map<std::string, FileStamp> stamps;
+  for (const JsonValue& f : v->items()) {
+    if (!f.is_array() || f.items().size() != 6)
+      return Status::Corruption(JoinPath(dir, std::string(kStampsName)),
+                                "not [path, hash, size, inode, mtime, ctime]");
+    const auto& it = f.items();
+    FileStamp& st = stamps[it[0].str()];
+    st.size = it[2].uint();
+    st.ino = it[3].uint();
+    st.mtime_ns = static_cast<int64_t>(it[4].uint());
+    st.ctime_ns = static_cast<int64_t>(it[5].uint());
+  }
+  return stamps;
 }
 
 Status RefreshStamps(Env* env, const std::string& view,

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ferry/env.h"
@@ -22,6 +24,10 @@
 #include "sync/plan.h"
 
 namespace ferry::sync {
+
+// Each placed file's stamp (a view's, an --in-place DEST's): what a no-op
+// compares (ViewIntact).
+inline constexpr std::string_view kStampsName = ".ferry-sync-stamps";
 
 // What a view records about itself, in its .ferry-sync.json.
 struct ViewState {
@@ -107,6 +113,14 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
                         const std::string& cache_dir,
                         const std::string& remote_key,
                         std::string* fresh_stamps = nullptr);
+
+// The stamps an --in-place DEST keeps as a view does (.ferry-sync-stamps):
+// each of files' stamp now (all must be there), written into dir.
+Status WriteStamps(Env* env, const std::string& dir,
+                   const std::vector<Entry>& files);
+// Path -> stamp from dir's .ferry-sync-stamps; NotFound without one.
+Result<std::unordered_map<std::string, FileStamp>> ReadStamps(
+    Env* env, const std::string& dir);
 
 // Replaces the stamps of view (complete; its DEST locked) by fresh_stamps
 // from ViewIntact.

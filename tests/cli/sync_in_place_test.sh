@@ -99,6 +99,22 @@ only tree ds
 expect_rc 0 "$FERRY" sync --json --in-place bucket ds --cache cache
 [ "$(field unchanged)" = True ] || fail "not a no-op after the rerun"
 
+# A file removed from DEST, one written in it (same size, through its link
+# into the cache) and one replaced by other bytes of its size: the next sync
+# (the ref unchanged) is no no-op, puts them back and fetches only the object
+# the write damaged; then a no-op again.
+rm ds/readme.txt
+chmod u+w ds/sub/f0.bin
+printf 'EVIL' | dd of=ds/sub/f0.bin bs=1 conv=notrunc status=none
+size=$(wc -c < ds/sub/f1.bin) && rm ds/sub/f1.bin
+head -c "$size" /dev/zero > ds/sub/f1.bin
+expect_rc 0 "$FERRY" sync --json --in-place bucket ds --cache cache
+[ "$(field unchanged)" = False ] && [ "$(field objects_fetched)" = 1 ] \
+  || { cat out.txt; fail "changed --in-place DEST: not repaired as it should"; }
+only tree ds
+expect_rc 0 "$FERRY" sync --json --in-place bucket ds --cache cache
+[ "$(field unchanged)" = True ] || fail "not a no-op after the repair"
+
 # A symbolic link on a file's way is not followed: nothing written outside.
 mkdir outside ds2
 ln -s ../outside ds2/sub

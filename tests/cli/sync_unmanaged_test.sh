@@ -52,6 +52,16 @@ expect_rc 0 "$FERRY" sync --json plain ds --cache cache
   && [ "$(field bytes_fetched)" = 4005 ] || { cat out.txt; fail "incremental"; }
 same_tree src ds
 
+# A file removed from the view: the next sync (nothing listed changed) puts
+# it back from the cache; then a no-op again.
+rm ds/more.txt
+expect_rc 0 "$FERRY" sync --json plain ds --cache cache
+[ "$(field unchanged)" = False ] && [ "$(field objects_fetched)" = 0 ] \
+  || { cat out.txt; fail "a file removed from a view"; }
+same_tree src ds
+expect_rc 0 "$FERRY" sync --json plain ds --cache cache
+[ "$(field unchanged)" = True ] || { cat out.txt; fail "no no-op after the repair"; }
+
 # --in-place from the same remote, then a change.
 # (the cache knows each listed file's hash: nothing fetched again)
 expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
@@ -63,6 +73,17 @@ head -c 100 /dev/urandom > plain/labels.txt && cp plain/labels.txt src/labels.tx
 expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
 [ "$(field objects_fetched)" = 1 ] && [ "$(field files_placed)" = 1 ] || { cat out.txt; fail "in-place change"; }
 same_tree src flat
+# A file removed from it and one written in it (through its link into the
+# cache): put back by the next sync, the damaged object fetched again.
+rm flat/sub/f0.bin
+chmod u+w flat/labels.txt
+printf 'X' | dd of=flat/labels.txt bs=1 conv=notrunc status=none
+expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
+[ "$(field unchanged)" = False ] && [ "$(field objects_fetched)" = 1 ] \
+  || { cat out.txt; fail "a changed --in-place DEST"; }
+same_tree src flat
+expect_rc 0 "$FERRY" sync --json --in-place plain flat --cache cache
+[ "$(field unchanged)" = True ] || { cat out.txt; fail "no no-op after the repair"; }
 
 # Two syncs of the remote into two DESTs on one new cache at once: each
 # file fetched once in all.

@@ -26,7 +26,8 @@ check_dest() {
   [ "$(cat "$d/mine.txt")" = mine ] || fail "the user's file is gone ($3)"
   want=$( (cd "$t" && find . -type f; echo ./mine.txt) | sort)
   got=$(cd "$d" && find . \( -type f -o -type l \) ! -name '.ferry-sync.json' \
-        ! -name '.ferry-sync-files' ! -name '.ferry-sync.lock' | sort)
+        ! -name '.ferry-sync-files' ! -name '.ferry-sync.lock' \
+        ! -name '.ferry-sync-stamps' | sort)
   [ "$want" = "$got" ] || fail "files in $d: $(comm -3 <(echo "$want") <(echo "$got")) ($3)"
   [ -z "$(find cache -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock' ! -name lock)" ] \
     || fail "part files or locks left ($3): $(find cache -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock')"
