@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ferry sync's delta path (docs/delta.md "Sync side") through the CLI:
 # --dry-run and --json report the objects patched and the delta bytes they
-# take (the sizes of the stored deltas); then a kill -9 loop over a chain of
+# take (the sizes of the stored deltas); --basis DIR lends its files' blocks
+# (block reuse); then a kill -9 loop over a chain of
 # versions (the last two without deltas: block reuse from DEST's previous
 # files): after every kill DEST is one whole version, and the final run
 # leaves DEST byte-identical to the last one, checked, with nothing left in
@@ -62,6 +63,11 @@ same_tree nodes/ds v2tree || fail "v2 differs"
 [ "$(json 'd["bytes_fetched"]')" = $((delta_bytes + 10)) ] || fail "total: $(cat out.txt)"
 [ "$delta_bytes" -lt $((6 * (8 << 20) / 50)) ] || fail "deltas not small: $delta_bytes"
 echo "v2: $delta_bytes delta bytes for $(cat v2tree/shard-* | wc -c) bytes of shards"
+# A new DEST with a fresh cache and --basis v1's tree: block reuse.
+expect_rc 0 "$FERRY" sync --json bucket nodes/fresh --cache cache-fresh --basis v1tree
+same_tree nodes/fresh v2tree || fail "--basis: v2 differs"
+[ "$(json 'd["paths"]["blocks"]["objects"]')" = 6 ] || fail "--basis: $(cat out.txt)"
+[ "$(json 'd["paths"]["blocks"]["bytes_fetched"] < 6 * (8 << 20) // 10')" = True ] || fail "--basis bytes: $(cat out.txt)"
 
 # 2. kill -9 at random moments while syncing v3..v6 one after another: a
 # killed run leaves DEST a whole version; each run goes on with the version
