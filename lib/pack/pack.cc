@@ -238,6 +238,7 @@ class Packer {
   std::string fp_;
   std::map<std::string, int> label_index_;
   std::unique_ptr<FileLock> lock_;
+  bool planned_ = false;  // items and hashes come from a plan
   State state_;
   PackSummary sum_;
 };
@@ -252,6 +253,14 @@ Record Packer::Build(size_t i) const {
     return r;
   }
   r.input_bytes = data->size();
+  // Its key, leakage and split came from the scan's (or the plan's) hash:
+  // a file rewritten since would pack new pixels under the old key.
+  if (HashBytes(*data) != hashes_[i]) {
+    r.error = Status::FailedPrecondition(
+        planned_ ? "changed since the plan: rerun ferry pack --plan"
+                 : "changed while packing: run ferry pack again");
+    return r;
+  }
   thread_local image::JpegEncoder encoder;
   image::TranscodeInfo info;
   auto jpeg = image::Transcode(*data, o_.transcode, &encoder, &info);
@@ -736,6 +745,7 @@ Status Packer::LoadPlan() {
                : text.status();
   }
   FERRY_ASSIGN_OR_RETURN(pack::Plan plan, pack::ParsePlan(*text));
+  planned_ = true;
   items_ = std::move(plan.items);
   hashes_ = std::move(plan.hashes);
   earlier_ = std::move(plan.earlier);
@@ -917,7 +927,6 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
 Result<PackSummary> Packer::Merge() {
   FERRY_RETURN_IF_ERROR(LoadPlan());
   FERRY_RETURN_IF_ERROR(Lock());
-  RemoveStaleTemps(env_, out_);
   FERRY_ASSIGN_OR_RETURN(std::vector<DirEntry> children,
                          env_->GetChildren(out_));
   std::vector<std::string> worker_files;
@@ -1002,6 +1011,9 @@ Result<PackSummary> Packer::Merge() {
                   "workers, then --merge again): " +
                   list);
   }
+  // Only now: every worker is done, so no temporary file here is a running
+  // one's (a worker's pid means nothing on another node).
+  RemoveStaleTemps(env_, out_);
   std::sort(state_.failed.begin(), state_.failed.end(),
             [&](const Failed& a, const Failed& b) {
               auto idx = [&](const std::string& n) {

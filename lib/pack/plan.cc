@@ -94,12 +94,12 @@ Result<Plan> ParsePlan(const std::string& text) {
       p.hashes.push_back(*h);
       if (earlier) p.earlier.push_back(e);
     } else if (word == "skipped" || word == "failed") {
-      std::string path, msg;
+      std::string path, hex, msg;
       int code = 0;
-      f >> path >> code >> msg;
+      f >> path >> code >> hex;
       PackFailure pf;
       if (!f || code <= 0 || code > int(Status::Code::kFailedPrecondition) ||
-          !FromHex(path, &pf.input) || !FromHex(msg, &msg)) {
+          !FromHex(path, &pf.input) || !FromHex(hex, &msg)) {
         return bad();
       }
       pf.error = Status::FromCode(Status::Code(code), msg);

@@ -7,6 +7,10 @@ set -euo pipefail
 FERRY=$1 SAMPLES=$2
 source "$(dirname "$0")/testlib.sh"
 cp -r "$SAMPLES/dataset" data
+# Files that are not inputs: dataset.json gives each one's reason, the
+# merged one as the one-machine one.
+echo notes > data/README.txt
+cp data/cat/cat_000.png data/cat/.hidden.png
 same() { diff -r "$1" "$2" > /dev/null || { diff -r "$1" "$2" | head >&2; fail "$2 differs from $1"; }; }
 
 # plan DIR N [parallel] OPTIONS...: plan, N workers, merge.
@@ -111,4 +115,45 @@ expect_rc 1 "$FERRY" pack data f "${TF[@]}" --merge
 import json; d = json.load(open("f/dataset.json"))
 assert [f["input"] for f in d["failed"]] == ["cat/zz_broken.png"], d["failed"]
 assert d["records"] == 60, d["records"]'
+
+# A file rewritten after the plan: its worker fails it (the plan's key and
+# split are for the old bytes), exit 1; the merge packs it nowhere.
+rm data/cat/zz_broken.png
+expect_rc 0 "$FERRY" pack data c "${TF[@]}" --plan -q
+cp data/cat/cat_001.png data/cat/cat_002.png
+rc=0
+for i in 0 1; do
+  set +e; "$FERRY" pack data c "${TF[@]}" --worker $i/2 -q 2>> cerr.txt; r=$?; set -e
+  [ $r -le 1 ] || fail "worker exit $r"; rc=$((rc + r))
+done
+[ $rc -eq 1 ] || fail "the rewritten file failed $rc workers, want 1: $(cat cerr.txt)"
+grep -q 'cat/cat_002.png.*changed since the plan' cerr.txt || fail "rewritten file not named: $(cat cerr.txt)"
+expect_rc 1 "$FERRY" pack data c "${TF[@]}" --merge
+if grep -l 'cat/cat_002.png' c/*.tfrecord; then fail "the rewritten file was packed"; fi
+/usr/bin/python3 -c '
+import json; d = json.load(open("c/dataset.json"))
+assert [f["input"] for f in d["failed"]] == ["cat/cat_002.png"], d["failed"]'
+cp "$SAMPLES/dataset/cat/cat_002.png" data/cat/cat_002.png
+
+# A merge before every worker is done leaves the temporaries alone: their
+# writer may run on another node (its pid means nothing here).
+expect_rc 0 "$FERRY" pack data t "${TF[@]}" --plan -q
+expect_rc 0 "$FERRY" pack data t "${TF[@]}" --worker 0/2 -q
+true & dead=$!; wait $dead
+tmp=".ferry-tmp-$dead-000000000000-train-00005-of-00006.tfrecord"
+echo partial > "t/$tmp"
+expect_rc 3 "$FERRY" pack data t "${TF[@]}" --merge
+[ -e "t/$tmp" ] || fail "an early merge removed a worker's temporary file"
+expect_rc 0 "$FERRY" pack data t "${TF[@]}" --worker 1/2 -q
+expect_rc 0 "$FERRY" pack data t "${TF[@]}" --merge
+[ ! -e "t/$tmp" ] || fail "a finished merge left a stale temporary file"
+same one t
+
+# OUT must be a folder every worker and the merge see, not a URL.
+for url in s3://bucket/x file:///tmp/x; do
+  expect_rc 2 "$FERRY" pack data "$url" "${TF[@]}" --plan
+  grep -q 'is a URL' err.txt || fail "URL OUT not refused: $(cat err.txt)"
+  expect_rc 2 "$FERRY" pack data "$url" "${TF[@]}"
+done
+[ ! -e s3: ] && [ ! -e file: ] || fail "a URL OUT made a local folder"
 echo ok

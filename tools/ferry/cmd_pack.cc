@@ -66,6 +66,13 @@ Result<uint64_t> ParseBytes(const std::string& s) {
 
 int RunPack(const PackArgs& a) {
   PackOptions o;
+  if (a.out.find("://") != std::string::npos) {
+    return Fail(Status::InvalidArgument(
+        "OUT '" + a.out +
+        "' is a URL: ferry pack writes to a local or shared file system "
+        "(every --worker and the --merge see the same OUT folder; "
+        "docs/scale.md); publish the result with ferry publish"));
+  }
   Status s = FillImageOptions(a.image, &o.transcode);
   if (s.ok()) s = FillSplitSpec(a.split, &o.split);
   if (!s.ok()) return Fail(s);
