@@ -9,7 +9,11 @@
 // start, the successor of the last match after it), so unchanged data costs
 // one weak sum (vectorised) and one BLAKE2b per block and no rolling; a
 // successful try is exactly what the table would have found there, so the
-// map is the same with or without it. With options.exhaustive a second pass
+// map is the same with or without it. Given the new object's part hashes,
+// the fast path, once aligned at the same offsets, takes every block lying in
+// basis parts of those XXH3-64s without summing them (a part is hashed once
+// per scanner, only when four blocks matched at their own offsets or the part
+// before held: fully changed or shifted data hashes none). With options.exhaustive a second pass
 // rolls through the matched windows for the groups still missing. Each group of
 // equal blocks keeps its first place (basis, offset) by an atomic minimum:
 // deterministic whatever the threads do.
@@ -17,6 +21,11 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
+
+#include <xxhash.h>
+#if defined(__x86_64__)
+#include <xxh_x86dispatch.h>  // XXH3 on the AVX2 kernel when there is one
+#endif
 
 #include "delta/blake2b_x4.h"
 #include "delta/block_index.h"
@@ -31,6 +40,7 @@ constexpr int kOffsetBits = 51;  // a match's key: basis << 51 | offset
 constexpr uint64_t kMaxBases = uint64_t{1} << (63 - kOffsetBits);
 constexpr uint64_t kNotFound = ~uint64_t{0};
 constexpr size_t kWindowBytes = 4 << 20;
+constexpr size_t kPartReadBytes = 256 << 10;  // stays in L2 while hashed
 
 struct Chunk {
   int basis;
@@ -43,6 +53,7 @@ struct Shared {
   Env* env;
   const std::vector<std::string>& paths;
   const std::vector<uint64_t>& sizes;
+  uint64_t new_size;
   std::vector<std::atomic<uint64_t>> best;  // per group: lowest match key
   std::atomic<bool> failed{false};
 };
@@ -66,8 +77,18 @@ class Scanner {
   BlockMatchStats stats;
 
  private:
+  // The basis being scanned, opened on first use.
+  Result<RandomAccessFile*> File();
   // Makes the basis bytes [p, min(end, limit)) readable at At(p).
   Status Ensure(uint64_t p, uint64_t end, uint64_t limit);
+  // Whether the basis's bytes of the new object's part `part` (same
+  // offsets) have its hash in options.part_hashes; hashed once per scanner.
+  Result<bool> PartHolds(uint64_t part);
+  // From p == j * L: records blocks j, j + 1, ... at p, p + L, ... (offsets
+  // below full_stop) while every part under the block PartHolds; returns
+  // how many (what the aligned fast path would find there, unsummed).
+  Result<uint64_t> ByParts(uint64_t p, uint64_t j, uint64_t full_stop,
+                           std::vector<uint64_t>* matches);
   const uint8_t* At(uint64_t p) const { return buf_.data() + (p - buf_off_); }
   uint64_t buf_end() const { return buf_off_ + buf_len_; }
   void Record(uint32_t group, uint64_t p);
@@ -107,7 +128,70 @@ class Scanner {
   uint64_t buf_off_ = 0;
   size_t buf_len_ = 0;
   bool short_open_ = false;  // the short block not yet found in this chunk
+  // PartHolds' answers per basis and part: 0 not yet hashed, 1 yes, 2 no.
+  std::vector<std::vector<uint8_t>> part_state_;
+  std::vector<uint8_t> part_buf_;
+  struct FreeXxh3 {
+    void operator()(XXH3_state_t* st) const { XXH3_freeState(st); }
+  };
+  std::unique_ptr<XXH3_state_t, FreeXxh3> part_hasher_;
 };
+
+Result<RandomAccessFile*> Scanner::File() {
+  auto& file = files_[basis_];
+  if (!file) {
+    FERRY_ASSIGN_OR_RETURN(file, s_.env->NewRandomAccessFile(s_.paths[basis_]));
+  }
+  return file.get();
+}
+
+Result<bool> Scanner::PartHolds(uint64_t part) {
+  if (part_state_.empty()) part_state_.resize(s_.paths.size());
+  std::vector<uint8_t>& states = part_state_[basis_];
+  if (states.empty()) states.resize(s_.options.part_hashes.size(), 0);
+  uint8_t& state = states[part];
+  if (state != 0) return state == 1;
+  state = 2;
+  const uint64_t size = s_.options.part_size;
+  const uint64_t begin = part * size;
+  const uint64_t end = begin + std::min(size, s_.new_size - begin);
+  if (end > s_.sizes[basis_]) return false;
+  FERRY_ASSIGN_OR_RETURN(RandomAccessFile * file, File());
+  if (!part_hasher_) part_hasher_.reset(XXH3_createState());
+  XXH3_64bits_reset(part_hasher_.get());
+  part_buf_.resize(kPartReadBytes);
+  for (uint64_t at = begin; at < end;) {
+    std::string_view got;
+    Status st = file->Read(at, std::min<uint64_t>(part_buf_.size(), end - at),
+                           &got, reinterpret_cast<char*>(part_buf_.data()));
+    if (!st.ok()) return st.WithContext(s_.paths[basis_]);
+    if (got.empty())
+      return Status::IOError(s_.paths[basis_], "basis shorter than it was");
+    XXH3_64bits_update(part_hasher_.get(), got.data(), got.size());
+    at += got.size();
+  }
+  ++stats.parts_hashed;
+  if (XXH3_64bits_digest(part_hasher_.get()) == s_.options.part_hashes[part])
+    state = 1;
+  return state == 1;
+}
+
+Result<uint64_t> Scanner::ByParts(uint64_t p, uint64_t j, uint64_t full_stop,
+                                  std::vector<uint64_t>* matches) {
+  const uint64_t L = ix_.block_len(), size = s_.options.part_size;
+  uint64_t k = j;
+  for (uint64_t q = p; k < ix_.full_blocks() && q < full_stop; ++k, q += L) {
+    bool holds = true;
+    for (uint64_t i = q / size; holds && i <= (q + L - 1) / size; ++i) {
+      FERRY_ASSIGN_OR_RETURN(holds, PartHolds(i));
+    }
+    if (!holds) break;
+    Record(ix_.GroupOf(k), q);
+    matches->push_back(q);
+  }
+  stats.part_bytes += (k - j) * L;
+  return k - j;
+}
 
 Status Scanner::Ensure(uint64_t p, uint64_t end, uint64_t limit) {
   end = std::min(end, limit);
@@ -119,10 +203,7 @@ Status Scanner::Ensure(uint64_t p, uint64_t end, uint64_t limit) {
     buf_len_ = 0;
   }
   buf_off_ = p;
-  auto& file = files_[basis_];
-  if (!file) {
-    FERRY_ASSIGN_OR_RETURN(file, s_.env->NewRandomAccessFile(s_.paths[basis_]));
-  }
+  FERRY_ASSIGN_OR_RETURN(RandomAccessFile * file, File());
   while (buf_len_ < buf_.size() && buf_end() < limit) {
     size_t want = std::min<uint64_t>(buf_.size() - buf_len_, limit - buf_end());
     char* dst = reinterpret_cast<char*>(buf_.data()) + buf_len_;
@@ -268,6 +349,10 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
       ls && size >= ls ? std::min(c.end, size - ls + 1) : c.begin;
   short_open_ = ls != 0;
   int64_t predicted = BlockIndex::kNone;
+  // Whether the last step matched at the same offsets (PredictedFour or
+  // ByParts): only then are parts hashed.
+  const bool parts = !s_.options.part_hashes.empty();
+  bool try_parts = false;
   if (s_.options.aligned_fast_path && c.begin % L == 0 &&
       c.begin / L < ix_.full_blocks())
     predicted = static_cast<int64_t>(c.begin / L);
@@ -276,6 +361,18 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
   while (p < full_stop) {
     if (s_.failed.load(std::memory_order_relaxed)) return Status::OK();
     if (predicted != BlockIndex::kNone) {
+      if (try_parts && p == static_cast<uint64_t>(predicted) * L) {
+        FERRY_ASSIGN_OR_RETURN(uint64_t took,
+                               ByParts(p, predicted, full_stop, matches));
+        if (took) {
+          p += took * L;
+          predicted = static_cast<uint64_t>(predicted) + took < ix_.full_blocks()
+                          ? predicted + static_cast<int64_t>(took)
+                          : BlockIndex::kNone;
+          continue;
+        }
+      }
+      try_parts = false;
       FERRY_ASSIGN_OR_RETURN(
           int took, PredictedFour(p, predicted, full_stop, limit, matches));
       if (took) {
@@ -283,9 +380,11 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
         predicted = static_cast<uint64_t>(predicted) + 4 < ix_.full_blocks()
                         ? predicted + 4
                         : BlockIndex::kNone;
+        try_parts = parts;
         continue;
       }
     }
+    try_parts = false;
     FERRY_RETURN_IF_ERROR(Ensure(p, p + L + 1, limit));
     uint32_t h = rk::Sum(At(p), L);
     StrongSum strong(At(p), L, &stats.strong_sums);
@@ -402,6 +501,15 @@ Result<BlockMap> MatchBlocks(const Signature& signature, uint64_t new_size,
                          " bytes has " + std::to_string(n));
   if (basis_paths.size() >= kMaxBases)
     return Status::InvalidArgument("block match", "too many basis files");
+  if (!options.part_hashes.empty() &&
+      (options.part_size == 0 ||
+       options.part_hashes.size() !=
+           (new_size + options.part_size - 1) / options.part_size))
+    return Status::InvalidArgument(
+        "block match", std::to_string(options.part_hashes.size()) +
+                           " part hashes for an object of " +
+                           std::to_string(new_size) + " bytes in parts of " +
+                           std::to_string(options.part_size));
   BlockMap map;
   map.block_len = L;
   map.size = new_size;
@@ -424,9 +532,13 @@ Result<BlockMap> MatchBlocks(const Signature& signature, uint64_t new_size,
   }
 
   BlockIndex index(sig.params, sig.weak.data(), sig.strong.data(), new_size);
-  Shared shared{index, options,
-                env,   basis_paths,
-                sizes, std::vector<std::atomic<uint64_t>>(index.groups() + 1)};
+  Shared shared{index,
+                options,
+                env,
+                basis_paths,
+                sizes,
+                new_size,
+                std::vector<std::atomic<uint64_t>>(index.groups() + 1)};
   for (auto& b : shared.best) b.store(kNotFound, std::memory_order_relaxed);
   const uint64_t chunk =
       std::max<uint64_t>(1, (options.chunk_bytes + L - 1) / L) * L;
@@ -468,6 +580,8 @@ Result<BlockMap> MatchBlocks(const Signature& signature, uint64_t new_size,
     for (const auto& ws : worker_stats) {
       total.rolled_bytes += ws.rolled_bytes;
       total.strong_sums += ws.strong_sums;
+      total.parts_hashed += ws.parts_hashed;
+      total.part_bytes += ws.part_bytes;
     }
     for (const Status& e : errors)
       if (!e.ok()) return e;

@@ -9,9 +9,11 @@
 #            each insert shifted)
 #   changed  other random bytes (fully changed: the rolling scan runs over
 #            every byte)
-# ferry runs on 1 thread (per core) and on one per core (nproc). Prints the
-# median wall seconds, MB/s of basis scanned, rdiff_time / ferry_time, and
-# MB/s per CPU second (user + sys: what one core does, whatever the load).
+# ferry runs with NEW's part hashes (`delta_tool parts`, as a manifest has
+# them for sync) on 1 thread (per core) and on one per core (nproc), and on
+# 1 thread from the signature alone (`sig`). Prints the median wall seconds,
+# MB/s of basis scanned, rdiff_time / ferry_time, and MB/s per CPU second
+# (user + sys: what one core does, whatever the load).
 #   bench_block_match.sh [DELTA_TOOL] [WORKDIR]       RUNS=3 SIZE_MB=256
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,39 +41,48 @@ for at in range(0, len(old), step):
 open("inserts", "wb").write(b"".join(parts))
 PY
 fi
-for f in same inserts changed; do rdiff -f signature "$f" "sig.$f"; done
-cat old same inserts changed sig.* > /dev/null
+for f in same inserts changed; do
+  rdiff -f signature "$f" "sig.$f"
+  "$TOOL" parts "$f" "parts.$f" > /dev/null
+done
+cat old same inserts changed sig.* parts.* > /dev/null
 nproc=$(nproc)
 
 for round in $(seq "$RUNS"); do
   for f in same inserts changed; do
     size=$(stat -c %s "$f")
-    ferry1=(env FERRY_MATCH_THREADS=1 "$TOOL" match "sig.$f" "$size" "map.$f" old)
-    ferryn=(env FERRY_MATCH_THREADS="$nproc" "$TOOL" match "sig.$f" "$size" "map.$f" old)
+    ferry1=(env FERRY_MATCH_THREADS=1 FERRY_MATCH_PARTS="parts.$f" "$TOOL" match "sig.$f" "$size" "map.$f" old)
+    ferryn=(env FERRY_MATCH_THREADS="$nproc" FERRY_MATCH_PARTS="parts.$f" "$TOOL" match "sig.$f" "$size" "map.$f" old)
+    ferrys=(env FERRY_MATCH_THREADS=1 "$TOOL" match "sig.$f" "$size" "map.$f.sig" old)
     if [ $((round % 2)) = 1 ]; then
       run "${f}_ferry1" "${ferry1[@]}"; run "${f}_ferryn" "${ferryn[@]}"
+      run "${f}_ferrys" "${ferrys[@]}"
       run "${f}_rdiff" rdiff -f delta "sig.$f" old "delta.$f"
     else
       run "${f}_rdiff" rdiff -f delta "sig.$f" old "delta.$f"
+      run "${f}_ferrys" "${ferrys[@]}"
       run "${f}_ferryn" "${ferryn[@]}"; run "${f}_ferry1" "${ferry1[@]}"
     fi
   done
 done
 
 echo "block-reuse scan vs rdiff delta (sig of new, basis old), ${SIZE_MB} MiB basis, median of $RUNS interleaved rounds (nproc $nproc, load $(cut -d' ' -f1 /proc/loadavg))"
-printf '%-9s %9s %10s %9s %10s %9s %10s %8s %8s %11s %11s\n' new ferry1_s \
-  ferry1_MB/s ferryN_s ferryN_MB/s rdiff_s rdiff_MB/s ratio1 ratioN \
-  ferry1_cpuMB rdiff_cpuMB
+printf '%-9s %9s %10s %9s %10s %9s %9s %10s %8s %8s %11s %11s %11s\n' new ferry1_s \
+  ferry1_MB/s ferryN_s ferryN_MB/s sig1_s rdiff_s rdiff_MB/s ratio1 ratioN \
+  ferry1_cpuMB sig1_cpuMB rdiff_cpuMB
 for f in same inserts changed; do
   f1=$(median "${walls[${f}_ferry1]}"); fn=$(median "${walls[${f}_ferryn]}")
-  r=$(median "${walls[${f}_rdiff]}")
-  c1=$(median "${cpus[${f}_ferry1]}"); cr=$(median "${cpus[${f}_rdiff]}")
+  fs=$(median "${walls[${f}_ferrys]}"); r=$(median "${walls[${f}_rdiff]}")
+  c1=$(median "${cpus[${f}_ferry1]}"); cs=$(median "${cpus[${f}_ferrys]}")
+  cr=$(median "${cpus[${f}_rdiff]}")
   mbs() { echo "$SIZE_MB * 1048.576 / $1" | bc -l; }
-  printf '%-9s %9.2f %10.1f %9.2f %10.1f %9.2f %10.1f %8.2f %8.2f %11.1f %11.1f\n' "$f" \
+  printf '%-9s %9.2f %10.1f %9.2f %10.1f %9.2f %9.2f %10.1f %8.2f %8.2f %11.1f %11.1f %11.1f\n' "$f" \
     "$(echo "$f1 / 1000" | bc -l)" "$(mbs "$f1")" "$(echo "$fn / 1000" | bc -l)" \
-    "$(mbs "$fn")" "$(echo "$r / 1000" | bc -l)" "$(mbs "$r")" \
-    "$(echo "$r / $f1" | bc -l)" "$(echo "$r / $fn" | bc -l)" \
-    "$(mbs "$c1")" "$(mbs "$cr")"
-  "$TOOL" match "sig.$f" "$(stat -c %s "$f")" "map.$f" old | sed "s/^/  $f: /"
+    "$(mbs "$fn")" "$(echo "$fs / 1000" | bc -l)" "$(echo "$r / 1000" | bc -l)" \
+    "$(mbs "$r")" "$(echo "$r / $f1" | bc -l)" "$(echo "$r / $fn" | bc -l)" \
+    "$(mbs "$c1")" "$(mbs "$cs")" "$(mbs "$cr")"
+  FERRY_MATCH_PARTS="parts.$f" "$TOOL" match "sig.$f" "$(stat -c %s "$f")" "map.$f" old | sed "s/^/  $f: /"
+  cmp -s "map.$f" "map.$f.sig" || echo "  $f: the map with part hashes differs from the signature's alone"
 done
 echo "peak RSS KiB (changed): ferry 1 thread $(median "${rsss[changed_ferry1]}"), $nproc threads $(median "${rsss[changed_ferryn]}"), rdiff $(median "${rsss[changed_rdiff]}")"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -194,6 +195,16 @@ struct BlockMatchOptions {
   // Each basis is scanned in chunks of this many bytes (rounded up to whole
   // blocks), scanned in parallel; fixed, so the map is deterministic.
   uint64_t chunk_bytes = uint64_t{32} << 20;
+  // The new object's XXH3-64 of each part of part_size bytes (a manifest's
+  // part_xxh3_64 and part_size; empty: none; the viewed hashes must outlive
+  // the call). The aligned fast path then takes every block lying in basis
+  // parts whose bytes at the same offsets have those hashes without summing
+  // the blocks (XXH3 runs ~10x faster than BLAKE2b): the map is the same,
+  // short of a 64-bit hash collision (the caller's check of the whole object
+  // stays the gate). A count other than ceil(new_size / part_size) is
+  // InvalidArgument.
+  std::span<const uint64_t> part_hashes;
+  uint64_t part_size = 0;
 };
 
 // What the scan did (for benchmarks and --json).
@@ -201,6 +212,8 @@ struct BlockMatchStats {
   uint64_t basis_bytes = 0;   // bytes of all bases
   uint64_t rolled_bytes = 0;  // offsets visited by the rolling hash
   uint64_t strong_sums = 0;   // BLAKE2b sums computed
+  uint64_t parts_hashed = 0;  // basis parts hashed (options.part_hashes)
+  uint64_t part_bytes = 0;    // bytes of the blocks taken by a part's hash
 };
 
 // Scans the basis files (paths through env) for the blocks `signature`

@@ -1,6 +1,7 @@
 // lib/delta block reuse: MatchBlocks against a brute-force search of the
 // basis, the aligned fast path and any thread count against the plain
-// rolling scan, equal blocks, lying signatures, and PlanRanges' cover.
+// rolling scan, the part hashes' shortcut against the scan without it, equal
+// blocks, lying signatures, and PlanRanges' cover.
 #include <blake2.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include "delta/blake2b_x4.h"
 #include "delta/rabin_karp.h"
 #include "ferry/delta.h"
+#include "formats/manifest/manifest.h"
 #include "testutil/test_util.h"
 
 namespace ferry::delta {
@@ -78,6 +80,25 @@ std::string Edit(std::string s, std::mt19937* rng, int edits) {
     }
   }
   return s;
+}
+
+// Bytes overwritten in place (nothing shifts).
+std::string Overwrite(std::string s, std::mt19937* rng, int edits) {
+  for (int e = 0; e < edits; ++e) {
+    size_t at = (*rng)() % s.size();
+    size_t len = std::min<size_t>(1 + (*rng)() % 3000, s.size() - at);
+    s.replace(at, len, RandomBytes(len, (*rng)()));
+  }
+  return s;
+}
+
+// XXH3-64 per part, as publish puts them in a manifest.
+std::vector<uint64_t> PartHashes(const std::string& data, uint64_t part_size) {
+  manifest::FileHasher hasher(part_size);
+  hasher.Update(data);
+  manifest::File entry;
+  hasher.Finish(&entry);
+  return {entry.part_xxh3_64().begin(), entry.part_xxh3_64().end()};
 }
 
 class BlockMatchTest : public ::testing::Test {
@@ -270,6 +291,107 @@ TEST_F(BlockMatchTest, UnchangedDataIsMatchedWithoutRolling) {
     ASSERT_EQ(map->blocks[i], (BlockLocation{0, i * 1024})) << i;
 }
 
+TEST_F(BlockMatchTest, PartHashesGiveTheMapOfTheScanWithoutThem) {
+  std::mt19937 rng(33);
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE(round);
+    std::string old = RandomBytes(200000 + rng() % 200000, rng());
+    // Mostly edits in place (parts stay aligned), some shifting ones.
+    std::string neu = round % 4 == 3 ? Edit(old, &rng, 3)
+                                     : Overwrite(old, &rng, round % 4);
+    auto sig = SignatureOf(neu);
+    // A first basis holding the new object's first part only partly, so
+    // later parts lie past its end; the second the old version.
+    std::vector<std::string> bases = {neu.substr(0, neu.size() / 3 + 777),
+                                      old};
+    BlockMatchOptions plain;
+    plain.chunk_bytes = 64 << 10;
+    plain.exhaustive = round % 2;
+    plain.threads = 1;
+    BlockMatchStats plain_stats;
+    auto want = Match(*sig, neu.size(), bases, plain, &plain_stats);
+    ASSERT_OK(want.status());
+    // Parts of whole blocks, across blocks, inside one block, one part.
+    for (uint64_t part_size : {uint64_t{16} << 10, uint64_t{10007},
+                               uint64_t{100}, uint64_t{1} << 30}) {
+      for (int threads : {1, 3}) {
+        SCOPED_TRACE(std::to_string(part_size) + " " +
+                     std::to_string(threads));
+        std::vector<uint64_t> hashes = PartHashes(neu, part_size);
+        BlockMatchOptions opt = plain;
+        opt.threads = threads;
+        opt.part_hashes = hashes;
+        opt.part_size = part_size;
+        BlockMatchStats stats;
+        auto got = Match(*sig, neu.size(), bases, opt, &stats);
+        ASSERT_OK(got.status());
+        ExpectSameMap(*got, *want);
+        EXPECT_EQ(stats.rolled_bytes, plain_stats.rolled_bytes);
+        EXPECT_LE(stats.strong_sums, plain_stats.strong_sums);
+        if (part_size == 16 << 10) EXPECT_GT(stats.part_bytes, 0u);
+      }
+    }
+  }
+}
+
+TEST_F(BlockMatchTest, UnchangedPartsAreTakenByTheirHashes) {
+  std::string old = RandomBytes(1 << 20, 5);
+  auto sig = SignatureOf(old);
+  ASSERT_EQ(sig->params().block_len, 1024u);
+  std::vector<uint64_t> hashes = PartHashes(old, 64 << 10);
+  BlockMatchOptions opt;
+  opt.part_hashes = hashes;
+  opt.part_size = 64 << 10;
+  BlockMatchStats stats;
+  auto map = Match(*sig, old.size(), {old}, opt, &stats);
+  ASSERT_OK(map.status());
+  for (size_t i = 0; i < map->blocks.size(); ++i)
+    ASSERT_EQ(map->blocks[i], (BlockLocation{0, i * 1024})) << i;
+  // Four blocks summed (the fast path's first try), then parts: each hashed
+  // once, all blocks after the first four taken by them.
+  EXPECT_EQ(stats.strong_sums, 4u);
+  EXPECT_EQ(stats.parts_hashed, 16u);
+  EXPECT_EQ(stats.part_bytes, old.size() - 4 * 1024);
+  EXPECT_EQ(stats.rolled_bytes, 0u);
+
+  // One byte changed in part 5: its 64 blocks are summed, the map the same
+  // as the scan's without hashes (block 5 * 64 + 3 missing).
+  std::string neu = old;
+  neu[5 * (64 << 10) + 3 * 1024 + 10] ^= 1;
+  auto neu_sig = SignatureOf(neu);
+  std::vector<uint64_t> neu_hashes = PartHashes(neu, 64 << 10);
+  opt.part_hashes = neu_hashes;
+  auto edited = Match(*neu_sig, neu.size(), {old}, opt, &stats);
+  ASSERT_OK(edited.status());
+  auto without = Match(*neu_sig, neu.size(), {old});
+  ASSERT_OK(without.status());
+  ExpectSameMap(*edited, *without);
+  EXPECT_FALSE(edited->blocks[5 * 64 + 3].found());
+  EXPECT_EQ(edited->found_bytes(), neu.size() - 1024);
+  EXPECT_EQ(stats.parts_hashed, 16u);
+  // The other 15 parts' blocks but the first four and those the fast path
+  // summed (four at a time) into part 6 before trying it.
+  EXPECT_LE(stats.part_bytes, 15 * (64 << 10) - 4 * 1024);
+  EXPECT_GE(stats.part_bytes, 15 * (64 << 10) - 8 * 1024);
+
+  // Hashes that match nothing: the blocks are summed as without them.
+  std::vector<uint64_t> wrong(16, 12345);
+  opt.part_hashes = wrong;
+  auto lied = Match(*sig, old.size(), {old}, opt, &stats);
+  ASSERT_OK(lied.status());
+  EXPECT_EQ(lied->found_bytes(), old.size());
+  EXPECT_EQ(stats.part_bytes, 0u);
+  EXPECT_EQ(stats.strong_sums, sig->blocks());
+
+  // A count that does not fit the size and part size is refused.
+  std::vector<uint64_t> fifteen(15, 1);
+  opt.part_hashes = fifteen;
+  EXPECT_TRUE(Match(*sig, old.size(), {old}, opt).status().IsInvalidArgument());
+  opt.part_hashes = hashes;
+  opt.part_size = 0;
+  EXPECT_TRUE(Match(*sig, old.size(), {old}, opt).status().IsInvalidArgument());
+}
+
 TEST_F(BlockMatchTest, EqualBlocksAreAllSatisfiedByOneMatch) {
   // new: block A, 20 other blocks, A again 30 times, then B; the basis holds
   // A once (and B). librsync's table keeps only the first of equal blocks:
@@ -387,17 +509,27 @@ TEST_F(BlockMatchTest, ABasisThatCannotBeReadIsAnIOErrorNamingIt) {
   std::string old = RandomBytes(400000, 14);
   auto sig = SignatureOf(old);
   test::WriteFile(env_.get(), "/basis", old);
+  // With part hashes, the failing read is the part's (the blocks after the
+  // first four are not read by the scan itself).
+  std::vector<uint64_t> hashes = PartHashes(old, 64 << 10);
   for (bool shrink : {false, true}) {
     for (int threads : {1, 3}) {
-      SCOPED_TRACE(std::to_string(shrink) + " " + std::to_string(threads));
+     for (bool parts : {false, true}) {
+      SCOPED_TRACE(std::to_string(shrink) + " " + std::to_string(threads) +
+                   " " + std::to_string(parts));
       FailingReadEnv env(env_.get(), 300000, shrink);
       BlockMatchOptions opt;
       opt.threads = threads;
-      opt.chunk_bytes = 50000;
+      opt.chunk_bytes = parts ? 1 << 20 : 50000;
+      if (parts) {
+        opt.part_hashes = hashes;
+        opt.part_size = 64 << 10;
+      }
       auto map = MatchBlocks(*sig, old.size(), &env, {"/basis"}, opt);
       ASSERT_TRUE(map.status().IsIOError()) << map.status().ToString();
       EXPECT_NE(map.status().ToString().find("/basis"), std::string::npos)
           << map.status().ToString();
+     }
     }
   }
 }
