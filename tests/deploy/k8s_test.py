@@ -11,6 +11,7 @@ writes, and the DaemonSet's sync command (against a file:// remote) must
 place the dataset. Usage: k8s_test.py FERRY SAMPLES DEPLOY (exit 77: no
 python3-kubernetes)."""
 import filecmp
+import json
 import os
 import random
 import re
@@ -184,6 +185,32 @@ try:
         for f in cmp.common_files)
     if not same:
         sys.exit(f"Jobs' output differs from a one-machine pack: {cmp.report()}")
+    # A bad image: its worker and the merge end with 0 (exit 1 of ferry:
+    # the shards are written, a retry would change nothing), dataset.json
+    # names it. ARGS with a glob-like word (a file in the pod's cwd matches
+    # it) reaches ferry as it is; a quote in ARGS is refused.
+    with open(f"{tmp}/src/cat/zz_broken.png", "wb") as f:
+        f.write(open(os.path.join(SAMPLES, "images/png/rgb8.png"), "rb")
+                .read()[:2000])
+    open(f"{tmp}/(x)", "w").close()
+    bad = dict(OUT=f"{tmp}/bad", ARGS=cm["ARGS"] + " --group-by ([a-z]*)")
+    sh(commands["ferry-pack-plan"], **bad)
+    for i in order:
+        sh(commands["ferry-pack"], JOB_COMPLETION_INDEX=str(i), **bad)
+    sh(commands["ferry-pack-merge"], **bad)
+    d = json.load(open(f"{tmp}/bad/dataset.json"))
+    if [f["input"] for f in d["failed"]] != ["cat/zz_broken.png"]:
+        sys.exit(f"bad image: dataset.json failed = {d['failed']}")
+    if d["options"]["group_regex"] != "([a-z]*)":
+        sys.exit(f"ARGS globbed: group_regex = {d['options']['group_regex']}")
+    os.remove(f"{tmp}/src/cat/zz_broken.png")
+    for name in commands:
+        r = subprocess.run(["/bin/sh", "-c", commands[name]],
+                           env=dict(env, OUT=f"{tmp}/q", JOB_COMPLETION_INDEX="0",
+                                    ARGS=cm["ARGS"] + " --group-by '(a b)'"),
+                           capture_output=True, text=True)
+        if r.returncode != 2 or "no quotes" not in r.stderr:
+            sys.exit(f"{name}: quoted ARGS: exit {r.returncode} {r.stderr}")
     # The DaemonSet's command against a file:// remote, its hostPath here;
     # --watch ends with SIGTERM (exit 0), as when the pod stops.
     subprocess.run([FERRY, "publish", "out", f"file://{tmp}/bucket", "-q"],
