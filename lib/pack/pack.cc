@@ -225,6 +225,9 @@ class Packer {
                                state_.Serialize());
   }
   Status WriteDatasetJson();
+  // dataset.json's "options": {...} member, and as text (compact, as there).
+  void AddOptionsJson(JsonWriter* j) const;
+  std::string OptionsJson() const;
   Status RemoveStaleOutputs();
 
   std::string src_, out_;
@@ -444,6 +447,23 @@ Status Packer::FinishSplit(size_t s, const std::vector<DoneShard>& kept,
   return Status::OK();
 }
 
+void Packer::AddOptionsJson(JsonWriter* j) const {
+  j->Key("options").BeginObject();
+  core::OptionsJson options(j);
+  pack::VisitPackOptions(o_, options);
+  j->EndObject();
+}
+
+std::string Packer::OptionsJson() const {
+  JsonWriter j;
+  j.BeginObject();
+  AddOptionsJson(&j);
+  j.EndObject();
+  std::string text = j.str();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text.substr(1, text.size() - 2);  // "options":{...}
+}
+
 Status Packer::WriteDatasetJson() {
   JsonWriter j;
   j.BeginObject()
@@ -454,10 +474,7 @@ Status Packer::WriteDatasetJson() {
   j.Key("shard_format")
       .String(o_.format == ShardFormat::kTfRecord ? "tfrecord" : "webdataset");
   j.Key("compression").String(o_.gzip ? "gzip" : "none");
-  j.Key("options").BeginObject();
-  core::OptionsJson options(&j);
-  pack::VisitPackOptions(o_, options);
-  j.EndObject();
+  AddOptionsJson(&j);
   j.Key("labels").BeginArray();
   for (const auto& l : sum_.labels) j.String(l);
   j.EndArray();
@@ -767,7 +784,13 @@ Result<PackSummary> Packer::Plan() {
   FERRY_RETURN_IF_ERROR(Scan());
   FERRY_RETURN_IF_ERROR(Assign());
   FERRY_RETURN_IF_ERROR(Lock());
-  (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));  // merge writes it
+  // The merge writes dataset.json; one of a finished pack of these very
+  // inputs and options stays true meanwhile (the workers write the same
+  // bytes), any other goes now.
+  auto done = ReadFileToString(env_, JoinPath(out_, kStateFile));
+  const State st = done.ok() ? State::Parse(*done) : State();
+  if (st.fingerprint != fp_ || st.split_done.empty())
+    (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));
   pack::Plan plan{fp_, items_, hashes_, earlier_, sum_.skipped, sum_.failed};
   FERRY_RETURN_IF_ERROR(WriteFileAtomically(
       env_, JoinPath(out_, pack::kPlanFile), pack::SerializePlan(plan)));
@@ -849,7 +872,11 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
   auto lock = env_->LockFile(mine + ".lock", /*wait=*/false);
   if (!lock.ok()) {
     return lock.status().IsUnavailable()
-               ? Status::Unavailable(mine, "this worker runs already")
+               ? Status::Unavailable(
+                     mine, "worker " + std::to_string(worker) + "/" +
+                               std::to_string(workers) +
+                               " runs already (another process holds its "
+                               "lock)")
                : lock.status();
   }
   auto old = ReadFileToString(env_, mine);
@@ -925,6 +952,28 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
 // run writes after its shards, state file included, and removes the plan
 // and the workers' files.
 Result<PackSummary> Packer::Merge() {
+  if (!env_->FileExists(JoinPath(out_, pack::kPlanFile)) &&
+      env_->FileExists(JoinPath(out_, "dataset.json"))) {
+    // A merged (or one-machine) OUT: its state lists every finished split.
+    FERRY_RETURN_IF_ERROR(CheckOptions());
+    FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
+    auto text = ReadFileToString(env_, JoinPath(out_, kStateFile));
+    const State st = text.ok() ? State::Parse(*text) : State();
+    if (!st.split_done.empty()) {
+      // Without the inputs (no plan) only the options can be compared.
+      auto json = ReadFileToString(env_, JoinPath(out_, "dataset.json"));
+      if (!json.ok()) return json.status();
+      if (json->find(OptionsJson()) == std::string::npos) {
+        return Status::InvalidArgument(
+            out_,
+            "merged already with other options (its dataset.json's): give "
+            "--merge the options of the plan, or --plan again");
+      }
+      for (const DoneShard& d : st.shards) sum_.records += d.records;
+      sum_.merged_already = true;
+      return sum_;
+    }
+  }
   FERRY_RETURN_IF_ERROR(LoadPlan());
   FERRY_RETURN_IF_ERROR(Lock());
   FERRY_ASSIGN_OR_RETURN(std::vector<DirEntry> children,

@@ -54,6 +54,9 @@ std::string SerializePlan(const Plan& p) {
   }
   AddProblems("skipped", p.skipped, &s);
   AddProblems("failed", p.failed, &s);
+  // The XXH3-128 of every line before it: an edited or lost line is damage,
+  // not an option that differs.
+  s += "check " + HashBytes(s).ToHex() + "\n";
   return s + "end\n";
 }
 
@@ -61,18 +64,19 @@ Result<Plan> ParsePlan(const std::string& text) {
   Plan p;
   std::istringstream in(text);
   std::string line;
-  size_t n = 0;
-  bool ended = false, earlier = false;
+  size_t n = 0, offset = 0;
+  bool ended = false, earlier = false, checked = false;
   auto bad = [&] {
     return Status::Corruption(std::string(kPlanFile),
                               "line " + std::to_string(n) + " is not a plan's");
   };
-  while (std::getline(in, line)) {
+  for (size_t start = 0; std::getline(in, line); start = offset) {
     ++n;
+    offset = start + line.size() + 1;
     std::istringstream f(line);
     std::string word;
     f >> word;
-    if (ended) return bad();
+    if (ended || (checked && word != "end")) return bad();
     if (n == 1) {
       if (line != "ferry-pack-plan v1") return bad();
     } else if (word == "fingerprint") {
@@ -104,13 +108,29 @@ Result<Plan> ParsePlan(const std::string& text) {
       }
       pf.error = Status::FromCode(Status::Code(code), msg);
       (word == "skipped" ? p.skipped : p.failed).push_back(std::move(pf));
+    } else if (word == "check") {
+      std::string hex;
+      f >> hex;
+      if (hex != HashBytes(std::string_view(text).substr(0, start)).ToHex()) {
+        return Status::Corruption(
+            std::string(kPlanFile),
+            "damaged (line " + std::to_string(n) +
+                "'s check sum does not match the lines before it): rerun "
+                "ferry pack --plan");
+      }
+      checked = true;
     } else if (word == "end") {
       ended = true;
     } else {
       return bad();
     }
   }
-  if (!ended || p.fingerprint.empty()) {
+  if (!ended || !checked || p.fingerprint.empty()) {
+    if (ended) {
+      return Status::Corruption(std::string(kPlanFile),
+                                "damaged (no check line): rerun ferry pack "
+                                "--plan");
+    }
     return Status::Corruption(std::string(kPlanFile),
                               "cut short (no end line)");
   }

@@ -149,6 +149,55 @@ expect_rc 0 "$FERRY" pack data t "${TF[@]}" --merge
 [ ! -e "t/$tmp" ] || fail "a finished merge left a stale temporary file"
 same one t
 
+# Merging a merged OUT does nothing (exit 0); a plan of the same inputs and
+# options over it keeps dataset.json until the merge rewrites it; another
+# plan removes it.
+distributed m 2 serial "${TF[@]}"
+cp -a m m.before
+expect_rc 0 "$FERRY" pack data m "${TF[@]}" --merge
+grep -q 'merged already' err.txt || fail "second merge: $(cat err.txt)"
+same m.before m
+expect_rc 0 "$FERRY" pack data m "${TF[@]}" --plan -q
+[ -e m/dataset.json ] || fail "--plan removed a finished dataset.json"
+for i in 0 1; do expect_rc 0 "$FERRY" pack data m "${TF[@]}" --worker $i/2 -q; done
+expect_rc 0 "$FERRY" pack data m "${TF[@]}" --merge
+same one m
+# ... but not with other options: those are not what was merged.
+expect_rc 2 "$FERRY" pack data m "${TF[@]}" --seed 3 --merge
+grep -q 'merged already with other options' err.txt || fail "merged OUT, other options: $(cat err.txt)"
+expect_rc 0 "$FERRY" pack data m "${TF[@]}" --seed 3 --plan -q
+[ ! -e m/dataset.json ] || fail "a plan of other options kept the old dataset.json"
+
+# A damaged plan (a hash edited, a line lost) is named as such (exit 3),
+# not as options that differ.
+expect_rc 0 "$FERRY" pack data dp "${TF[@]}" --plan -q
+cp dp/.ferry-pack-plan plan.good
+/usr/bin/python3 -c '
+import sys; p = sys.argv[1]; lines = open(p).read().split("\n")
+i = next(k for k, l in enumerate(lines) if l.startswith("item "))
+w = lines[i].split(" "); w[4] = ("0" if w[4][0] != "0" else "1") + w[4][1:]
+lines[i] = " ".join(w); open(p, "w").write("\n".join(lines))' dp/.ferry-pack-plan
+expect_rc 3 "$FERRY" pack data dp "${TF[@]}" --worker 0/2
+grep -q 'damaged' err.txt || fail "edited plan: $(cat err.txt)"
+awk '/^item / && !done { done = 1; next } 1' plan.good > dp/.ferry-pack-plan
+expect_rc 3 "$FERRY" pack data dp "${TF[@]}" --merge
+grep -q 'damaged' err.txt || fail "plan without a line: $(cat err.txt)"
+
+# The same worker started twice at once: the second is refused (exit 4,
+# naming it) while the first holds its lock (held here as a running worker
+# holds it), and writes nothing.
+expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --plan -q
+exec 9> lk/.ferry-pack-worker-1-of-2.lock
+flock -n 9 || fail "could not take worker 1/2's lock"
+expect_rc 4 "$FERRY" pack data lk "${TF[@]}" --worker 1/2
+grep -q 'ferry-pack-worker-1-of-2: worker 1/2 runs already' err.txt || fail "second worker: $(cat err.txt)"
+[ -z "$(ls lk)" ] || fail "a refused worker wrote: $(ls lk)"
+expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --worker 0/2 -q
+exec 9>&-
+expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --worker 1/2 -q
+expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --merge -q
+same one lk
+
 # OUT must be a folder every worker and the merge see, not a URL.
 for url in s3://bucket/x file:///tmp/x; do
   expect_rc 2 "$FERRY" pack data "$url" "${TF[@]}" --plan

@@ -99,6 +99,13 @@ int RunPack(const PackArgs& a) {
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
+  if (sum->merged_already && !a.common.quiet) {
+    std::fprintf(stderr,
+                 "ferry pack --merge: %s is merged already (no plan; its "
+                 "dataset.json lists %llu records): nothing to do\n",
+                 a.out.c_str(), (unsigned long long)sum->records);
+    return kExitOk;
+  }
   if (!a.common.json) {
     if (a.common.verbose) {
       for (const PackFailure& f : sum->skipped) {

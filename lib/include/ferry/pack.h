@@ -66,6 +66,7 @@ struct PackSummary {
   uint64_t reused_shards = 0;  // kept from an earlier, interrupted run
   uint64_t cross_split_duplicates = 0;
   uint64_t dropped_duplicates = 0;  // --drop-duplicates: inputs left out
+  bool merged_already = false;      // PackMerge of a merged out: nothing done
 };
 
 FERRY_EXPORT Result<PackSummary> Pack(const std::string& src,
