@@ -13,16 +13,16 @@
 // the fast path, once aligned at the same offsets, takes every block lying in
 // basis parts of those XXH3-64s without summing them (a part is hashed once
 // per scanner, only when four blocks matched at their own offsets or the part
-// before held: fully changed or shifted data hashes none). With options.exhaustive a second pass
-// rolls through the matched windows for the groups still missing. Each group of
-// equal blocks keeps its first place (basis, offset) by an atomic minimum:
-// deterministic whatever the threads do.
+// before held: fully changed or shifted data hashes none). With
+// options.exhaustive a second pass rolls through the matched windows for the
+// groups still missing. Each group of equal blocks keeps its first place
+// (basis, offset) by an atomic minimum: deterministic whatever the threads do.
+#include <xxhash.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
-
-#include <xxhash.h>
 #if defined(__x86_64__)
 #include <xxh_x86dispatch.h>  // XXH3 on the AVX2 kernel when there is one
 #endif
@@ -366,9 +366,10 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
                                ByParts(p, predicted, full_stop, matches));
         if (took) {
           p += took * L;
-          predicted = static_cast<uint64_t>(predicted) + took < ix_.full_blocks()
-                          ? predicted + static_cast<int64_t>(took)
-                          : BlockIndex::kNone;
+          predicted =
+              static_cast<uint64_t>(predicted) + took < ix_.full_blocks()
+                  ? predicted + static_cast<int64_t>(took)
+                  : BlockIndex::kNone;
           continue;
         }
       }

@@ -297,13 +297,12 @@ TEST_F(BlockMatchTest, PartHashesGiveTheMapOfTheScanWithoutThem) {
     SCOPED_TRACE(round);
     std::string old = RandomBytes(200000 + rng() % 200000, rng());
     // Mostly edits in place (parts stay aligned), some shifting ones.
-    std::string neu = round % 4 == 3 ? Edit(old, &rng, 3)
-                                     : Overwrite(old, &rng, round % 4);
+    std::string neu =
+        round % 4 == 3 ? Edit(old, &rng, 3) : Overwrite(old, &rng, round % 4);
     auto sig = SignatureOf(neu);
     // A first basis holding the new object's first part only partly, so
     // later parts lie past its end; the second the old version.
-    std::vector<std::string> bases = {neu.substr(0, neu.size() / 3 + 777),
-                                      old};
+    std::vector<std::string> bases = {neu.substr(0, neu.size() / 3 + 777), old};
     BlockMatchOptions plain;
     plain.chunk_bytes = 64 << 10;
     plain.exhaustive = round % 2;
@@ -315,8 +314,7 @@ TEST_F(BlockMatchTest, PartHashesGiveTheMapOfTheScanWithoutThem) {
     for (uint64_t part_size : {uint64_t{16} << 10, uint64_t{10007},
                                uint64_t{100}, uint64_t{1} << 30}) {
       for (int threads : {1, 3}) {
-        SCOPED_TRACE(std::to_string(part_size) + " " +
-                     std::to_string(threads));
+        SCOPED_TRACE(std::to_string(part_size) + " " + std::to_string(threads));
         std::vector<uint64_t> hashes = PartHashes(neu, part_size);
         BlockMatchOptions opt = plain;
         opt.threads = threads;
@@ -514,22 +512,22 @@ TEST_F(BlockMatchTest, ABasisThatCannotBeReadIsAnIOErrorNamingIt) {
   std::vector<uint64_t> hashes = PartHashes(old, 64 << 10);
   for (bool shrink : {false, true}) {
     for (int threads : {1, 3}) {
-     for (bool parts : {false, true}) {
-      SCOPED_TRACE(std::to_string(shrink) + " " + std::to_string(threads) +
-                   " " + std::to_string(parts));
-      FailingReadEnv env(env_.get(), 300000, shrink);
-      BlockMatchOptions opt;
-      opt.threads = threads;
-      opt.chunk_bytes = parts ? 1 << 20 : 50000;
-      if (parts) {
-        opt.part_hashes = hashes;
-        opt.part_size = 64 << 10;
+      for (bool parts : {false, true}) {
+        SCOPED_TRACE(std::to_string(shrink) + " " + std::to_string(threads) +
+                     " " + std::to_string(parts));
+        FailingReadEnv env(env_.get(), 300000, shrink);
+        BlockMatchOptions opt;
+        opt.threads = threads;
+        opt.chunk_bytes = parts ? 1 << 20 : 50000;
+        if (parts) {
+          opt.part_hashes = hashes;
+          opt.part_size = 64 << 10;
+        }
+        auto map = MatchBlocks(*sig, old.size(), &env, {"/basis"}, opt);
+        ASSERT_TRUE(map.status().IsIOError()) << map.status().ToString();
+        EXPECT_NE(map.status().ToString().find("/basis"), std::string::npos)
+            << map.status().ToString();
       }
-      auto map = MatchBlocks(*sig, old.size(), &env, {"/basis"}, opt);
-      ASSERT_TRUE(map.status().IsIOError()) << map.status().ToString();
-      EXPECT_NE(map.status().ToString().find("/basis"), std::string::npos)
-          << map.status().ToString();
-     }
     }
   }
 }

@@ -145,11 +145,10 @@ Status Run(int argc, char** argv, uint64_t* in, uint64_t* out) {
 
 int main(int argc, char** argv) {
   std::string op = argc > 1 ? argv[1] : "";
-  bool usage =
-      !((op == "signature" && argc == 4) || (op == "parts" && argc == 4) ||
-        (op == "delta" && argc == 5) ||
-        (op == "patch" && (argc == 5 || argc == 6)) ||
-        (op == "match" && argc >= 6));
+  bool usage = !((op == "signature" && argc == 4) ||
+                 (op == "parts" && argc == 4) || (op == "delta" && argc == 5) ||
+                 (op == "patch" && (argc == 5 || argc == 6)) ||
+                 (op == "match" && argc >= 6));
   if (usage) {
     fprintf(stderr,
             "usage: delta_tool signature BASIS SIG | parts NEW PARTS | "
