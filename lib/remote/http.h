@@ -5,6 +5,7 @@
 #ifndef FERRY_LIB_REMOTE_HTTP_H_
 #define FERRY_LIB_REMOTE_HTTP_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -92,6 +93,15 @@ class HttpBackend : public Backend {
       const std::vector<std::string>& part_etags) = 0;
   virtual Status AbortMultipart(std::string_view key,
                                 std::string_view upload_id) = 0;
+
+  // Whether the server has answered a ranged Backend::Read with a 206: a
+  // 200 with the whole object to a Range before that means it ignores
+  // Range (NotSupported, not retried); after it, a glitch (retried).
+  bool ranges_seen() const { return ranges_seen_.load(); }
+  void set_ranges_seen() { ranges_seen_.store(true); }
+
+ private:
+  std::atomic<bool> ranges_seen_{false};
 };
 
 // The object a successful HEAD answer describes: size from Content-Length

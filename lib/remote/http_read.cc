@@ -17,9 +17,30 @@ class CheckedSink : public ByteSink {
  public:
   explicit CheckedSink(ByteSink* out) : out_(out) {}
 
-  Status Judge(const std::string& what, const std::optional<ByteRange>& asked,
-               std::string* etag, const HttpResponse& r) {
+  Status Judge(HttpBackend* backend, const std::string& what,
+               const std::optional<ByteRange>& asked, std::string* etag,
+               const HttpResponse& r) {
     judged_ = true;
+    const std::string* answer_etag = FindHeader(r.headers, "etag");
+    const bool changed = !etag->empty() && answer_etag != nullptr &&
+                         *answer_etag != *etag;
+    if (asked && r.status == 200 && !changed) {
+      // The whole object of exactly the length asked from 0: the range.
+      const std::string* cl = FindHeader(r.headers, "content-length");
+      if (asked->offset == 0 && asked->length != ByteRange::kToEnd && cl &&
+          *cl == std::to_string(asked->length)) {
+        if (etag->empty() && answer_etag) *etag = *answer_etag;
+        expected_ = asked->length;
+        return Status::OK();
+      }
+      // Before any 206 from this server, it ignores Range: asking again
+      // gets the same answer (after one, a glitch: retried).
+      if (!backend->ranges_seen())
+        return Status::NotSupported(
+            what, "the server ignores Range (answered 200 with the whole "
+                  "object to " +
+                      RangeHeader(*asked) + ")");
+    }
     // Asked past the end: the caller's mistake, not worth a retry.
     const std::string* cr = FindHeader(r.headers, "content-range");
     if (asked && asked->length != ByteRange::kToEnd && r.status == 206 && cr) {
@@ -34,6 +55,7 @@ class CheckedSink : public ByteSink {
                            CheckGetAnswer(what, asked, *etag, false, r));
     if (etag->empty()) *etag = a.etag;
     expected_ = a.length;
+    if (r.status == 206) backend->set_ranges_seen();
     return Status::OK();
   }
 
@@ -73,7 +95,7 @@ Status ReadObject(HttpBackend* backend, HttpClient* client,
     if (cur.offset != 0 || cur.length != ByteRange::kToEnd) asked = cur;
     CheckedSink checked(sink);
     auto check = [&](const HttpResponse& r) {
-      return checked.Judge(what, asked, &etag, r);
+      return checked.Judge(backend, what, asked, &etag, r);
     };
     auto r = client->Perform([&] { return backend->MakeGet(key, asked, etag); },
                              &checked, 64 << 10, check);

@@ -23,8 +23,11 @@ namespace ferry::remote {
 // by the check). A failure after bytes reached sink resumes with the rest of
 // the range, after the policy's backoff, on the ETag of the first answer
 // (options.if_match when given). A range ending past the object's end is an
-// IOError; a range "to the end" from the end is empty. `what` names the
-// object in messages.
+// IOError; a range "to the end" from the end is empty. A 200 to a Range is
+// taken when it is the whole object of exactly the length asked from 0;
+// otherwise, before any 206 came from this backend, it is NotSupported (the
+// server ignores Range: not retried); after one, a glitch (retried).
+// `what` names the object in messages.
 Status ReadObject(HttpBackend* backend, HttpClient* client,
                   std::string_view key, const std::string& what,
                   const ByteRange& range, const ReadOptions& options,

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "ferry/delta.h"
 #include "ferry/hash.h"
+#include "formats/delta/rdiff_format.h"
 #include "sync/deltas.h"
 #include "sync/layout.h"
 
@@ -91,8 +94,13 @@ Status PatchOne(Env* env, const Cache& cache, Backend* backend,
         hasher.Update(d);
         return out->Append(d);
       }));
+  if (plan.delta_size == 0)
+    return Status::Corruption("delta", "the manifest lists it as empty");
   DeltaSink sink(plan.delta_size, patcher.get());
-  Status s = backend->Read(DeltaKey(plan.basis.hash, k.hash), {}, {}, &sink);
+  // A ranged GET of the listed size: a bigger object at the delta's key
+  // (a lie, a mistake) costs no more than the listed bytes on the wire.
+  Status s = backend->Read(DeltaKey(plan.basis.hash, k.hash),
+                           ByteRange{0, plan.delta_size}, {}, &sink);
   *fetched = sink.read();
   FERRY_RETURN_IF_ERROR(s);
   FERRY_RETURN_IF_ERROR(sink.Finish());
@@ -145,6 +153,47 @@ struct BlockJob {
   CacheKey target;
   uint32_t sig_block_len = 0;
   std::vector<std::string> bases;
+  uint64_t window = 0;  // of each basis, the bytes scanned and copied from
+};
+
+// A file seen only up to `limit` bytes: as if it ended there.
+class WindowFile : public RandomAccessFile {
+ public:
+  WindowFile(std::unique_ptr<RandomAccessFile> file, uint64_t limit)
+      : file_(std::move(file)), limit_(limit) {}
+  Status Read(uint64_t offset, size_t n, std::string_view* result,
+              char* scratch) const override {
+    if (offset >= limit_) {
+      *result = {};
+      return Status::OK();
+    }
+    return file_->Read(offset, static_cast<size_t>(std::min<uint64_t>(
+                                   n, limit_ - offset)),
+                       result, scratch);
+  }
+  Result<uint64_t> Size() const override {
+    FERRY_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    return std::min(size, limit_);
+  }
+
+ private:
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t limit_;
+};
+
+// Opens every file as a WindowFile of `limit` bytes.
+class WindowEnv : public EnvWrapper {
+ public:
+  WindowEnv(Env* target, uint64_t limit) : EnvWrapper(target), limit_(limit) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    FERRY_ASSIGN_OR_RETURN(auto file, target()->NewRandomAccessFile(path));
+    return std::unique_ptr<RandomAccessFile>(
+        std::make_unique<WindowFile>(std::move(file), limit_));
+  }
+
+ private:
+  uint64_t limit_;
 };
 
 // Copies [offset, offset + length) of basis to out (1 MiB at a time).
@@ -170,6 +219,7 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
                 const BlockJob& job, bool fsync, uint64_t* fetched,
                 uint64_t* copied) {
   const CacheKey& k = job.target;
+  WindowEnv window(env, job.window);
   uint64_t sig_bytes = 0;
   auto sig =
       FetchSignature(backend, k.hash, k.size, job.sig_block_len, &sig_bytes);
@@ -177,14 +227,15 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   FERRY_RETURN_IF_ERROR(sig.status());
   delta::BlockMatchOptions mo;
   mo.threads = 1;  // objects run in parallel already
-  FERRY_ASSIGN_OR_RETURN(delta::BlockMap map,
-                         delta::MatchBlocks(**sig, k.size, env, job.bases, mo));
+  FERRY_ASSIGN_OR_RETURN(
+      delta::BlockMap map,
+      delta::MatchBlocks(**sig, k.size, &window, job.bases, mo));
   if (map.found_bytes() == 0)
     return Status::Cancelled("no block of it in the local files");
   const delta::BlockPlan plan = delta::PlanRanges(map, kRangeGap);
   std::vector<std::unique_ptr<RandomAccessFile>> bases;
   for (const std::string& b : job.bases) {
-    FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(b));
+    FERRY_ASSIGN_OR_RETURN(auto f, window.NewRandomAccessFile(b));
     bases.push_back(std::move(f));
   }
   const std::string part = BlocksPath(cache, k);
@@ -236,6 +287,43 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
 
 }  // namespace
 
+uint64_t BasisWindow(uint64_t size) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  if (size > (kMax - kBasisMargin) / 4) return kMax;
+  return 4 * size + kBasisMargin;
+}
+
+std::vector<std::pair<std::string, uint64_t>> BlockBases(
+    Env* env, const Cache* cache, const CacheKey& key, const Entry& e,
+    const std::vector<DeltaSource>& deltas,
+    const std::vector<std::string>& roots) {
+  std::vector<std::string> paths;
+  for (const std::string& root : roots) paths.push_back(JoinPath(root, e.path));
+  const uint64_t end = uint64_t{e.first_delta} + e.delta_count;
+  for (uint64_t i = e.first_delta; cache && i < end && i < deltas.size(); ++i)
+    paths.push_back(
+        cache->ObjectPath(CacheKey{key.remote_key, deltas[i].from, 0}));
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const std::string& p : paths) {
+    auto st = env->Stat(p);
+    if (st.ok() && !st->is_dir && st->type == FileType::kRegular &&
+        st->size > 0)
+      out.emplace_back(p, st->size);
+  }
+  return out;
+}
+
+std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
+                                       const CacheKey& key, const Entry& e,
+                                       const std::vector<DeltaSource>& deltas,
+                                       const std::vector<std::string>& roots) {
+  if (e.sig_block_len == 0 ||
+      BlockBases(env, cache, key, e, deltas, roots).empty())
+    return std::nullopt;
+  return delta::format::kSigHeaderBytes +
+         delta::format::BlockCount(key.size, e.sig_block_len) * 36;
+}
+
 std::string BlocksPath(const Cache& cache, const CacheKey& key) {
   return cache.PartialPath(key) + ".blocks";
 }
@@ -257,20 +345,15 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   for (const CacheKey& k : keys) {
     auto it = first_entry.find(k.hash.ToHex());
     const Entry* e = it == first_entry.end() ? nullptr : it->second;
-    BlockJob job{k, e ? e->sig_block_len : 0, {}};
+    BlockJob job{k, e ? e->sig_block_len : 0, {}, BasisWindow(k.size)};
     if (job.sig_block_len != 0) {
-      for (const std::string& root : roots) {
-        const std::string p = JoinPath(root, e->path);
-        auto st = env->Stat(p);
-        if (st.ok() && !st->is_dir && st->type == FileType::kRegular &&
-            st->size > 0)
-          job.bases.push_back(p);
-      }
-      const uint64_t end = uint64_t{e->first_delta} + e->delta_count;
-      for (uint64_t i = e->first_delta; i < end && i < deltas.size(); ++i) {
-        const std::string p =
-            cache->ObjectPath(CacheKey{k.remote_key, deltas[i].from, 0});
-        if (env->FileExists(p)) job.bases.push_back(p);
+      for (const auto& [p, size] : BlockBases(env, cache, k, *e, deltas, roots)) {
+        job.bases.push_back(p);
+        if (size > job.window)
+          report->warnings.push_back(
+              name(k) + ": only the first " + std::to_string(job.window) +
+              " bytes of the basis " + p + " (" + std::to_string(size) +
+              " bytes) are searched for its blocks");
       }
     }
     if (job.bases.empty()) {
@@ -298,7 +381,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
       if (results[i].code() != Status::Code::kCancelled) {
         ++report->block_fallbacks;
         report->warnings.push_back(name(k) + ": block reuse failed (" +
-                                   results[i].ToString() + "): fetched whole");
+                                   results[i].ToString() +
+                                   "): falling back to the whole object");
       }
       whole.push_back(k);
       continue;
@@ -313,6 +397,17 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   }
   FERRY_RETURN_IF_ERROR(cache->InsertAll(done));
   return whole;
+}
+
+void NameFallbackPaths(const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
+                       const std::vector<CacheKey>& whole, SyncReport* report) {
+  std::set<std::string> left;
+  for (const CacheKey& k : whole) left.insert(k.hash.ToHex());
+  for (const auto& [k, i] : fallbacks)
+    if (i < report->warnings.size())
+      report->warnings[i] += left.count(k.hash.ToHex())
+                                 ? ": falling back to the whole object"
+                                 : ": made by block reuse instead";
 }
 
 std::string PatchPath(const Cache& cache, const CacheKey& key) {
@@ -347,7 +442,7 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas, const PatchOptions& options,
     const std::function<std::string(const CacheKey&)>& name,
-    SyncReport* report) {
+    SyncReport* report, std::vector<std::pair<CacheKey, size_t>>* fallbacks) {
   std::vector<DeltaPlan> plans;
   std::vector<CacheKey> whole;
   for (const CacheKey& k : keys) {
@@ -381,9 +476,10 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     report->bytes_fetched += fetched[i];
     if (!results[i].ok()) {
       ++report->delta_fallbacks;
+      fallbacks->emplace_back(k, report->warnings.size());
       report->warnings.push_back(name(k) + ": delta from " +
                                  plans[i].basis.hash.ToHex() + " not used (" +
-                                 results[i].ToString() + "): fetched whole");
+                                 results[i].ToString() + ")");
       whole.push_back(k);
       continue;
     }

@@ -2,8 +2,8 @@
 // side"), after the cache and DEST's files: a delta from an object the cache
 // holds (path 2), else the whole object (the transfer engine, sync.cc).
 //
-// Path 2: GET .ferry/deltas/<old>-<new> ─► zstd (window capped, at most the
-// listed size) ─► delta::Patcher(basis = the cached old object, output capped
+// Path 2: GET .ferry/deltas/<old>-<new> (a ranged GET of the listed size)
+// ─► zstd (window capped, exactly the listed size) ─► delta::Patcher(basis = the cached old object, output capped
 // at the object's size) ─► partial/<rk>/<hex>.patch, hashed as it is written
 // ─► size and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. Any
 // error sends the object to the whole-object path; nothing that failed a
@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ferry/env.h"
@@ -47,6 +48,12 @@ std::string BlocksPath(const Cache& cache, const CacheKey& key);
 // Removes what a killed patch or block reuse of key left (its lock held).
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key);
 
+// Block reuse searches a basis file only up to BasisWindow(object size)
+// bytes (4 x the size + kBasisMargin) and copies only from there: a huge
+// basis (a sparse terabyte) costs no more than a window around the object.
+inline constexpr uint64_t kBasisMargin = uint64_t{16} << 20;
+uint64_t BasisWindow(uint64_t size);
+
 // Missing ranges closer than this are fetched as one GET (S3 has no
 // multi-range requests; a round trip costs more than this many bytes).
 inline constexpr uint64_t kRangeGap = uint64_t{256} << 10;
@@ -67,27 +74,51 @@ struct PatchOptions {
 // Path 2 for each of keys (their locks held) that the manifest lists a
 // delta to from an object the cache holds (first_entry: a key's first file
 // by hash hex; deltas: ManifestInfo::deltas): patched objects go into the
-// cache. Returns the other keys, to be fetched whole; each failed delta
-// gets a warning in the report saying why (name gives an object's path).
-// Counts objects_patched, delta_bytes_fetched, bytes_patched,
-// delta_fallbacks, requests, objects_fetched and bytes_fetched.
+// cache. Returns the other keys, for the next paths; each failed delta
+// gets a warning in the report saying why (name gives an object's path),
+// and (key, the warning's index) in *fallbacks: NameFallbackPaths ends it
+// with the path the object then took. Counts objects_patched,
+// delta_bytes_fetched, bytes_patched, delta_fallbacks, requests,
+// objects_fetched and bytes_fetched.
 Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas, const PatchOptions& options,
     const std::function<std::string(const CacheKey&)>& name,
-    SyncReport* report);
+    SyncReport* report, std::vector<std::pair<CacheKey, size_t>>* fallbacks);
+
+// Ends each fallback's warning with the path its object took next: block
+// reuse, or (in whole: the keys left for it) the whole object.
+void NameFallbackPaths(const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
+                       const std::vector<CacheKey>& whole, SyncReport* report);
 
 // Path 3 for each of keys (their locks held) that has a signature (its
 // first file's sig_block_len) and a local basis: the file at its path below
 // each of roots (DEST's current view or folder, --basis DIR; regular files
-// only), and the cached sources of its listed deltas. GET .ferry/sigs/<hash>
-// ─► delta::MatchBlocks over the bases ─► PlanRanges(kRangeGap) ─► in new
+// only), and the cached sources of its listed deltas; of each basis only
+// the first BasisWindow(size) bytes (a note says when a basis is cut).
+// GET .ferry/sigs/<hash> ─► delta::MatchBlocks over the bases ─► PlanRanges(kRangeGap) ─► in new
 // offset order, blocks copied from the bases and ranges fetched
 // (Backend::Read) into partial/<rk>/<hex>.blocks, hashed as written ─› size
 // and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. An object
 // no basis holds a block of goes whole quietly; any error sends it whole
 // with a warning. Returns the keys left for the whole-object path.
+// The bases path 3 would use for key (e: its first file), with their
+// sizes: the file at e.path below each of roots and the cached sources of
+// its listed deltas (cache may be null), regular non-empty files only.
+std::vector<std::pair<std::string, uint64_t>> BlockBases(
+    Env* env, const Cache* cache, const CacheKey& key, const Entry& e,
+    const std::vector<DeltaSource>& deltas,
+    const std::vector<std::string>& roots);
+
+// For a dry run: when key would try block reuse (a signature and a basis),
+// the bytes of its signature; nullopt otherwise. What the scan finds (the
+// ranges to fetch: at most the object) is not known without it.
+std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
+                                       const CacheKey& key, const Entry& e,
+                                       const std::vector<DeltaSource>& deltas,
+                                       const std::vector<std::string>& roots);
+
 Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,

@@ -111,6 +111,20 @@ void ListCandidates(Env* env, const std::string& root, const std::string& rel,
   }
 }
 
+// Folders whose file at an object's path is a basis for block reuse:
+// DEST's current view or folder (cur_view for a view), --basis DIR.
+std::vector<std::string> BasisRoots(sync::DestKind kind,
+                                    const std::string& cur_view,
+                                    const sync::DestPaths& paths,
+                                    const SyncOptions& o) {
+  std::vector<std::string> roots;
+  if (kind == sync::DestKind::kView) roots.push_back(cur_view);
+  if (kind == sync::DestKind::kDir || kind == sync::DestKind::kInPlace)
+    roots.push_back(paths.dest);
+  if (!o.basis_dir.empty()) roots.push_back(o.basis_dir);
+  return roots;
+}
+
 // A complete download left in partial/ by a run killed before it was
 // indexed: used if it is the object.
 Result<bool> TakeLeftover(Env* env, Cache* cache, const CacheKey& k) {
@@ -148,12 +162,13 @@ struct Fetcher {
     sync::PatchOptions po;
     po.fsync = transfer->fsync;
     po.threads = std::min(4, std::max(1, transfer->connections));
+    std::vector<std::pair<CacheKey, size_t>> delta_fallbacks;
     FERRY_ASSIGN_OR_RETURN(
         std::vector<CacheKey> whole,
         sync::PatchWhatDeltasCan(
             env, cache, backend, keys, *first_entry, info->deltas, po,
             [&](const CacheKey& k) { return ObjectName(k, *first_path); },
-            report));
+            report, &delta_fallbacks));
     FERRY_ASSIGN_OR_RETURN(whole, sync::ReuseBlocks(
                                       env, cache, backend, whole, *first_entry,
                                       info->deltas, *basis_roots, po,
@@ -161,6 +176,7 @@ struct Fetcher {
                                         return ObjectName(k, *first_path);
                                       },
                                       report));
+    sync::NameFallbackPaths(delta_fallbacks, whole, report);
     return Fetch(whole);
   }
 
@@ -440,7 +456,13 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   report.view = view;
 
   if (o.dry_run) {
-    // The plan: each object's path and the bytes it is expected to move.
+    // The plan: each object's path and the bytes it is expected to move
+    // (block reuse: its signature and at most the whole object).
+    std::string dry_view;
+    FERRY_ASSIGN_OR_RETURN(sync::DestKind dry_kind,
+                           sync::InspectDest(env, paths, &dry_view));
+    const std::vector<std::string> dry_roots =
+        BasisRoots(dry_kind, dry_view, paths, o);
     for (size_t j = 0; j < keys.size(); ++j) {
       const CacheKey& k = keys[j];
       if (cache && env->FileExists(cache->ObjectPath(k))) {
@@ -457,6 +479,14 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         report.delta_bytes_fetched += plan->delta_size;
         report.bytes_patched += k.size;
         report.bytes_fetched += plan->delta_size;
+      } else if (auto sig = sync::PlanBlockReuse(env, cache.get(), k,
+                                                 files[firsts[j]],
+                                                 manifest.deltas, dry_roots)) {
+        ++report.objects_reused;
+        report.block_bytes_fetched += *sig;
+        report.block_range_bytes_max += k.size;
+        report.bytes_reused += k.size;
+        report.bytes_fetched += *sig + k.size;
       } else {
         ++report.objects_whole;
         report.bytes_whole += k.size;
@@ -548,11 +578,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   for (const auto& [p, size] : candidates) by_size.emplace(size, p);
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
-  std::vector<std::string> basis_roots;
-  if (kind == sync::DestKind::kView || kind == sync::DestKind::kDir ||
-      kind == sync::DestKind::kInPlace)
-    basis_roots.push_back(adopt_root);
-  if (!o.basis_dir.empty()) basis_roots.push_back(o.basis_dir);
+  const std::vector<std::string> basis_roots =
+      BasisRoots(kind, cur_view, paths, o);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
   Fetcher fetcher{env,          cache.get(), backend.get(), &o.transfer,
                   &report,      &first_path, &first_part,   &manifest,

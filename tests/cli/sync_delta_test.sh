@@ -63,7 +63,16 @@ same_tree nodes/ds v2tree || fail "v2 differs"
 [ "$(json 'd["bytes_fetched"]')" = $((delta_bytes + 10)) ] || fail "total: $(cat out.txt)"
 [ "$delta_bytes" -lt $((6 * (8 << 20) / 50)) ] || fail "deltas not small: $delta_bytes"
 echo "v2: $delta_bytes delta bytes for $(cat v2tree/shard-* | wc -c) bytes of shards"
-# A new DEST with a fresh cache and --basis v1's tree: block reuse.
+# A new DEST with a fresh cache and --basis v1's tree: block reuse. The plan
+# gives the signatures' bytes and at most the shards for the ranges.
+shard_bytes=$(cat v2tree/shard-* | wc -c)
+expect_rc 0 "$FERRY" sync --dry-run --json bucket nodes/fresh --cache cache-fresh --basis v1tree
+[ "$(json 'd["paths"]["blocks"]["objects"]')" = 6 ] || fail "--basis plan: $(cat out.txt)"
+[ "$(json 'd["paths"]["blocks"]["range_bytes_at_most"]')" = "$shard_bytes" ] || fail "--basis plan ranges: $(cat out.txt)"
+sig_bytes=$(json 'd["paths"]["blocks"]["bytes_fetched"]')
+[ "$(json 'd["bytes_fetched"]')" = $((sig_bytes + shard_bytes + 10)) ] || fail "--basis plan total: $(cat out.txt)"
+[ "$sig_bytes" -gt 0 ] && [ "$sig_bytes" -lt $((shard_bytes / 50)) ] || fail "--basis plan signatures: $sig_bytes"
+[ ! -e nodes/fresh ] || fail "a dry run made DEST"
 expect_rc 0 "$FERRY" sync --json bucket nodes/fresh --cache cache-fresh --basis v1tree
 same_tree nodes/fresh v2tree || fail "--basis: v2 differs"
 [ "$(json 'd["paths"]["blocks"]["objects"]')" = 6 ] || fail "--basis: $(cat out.txt)"

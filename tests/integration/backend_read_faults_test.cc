@@ -3,7 +3,8 @@
 // proxy): a 503 with Retry-After, a connection reset mid-body, a stall, a
 // short body, a 200 to a Range. Each read completes with exactly the bytes
 // asked, through the same retry policy as the engine; a fault that does not
-// go away ends in Unavailable once the retries are spent.
+// go away ends in Unavailable once the retries are spent, and a server that
+// ignores Range in NotSupported at once.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -134,12 +135,36 @@ TEST_P(BackendReadFaultsTest, ShortBodyResumes) {
   ExpectReadsSurvive(FaultRule::ShortBody(20000));
 }
 
-TEST_P(BackendReadFaultsTest, WholeObjectForARangeIsRetried) {
+TEST_P(BackendReadFaultsTest, WholeObjectForARangeAfterA206IsRetried) {
+  // The server has answered a range: a 200 now is a glitch.
+  auto first = Read(ByteRange{0, 1000});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
   AddRule(FaultRule::IgnoreRange().RangeOnly());
   auto part = Read(ByteRange{1000, 250000});
   ASSERT_TRUE(part.ok()) << part.status().ToString();
   EXPECT_TRUE(*part == data_.substr(1000, 250000)) << "range differs";
-  EXPECT_GE(Requests(), 2);
+  EXPECT_GE(Requests(), 3);
+}
+
+TEST_P(BackendReadFaultsTest, AServerThatIgnoresRangeFailsAtOnce) {
+  // 200 with the whole object to every Range, before any 206: asking again
+  // would get the same (it was retried max_retries times).
+  AddRule(FaultRule::IgnoreRange().RangeOnly().Times(0));
+  auto part = Read(ByteRange{1000, 250000});
+  ASSERT_FALSE(part.ok());
+  EXPECT_EQ(part.status().code(), Status::Code::kNotSupported)
+      << part.status().ToString();
+  EXPECT_NE(part.status().ToString().find("ignores Range"), std::string::npos)
+      << part.status().ToString();
+  EXPECT_EQ(Requests(), 1);
+}
+
+TEST_P(BackendReadFaultsTest, TheWholeObjectOfTheLengthAskedFromZeroIsTheRange) {
+  AddRule(FaultRule::IgnoreRange().RangeOnly().Times(0));
+  auto all = Read(ByteRange{0, data_.size()});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE(*all == data_) << "differs";
+  EXPECT_EQ(Requests(), 1);
 }
 
 TEST_P(BackendReadFaultsTest, LastingOutageFailsAsUnavailable) {

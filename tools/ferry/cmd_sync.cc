@@ -228,8 +228,10 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Key("bytes_produced")
       .Uint(r.bytes_reused)
       .Key("fallbacks")
-      .Uint(r.block_fallbacks)
-      .EndObject()
+      .Uint(r.block_fallbacks);
+  // A dry run cannot scan: the ranges are at most the objects.
+  if (dry_run) w.Key("range_bytes_at_most").Uint(r.block_range_bytes_max);
+  w.EndObject()
       .Key("whole")
       .BeginObject()
       .Key("objects")
@@ -399,6 +401,14 @@ int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
           (unsigned long long)r->objects_fetched,
           (unsigned long long)r->bytes_fetched,
           (unsigned long long)r->requests);
+      if (a.dry_run && r->objects_reused > 0)
+        std::printf(
+            "(dry run) %llu objects by block reuse: %llu bytes of signatures, "
+            "then ranges of at most %llu bytes (the scan decides; counted "
+            "whole above)\n",
+            (unsigned long long)r->objects_reused,
+            (unsigned long long)r->block_bytes_fetched,
+            (unsigned long long)r->block_range_bytes_max);
     }
     if (!r->replaced_folder.empty())
       std::printf(

@@ -111,6 +111,10 @@ struct SyncReport {
   // failed, fetched whole.
   uint64_t objects_reused = 0, block_bytes_fetched = 0, bytes_reused = 0;
   uint64_t bytes_copied = 0, block_fallbacks = 0;
+  // A dry run: block_bytes_fetched are the signatures' bytes, and the
+  // ranges (which the scan decides) at most this many (the objects' sizes,
+  // counted in bytes_fetched: an upper bound).
+  uint64_t block_range_bytes_max = 0;
   uint64_t bytes_cached = 0;
   uint64_t requests = 0;      // requests this run sent to the remote
   bool unmanaged = false;     // the remote has no .ferry/refs/HEAD: listed

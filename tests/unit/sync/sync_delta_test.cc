@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <unistd.h>
+
 #include <map>
 #include <string>
 
@@ -14,6 +16,7 @@
 #include "ferry/sync.h"
 #include "remote/file_backend.h"
 #include "sync/deltas.h"
+#include "sync/fetch_paths.h"
 #include "sync/layout.h"
 #include "testutil/delta_bytes.h"
 #include "testutil/test_util.h"
@@ -115,6 +118,10 @@ class SyncDeltaTest : public ::testing::Test {
     EXPECT_EQ(r.objects_whole, 1u);
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_NE(r.warnings[0].find(why), std::string::npos) << r.warnings[0];
+    // The warning names the path that made the object.
+    EXPECT_NE(r.warnings[0].find("): made by block reuse instead"),
+              std::string::npos)
+        << r.warnings[0];
     EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
     EXPECT_EQ(Partial(), std::vector<std::string>{});
   }
@@ -179,7 +186,22 @@ TEST_F(SyncDeltaTest, ATruncatedDeltaFallsBackToTheNextPath) {
   SyncV1PublishV2();
   std::string d = test::ReadFile(env_, DeltaPath());
   test::WriteFile(env_, DeltaPath(), d.substr(0, d.size() - 100));
-  ExpectFellBackCleanly(Sync(), "the manifest lists");
+  ExpectFellBackCleanly(Sync(), "beyond the end of the object");
+}
+
+TEST_F(SyncDeltaTest, ABiggerObjectAtTheDeltasKeyCostsOnlyTheListedBytes) {
+  // The delta followed by a (sparse) gigabyte: the GET asks for the listed
+  // bytes only, and those are the delta.
+  SyncV1PublishV2();
+  const uint64_t listed = env_->Stat(DeltaPath())->size;
+  ASSERT_EQ(::truncate(DeltaPath().c_str(), off_t{1} << 30), 0);
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_patched, 1u);
+  EXPECT_EQ(r.delta_bytes_fetched, listed);
+  EXPECT_EQ(r.bytes_fetched, listed + 2);
+  EXPECT_EQ(r.delta_fallbacks, 0u);
+  EXPECT_TRUE(r.warnings.empty());
 }
 
 // Replaces the stored delta by a zstd frame of exactly the listed size
@@ -283,6 +305,18 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   // A fresh cache (no delta source in it) and a --basis tree holding v1.
   test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
   ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest")));
+  const uint64_t blocks = (V2().size() + 1407) / 1408;
+  const uint64_t sig = 12 + 36 * blocks;
+  // The plan: the shard by block reuse (its signature, then ranges of at
+  // most the object: the scan decides), small.txt whole.
+  SyncReport plan = Sync(true, dir_.Join("old"), "cache2");
+  EXPECT_EQ(plan.objects_reused, 1u);
+  EXPECT_EQ(plan.block_bytes_fetched, sig);
+  EXPECT_EQ(plan.block_range_bytes_max, V2().size());
+  EXPECT_EQ(plan.bytes_reused, V2().size());
+  EXPECT_EQ(plan.objects_whole, 1u);
+  EXPECT_EQ(plan.objects_fetched, 2u);
+  EXPECT_EQ(plan.bytes_fetched, sig + V2().size() + 2);
   SyncReport r = Sync(false, dir_.Join("old"), "cache2");
   EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
   EXPECT_EQ(r.objects_patched, 0u);
@@ -292,8 +326,6 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   EXPECT_EQ(r.objects_whole, 1u);  // small.txt: no signature
   // The signature (12 + 36 bytes a block) and ranges around the 3 edits
   // (12.5 KB novel; a gap below 256 KiB is fetched, not copied).
-  const uint64_t blocks = (V2().size() + 1407) / 1408;
-  const uint64_t sig = 12 + 36 * blocks;
   EXPECT_LT(r.block_bytes_fetched - sig, 3 * (300u << 10));
   EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), V2().size());
   EXPECT_EQ(r.bytes_fetched, r.block_bytes_fetched + 2);
@@ -342,6 +374,9 @@ TEST_F(SyncDeltaTest, ADamagedSignatureFallsBackToTheWholeObject) {
   EXPECT_EQ(r.block_fallbacks, 1u);
   EXPECT_EQ(r.objects_whole, 2u);
   ASSERT_EQ(r.warnings.size(), 2u);  // the delta's and the signature's
+  EXPECT_NE(r.warnings[0].find("): falling back to the whole object"),
+            std::string::npos)
+      << r.warnings[0];
   EXPECT_NE(r.warnings[1].find("block reuse failed"), std::string::npos)
       << r.warnings[1];
   EXPECT_EQ(Partial(), std::vector<std::string>{});
@@ -371,6 +406,28 @@ TEST_F(SyncDeltaTest, ALyingSignatureFallsBackToTheWholeObject) {
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_NE(r.warnings[1].find("XXH3-128"), std::string::npos) << r.warnings[1];
   EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaTest, AHugeBasisIsSearchedOnlyAroundTheObjectsSize) {
+  // v1 followed by a sparse gigabyte: only the first 4 x 2 MiB + 16 MiB are
+  // read (the whole of it took 25 s a 4 GiB), v1's blocks found there.
+  SyncV1PublishV2();
+  const std::string huge = dir_.Join("old/big.tfrecord");
+  test::WriteFile(env_, huge, V1());
+  ASSERT_EQ(::truncate(huge.c_str(), off_t{1} << 30), 0);
+  ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest")));
+  SyncReport r = Sync(false, dir_.Join("old"), "cache2");
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_GT(r.bytes_copied, V2().size() / 2);
+  EXPECT_EQ(r.block_fallbacks, 0u);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find(
+                "only the first " +
+                std::to_string(sync::BasisWindow(V2().size())) + " bytes"),
+            std::string::npos)
+      << r.warnings[0];
+  EXPECT_EQ(sync::BasisWindow(V2().size()), 4 * V2().size() + (16 << 20));
 }
 
 TEST_F(SyncDeltaTest, ABasisWithNoBlockOfTheObjectIsQuietlyPassedOver) {
