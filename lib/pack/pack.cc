@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <set>
@@ -13,12 +14,14 @@
 #include "ferry/atomic_file.h"
 #include "ferry/input.h"
 #include "ferry/json.h"
+#include "ferry/remote.h"
 #include "ferry/version.h"
 #include "formats/example/image_example.h"
 #include "formats/webdataset/tar.h"
 #include "pack/pack_fields.h"
 #include "pack/plan.h"
 #include "pack/shard_writer.h"
+#include "remote/byte_sources.h"
 
 namespace ferry {
 namespace {
@@ -90,6 +93,10 @@ struct DoneShard {
   Hash128 xxh3;
   Hash128 idx_xxh3;  // of the ".idx" sidecar (of "" for gzip shards)
   std::string md5;
+  // OUT in a bucket: what the uploads of shard and index returned ("" on a
+  // file system; never in the merged state, which is a one-machine run's).
+  std::string etag = {}, idx_etag = {};
+  uint64_t idx_bytes = 0;
 };
 
 struct Failed {
@@ -113,6 +120,10 @@ struct State {
            " " + std::to_string(d.records) + " " + std::to_string(d.bytes) +
            " " + d.xxh3.ToHex() + " " + d.idx_xxh3.ToHex() + " " +
            (d.md5.empty() ? "-" : d.md5) + "\n";
+      if (!d.etag.empty()) {
+        s += "etag " + pack::ToHex(d.etag) + " " + pack::ToHex(d.idx_etag) +
+             " " + std::to_string(d.idx_bytes) + "\n";
+      }
     }
     for (const Failed& f : failed) {
       s += "failed " + f.split + " " + std::to_string(f.item_pos) + " " +
@@ -143,6 +154,15 @@ struct State {
         d.xxh3 = *h;
         d.idx_xxh3 = *ih;
         st.shards.push_back(d);
+      } else if (word == "etag") {  // of the shard before it
+        std::string hex, idx_hex;
+        in >> hex >> idx_hex;
+        if (st.shards.empty()) return State();
+        DoneShard& d = st.shards.back();
+        in >> d.idx_bytes;
+        if (!in || !pack::FromHex(hex, &d.etag) ||
+            !pack::FromHex(idx_hex, &d.idx_etag))
+          return State();
       } else if (word == "failed") {
         Failed f;
         std::string in_hex, err_hex;
@@ -183,6 +203,18 @@ bool Verified(Env* env, const std::string& path, const DoneShard& d,
   return idx.ok() && *idx == d.idx_xxh3;
 }
 
+// Hashes what a read delivers.
+class HashSink : public ByteSink {
+ public:
+  Status Append(std::string_view data) override {
+    hasher.Update(data);
+    size += data.size();
+    return Status::OK();
+  }
+  Hasher128 hasher;
+  uint64_t size = 0;
+};
+
 struct Record {
   Status error;
   std::string example;                                     // TFRecord payload
@@ -193,7 +225,7 @@ struct Record {
 class Packer {
  public:
   Packer(const std::string& src, const std::string& out, const PackOptions& o)
-      : src_(src), out_(out), o_(o), env_(o.env) {}
+      : src_(src), out_(out), o_(o), env_(o.env), remote_(o.out_backend) {}
 
   Result<PackSummary> Run();
   // Distributed pack: the plan, one worker's shards, the merge.
@@ -218,11 +250,37 @@ class Packer {
   // Distributed: the planned shard count of split s, and shard k of it.
   size_t PlannedShards(size_t s) const;
   std::string PlannedShardName(size_t s, size_t k) const;
-  Result<DoneShard> WriteShard(size_t s, size_t k, std::vector<Failed>* failed);
+  // Writes shard k of split s (and its index) into dir.
+  Result<DoneShard> WriteShard(size_t s, size_t k, const std::string& dir,
+                               std::vector<Failed>* failed);
   Record Build(size_t item) const;
-  Status SaveState() {
-    return WriteFileAtomically(env_, JoinPath(out_, kStateFile),
-                               state_.Serialize());
+  Status SaveState() { return WriteOut(kStateFile, state_.Serialize()); }
+  // OUT's files by name: in the folder out_, or objects of remote_ (each
+  // written whole: readers see the old one or the new one).
+  bool remote() const { return remote_ != nullptr; }
+  Result<std::string> ReadOut(const std::string& name) const;
+  Status WriteOut(const std::string& name, std::string_view bytes);
+  Status RemoveOut(const std::string& name);
+  bool OutExists(const std::string& name) const;
+  // OUT in a bucket: the local file at path uploaded as name.
+  Result<ObjectInfo> UploadFile(const std::string& name,
+                                const std::string& path);
+  // OUT in a bucket: this machine's folder for `role` in the tmp folder,
+  // locked (busy: the message when another process holds it); its killed
+  // writers' temporary files removed.
+  Status OpenStage(const std::string& role, const std::string& busy);
+  Status RemoveStage();
+  // Worker, OUT in a bucket: the shard name (and its index) written in the
+  // stage folder read back, uploaded, their sizes and ETags put in d, and
+  // the local copies removed.
+  Status Upload(const std::string& name, DoneShard* d);
+  // OUT in a bucket: the shard (and its index) there as d lists them: size
+  // and ETag by HEAD, or size and XXH3-128 read back (verify_remote).
+  bool RemoteVerified(const std::string& name, const DoneShard& d) const;
+  // A listed shard as it was written, where it is (out_ or the bucket).
+  bool ShardVerified(const std::string& name, const DoneShard& d) const {
+    return remote() ? RemoteVerified(name, d)
+                    : Verified(env_, JoinPath(out_, name), d, o_.gzip);
   }
   Status WriteDatasetJson();
   // dataset.json's "options": {...} member, and as text (compact, as there).
@@ -233,6 +291,8 @@ class Packer {
   std::string src_, out_;
   const PackOptions& o_;
   Env* env_;
+  Backend* remote_;    // OUT in a bucket, else null
+  std::string stage_;  // OUT in a bucket: this process's local folder
   std::vector<SplitItem> items_;
   std::vector<Hash128> hashes_;
   std::vector<int> earlier_;
@@ -434,12 +494,10 @@ Status Packer::FinishSplit(size_t s, const std::vector<DoneShard>& kept,
         .EndObject();
   }
   wids.EndArray().EndObject();
-  FERRY_RETURN_IF_ERROR(env_->SyncDir(out_));
+  if (!remote()) FERRY_RETURN_IF_ERROR(env_->SyncDir(out_));
   // No wids index for an empty split: wids refuses an empty shard list.
-  if (o_.format == ShardFormat::kWebDataset && n > 0) {
-    FERRY_RETURN_IF_ERROR(WriteFileAtomically(
-        env_, JoinPath(out_, name + ".wids.json"), wids.str()));
-  }
+  if (o_.format == ShardFormat::kWebDataset && n > 0)
+    FERRY_RETURN_IF_ERROR(WriteOut(name + ".wids.json", wids.str()));
   state_.split_done[name] = n;
   FERRY_RETURN_IF_ERROR(SaveState());
   sum_.records += result.records;
@@ -543,7 +601,115 @@ Status Packer::WriteDatasetJson() {
     j.EndArray();
   }
   j.EndArray().EndObject().EndObject();
-  return WriteFileAtomically(env_, JoinPath(out_, "dataset.json"), j.str());
+  return WriteOut("dataset.json", j.str());
+}
+
+Result<std::string> Packer::ReadOut(const std::string& name) const {
+  if (!remote()) return ReadFileToString(env_, JoinPath(out_, name));
+  // The plan is the largest (~120 B per input).
+  FERRY_ASSIGN_OR_RETURN(SmallObject obj,
+                         remote_->ReadIfChanged(name, "", uint64_t(1) << 40));
+  return std::move(obj.bytes);
+}
+
+Status Packer::WriteOut(const std::string& name, std::string_view bytes) {
+  if (!remote()) return WriteFileAtomically(env_, JoinPath(out_, name), bytes);
+  remote::StringSource source(bytes);
+  return remote_->Write(name, &source, WriteOptions{}).status();
+}
+
+Status Packer::RemoveOut(const std::string& name) {
+  if (!remote()) return env_->RemoveFile(JoinPath(out_, name));
+  return remote_->Delete(name);
+}
+
+bool Packer::OutExists(const std::string& name) const {
+  if (!remote()) return env_->FileExists(JoinPath(out_, name));
+  return remote_->Stat(name).ok();
+}
+
+Result<ObjectInfo> Packer::UploadFile(const std::string& name,
+                                      const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<remote::FileSource> source,
+                         remote::FileSource::Open(env_, path));
+  FERRY_ASSIGN_OR_RETURN(ObjectInfo info,
+                         remote_->Write(name, source.get(), WriteOptions{}));
+  FERRY_RETURN_IF_ERROR(source->CheckUnchanged());
+  if (info.size != source->size()) {
+    return Status::Corruption(
+        remote_->Describe() + " " + name,
+        "uploaded " + std::to_string(source->size()) +
+            " bytes, the remote reports " + std::to_string(info.size));
+  }
+  return info;
+}
+
+Status Packer::OpenStage(const std::string& role, const std::string& busy) {
+  std::string tmp = o_.tmp_dir;
+  if (tmp.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    tmp = t != nullptr && *t != '\0' ? t : "/tmp";
+  }
+  char id[24];
+  std::snprintf(id, sizeof(id), "%016llx",
+                (unsigned long long)XXH3_64bits(out_.data(), out_.size()));
+  stage_ = JoinPath(tmp, "ferry-pack-" + std::string(id) + "-" + role);
+  FERRY_RETURN_IF_ERROR(env_->CreateDirs(stage_));
+  auto lock = env_->LockFile(JoinPath(stage_, ".lock"), /*wait=*/false);
+  if (!lock.ok()) {
+    return lock.status().IsUnavailable()
+               ? Status::Unavailable(stage_, busy +
+                                                 " (another process holds "
+                                                 "this folder's lock)")
+               : lock.status();
+  }
+  lock_ = std::move(lock).value();
+  RemoveStaleTemps(env_, stage_);
+  return Status::OK();
+}
+
+Status Packer::RemoveStage() {
+  FERRY_ASSIGN_OR_RETURN(std::vector<DirEntry> children,
+                         env_->GetChildren(stage_));
+  for (const DirEntry& e : children)
+    FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(stage_, e.name)));
+  FERRY_RETURN_IF_ERROR(env_->RemoveDir(stage_));
+  lock_.reset();
+  return Status::OK();
+}
+
+Status Packer::Upload(const std::string& name, DoneShard* d) {
+  const std::string path = JoinPath(stage_, name);
+  if (!Verified(env_, path, *d, o_.gzip)) {
+    return Status::Corruption(path,
+                              "does not read back as written (its size or "
+                              "XXH3-128, or its index's): local disk?");
+  }
+  FERRY_ASSIGN_OR_RETURN(ObjectInfo shard, UploadFile(name, path));
+  d->etag = shard.etag;
+  if (!o_.gzip) {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo idx, UploadFile(name + ".idx", path + ".idx"));
+    d->idx_etag = idx.etag;
+    d->idx_bytes = idx.size;
+    FERRY_RETURN_IF_ERROR(env_->RemoveFile(path + ".idx"));
+  }
+  return env_->RemoveFile(path);
+}
+
+bool Packer::RemoteVerified(const std::string& name, const DoneShard& d) const {
+  auto one = [&](const std::string& key, uint64_t size,
+                 const std::string& etag, const Hash128& xxh3) {
+    if (o_.verify_remote) {
+      HashSink sink;
+      return remote_->Read(key, ByteRange{}, ReadOptions{}, &sink).ok() &&
+             sink.size == size && sink.hasher.Digest() == xxh3;
+    }
+    auto info = remote_->Stat(key);
+    return info.ok() && info->size == size && !etag.empty() &&
+           info->etag == etag;
+  };
+  return one(name, d.bytes, d.etag, d.xxh3) &&
+         (o_.gzip || one(name + ".idx", d.idx_bytes, d.idx_etag, d.idx_xxh3));
 }
 
 // A run owns its output set: shards, indexes and wids files of earlier runs
@@ -560,6 +726,19 @@ Status Packer::RemoveStaleOutputs() {
     }
     if (o_.format == ShardFormat::kWebDataset && !sp.shards.empty())
       keep.insert(sp.name + ".wids.json");
+  }
+  if (remote()) {
+    std::vector<std::string> stale;
+    FERRY_RETURN_IF_ERROR(
+        remote_->List("", ListOptions{}, [&](const ObjectInfo& obj) {
+          if (!obj.is_prefix && !keep.count(obj.key) &&
+              IsPackOutputName(obj.key))
+            stale.push_back(obj.key);
+          return Status::OK();
+        }));
+    for (const std::string& key : stale)
+      FERRY_RETURN_IF_ERROR(remote_->Delete(key));
+    return Status::OK();
   }
   FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
                          ListFilesRecursive(env_, out_));
@@ -605,6 +784,16 @@ Status Packer::Scan() {
   } else {
     FERRY_ASSIGN_OR_RETURN(items_, ItemsFromList(env_, o_.list_path));
   }
+  // OUT in a bucket: its earlier assignment, if any, read from a local copy.
+  if (remote()) {
+    auto earlier = ReadOut(kAssignmentFile);
+    if (earlier.ok()) {
+      FERRY_RETURN_IF_ERROR(WriteFileAtomically(
+          env_, JoinPath(stage_, kAssignmentFile), *earlier));
+    } else if (!earlier.status().IsNotFound()) {
+      return earlier.status();
+    }
+  }
   // Contents first: the records' keys, leakage and --dedup all need them.
   // An unreadable file is a failed input, like a bad image, not a stop.
   {
@@ -623,8 +812,9 @@ Status Packer::Scan() {
     }
     items_ = std::move(readable);
   }
-  FERRY_ASSIGN_OR_RETURN(earlier_,
-                         LoadEarlierAssignment(env_, o_.split, out_, items_));
+  FERRY_ASSIGN_OR_RETURN(
+      earlier_, LoadEarlierAssignment(env_, o_.split,
+                                      remote() ? stage_ : out_, items_));
   return Status::OK();
 }
 
@@ -673,14 +863,24 @@ Status Packer::Finish() {
   FERRY_RETURN_IF_ERROR(RemoveStaleOutputs());
   std::string labels;
   for (const auto& l : sum_.labels) labels += l + "\n";
+  FERRY_RETURN_IF_ERROR(WriteOut("labels.txt", labels));
+  const std::string assignment =
+      JoinPath(remote() ? stage_ : out_, kAssignmentFile);
   FERRY_RETURN_IF_ERROR(
-      WriteFileAtomically(env_, JoinPath(out_, "labels.txt"), labels));
-  FERRY_RETURN_IF_ERROR(WriteAssignment(env_, JoinPath(out_, kAssignmentFile),
-                                        items_, o_.split, split_));
+      WriteAssignment(env_, assignment, items_, o_.split, split_));
+  if (remote()) {
+    FERRY_RETURN_IF_ERROR(UploadFile(kAssignmentFile, assignment).status());
+    FERRY_RETURN_IF_ERROR(env_->RemoveFile(assignment));
+  }
   return WriteDatasetJson();
 }
 
 Result<PackSummary> Packer::Run() {
+  if (remote()) {
+    return Status::InvalidArgument(
+        out_, "a one-machine ferry pack writes a folder; into a bucket, pack "
+              "with --plan, --worker and --merge");
+  }
   FERRY_RETURN_IF_ERROR(CheckOptions());
   FERRY_RETURN_IF_ERROR(Scan());
   FERRY_RETURN_IF_ERROR(Assign());
@@ -753,8 +953,7 @@ std::string Packer::PlannedShardName(size_t s, size_t k) const {
 Status Packer::LoadPlan() {
   FERRY_RETURN_IF_ERROR(CheckOptions());
   FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
-  const std::string path = JoinPath(out_, pack::kPlanFile);
-  auto text = ReadFileToString(env_, path);
+  auto text = ReadOut(pack::kPlanFile);
   if (!text.ok()) {
     return text.status().IsNotFound()
                ? Status::InvalidArgument(
@@ -781,19 +980,25 @@ Status Packer::LoadPlan() {
 Result<PackSummary> Packer::Plan() {
   FERRY_RETURN_IF_ERROR(CheckOptions());
   FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
+  if (remote()) {
+    FERRY_RETURN_IF_ERROR(OpenStage(
+        "plan", "a ferry pack --plan into this OUT runs on this machine"));
+  }
   FERRY_RETURN_IF_ERROR(Scan());
   FERRY_RETURN_IF_ERROR(Assign());
-  FERRY_RETURN_IF_ERROR(Lock());
+  if (!remote()) FERRY_RETURN_IF_ERROR(Lock());
   // The merge writes dataset.json; one of a finished pack of these very
   // inputs and options stays true meanwhile (the workers write the same
   // bytes), any other goes now.
-  auto done = ReadFileToString(env_, JoinPath(out_, kStateFile));
+  auto done = ReadOut(kStateFile);
   const State st = done.ok() ? State::Parse(*done) : State();
-  if (st.fingerprint != fp_ || st.split_done.empty())
-    (void)env_->RemoveFile(JoinPath(out_, "dataset.json"));
+  if (st.fingerprint != fp_ || st.split_done.empty()) {
+    Status gone = RemoveOut("dataset.json");
+    if (remote()) FERRY_RETURN_IF_ERROR(gone);  // a bucket says OK if none
+  }
   pack::Plan plan{fp_, items_, hashes_, earlier_, sum_.skipped, sum_.failed};
-  FERRY_RETURN_IF_ERROR(WriteFileAtomically(
-      env_, JoinPath(out_, pack::kPlanFile), pack::SerializePlan(plan)));
+  FERRY_RETURN_IF_ERROR(WriteOut(pack::kPlanFile, pack::SerializePlan(plan)));
+  if (remote()) FERRY_RETURN_IF_ERROR(RemoveStage());
   for (size_t s = 0; s < orders_.size(); ++s) {
     PackSplit sp{split_.names[s], orders_[s].size(), {}};
     for (size_t k = 0; k < PlannedShards(s); ++k) {
@@ -811,6 +1016,7 @@ Result<PackSummary> Packer::Plan() {
 }
 
 Result<DoneShard> Packer::WriteShard(size_t s, size_t k,
+                                     const std::string& dir,
                                      std::vector<Failed>* failed) {
   const std::string& name = split_.names[s];
   const std::vector<size_t>& order = orders_[s];
@@ -820,7 +1026,7 @@ Result<DoneShard> Packer::WriteShard(size_t s, size_t k,
   const std::string shard_name = PlannedShardName(s, k);
   FERRY_ASSIGN_OR_RETURN(
       std::unique_ptr<pack::ShardWriter> shard,
-      pack::ShardWriter::Open(env_, JoinPath(out_, shard_name), o_.format,
+      pack::ShardWriter::Open(env_, JoinPath(dir, shard_name), o_.format,
                               o_.gzip));
   uint64_t record = begin;
   Status st;
@@ -866,20 +1072,30 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
   FERRY_RETURN_IF_ERROR(LoadPlan());
   sum_.skipped.clear();  // the plan and the merge report these
   sum_.failed.clear();
-  const std::string mine = JoinPath(out_, std::string(pack::kWorkerFilePrefix) +
-                                              std::to_string(worker) + "-of-" +
-                                              std::to_string(workers));
-  auto lock = env_->LockFile(mine + ".lock", /*wait=*/false);
-  if (!lock.ok()) {
-    return lock.status().IsUnavailable()
-               ? Status::Unavailable(
-                     mine, "worker " + std::to_string(worker) + "/" +
-                               std::to_string(workers) +
-                               " runs already (another process holds its "
-                               "lock)")
-               : lock.status();
+  const std::string who =
+      std::to_string(worker) + "-of-" + std::to_string(workers);
+  const std::string mine = std::string(pack::kWorkerFilePrefix) + who;
+  const std::string busy = "worker " + std::to_string(worker) + "/" +
+                           std::to_string(workers) + " runs already";
+  std::unique_ptr<FileLock> lock;
+  if (remote()) {
+    // Its shards are written here, then uploaded; the lock is this folder's.
+    FERRY_RETURN_IF_ERROR(OpenStage("worker-" + who, busy + " on this machine"));
+  } else {
+    auto held = env_->LockFile(JoinPath(out_, mine + ".lock"), /*wait=*/false);
+    if (!held.ok()) {
+      return held.status().IsUnavailable()
+                 ? Status::Unavailable(JoinPath(out_, mine),
+                                       busy +
+                                           " (another process holds its "
+                                           "lock)")
+                 : held.status();
+    }
+    lock = std::move(held).value();
   }
-  auto old = ReadFileToString(env_, mine);
+  auto old = ReadOut(mine);
+  // A bucket that does not answer now is not one without the file.
+  if (remote() && !old.ok() && !old.status().IsNotFound()) return old.status();
   if (old.ok()) state_ = State::Parse(*old);
   if (state_.fingerprint != fp_) state_ = State{fp_, {}, {}, {}};
   std::vector<std::pair<size_t, size_t>> all;
@@ -908,8 +1124,7 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
         state_.shards.begin(), state_.shards.end(),
         [&](const DoneShard& d) { return d.split == name && d.index == k; });
     if (done != state_.shards.end() &&
-        Verified(env_, JoinPath(out_, PlannedShardName(s, k)), *done,
-                 o_.gzip)) {
+        ShardVerified(PlannedShardName(s, k), *done)) {
       ++sum_.reused_shards;
       sum_.records += done->records;
       for (const Failed& f : state_.failed) {
@@ -921,16 +1136,19 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
     if (done != state_.shards.end()) state_.shards.erase(done);
     std::erase_if(state_.failed, in_shard);
     std::vector<Failed> failed;
-    FERRY_ASSIGN_OR_RETURN(DoneShard d, WriteShard(s, k, &failed));
+    FERRY_ASSIGN_OR_RETURN(DoneShard d,
+                           WriteShard(s, k, remote() ? stage_ : out_, &failed));
+    if (remote()) FERRY_RETURN_IF_ERROR(Upload(PlannedShardName(s, k), &d));
     sum_.records += d.records;
     state_.shards.push_back(d);
     for (Failed& f : failed) {
       sum_.failed.push_back({f.input, f.error});
       state_.failed.push_back(std::move(f));
     }
-    FERRY_RETURN_IF_ERROR(WriteFileAtomically(env_, mine, state_.Serialize()));
+    FERRY_RETURN_IF_ERROR(WriteOut(mine, state_.Serialize()));
   }
   if (o_.progress) o_.progress->End();
+  if (remote()) FERRY_RETURN_IF_ERROR(RemoveStage());
   for (size_t s = 0; s < orders_.size(); ++s) {
     PackSplit sp{split_.names[s], 0, {}};
     for (size_t g = first; g < last; ++g) {
@@ -952,16 +1170,15 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
 // run writes after its shards, state file included, and removes the plan
 // and the workers' files.
 Result<PackSummary> Packer::Merge() {
-  if (!env_->FileExists(JoinPath(out_, pack::kPlanFile)) &&
-      env_->FileExists(JoinPath(out_, "dataset.json"))) {
+  if (!OutExists(pack::kPlanFile) && OutExists("dataset.json")) {
     // A merged (or one-machine) OUT: its state lists every finished split.
     FERRY_RETURN_IF_ERROR(CheckOptions());
     FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
-    auto text = ReadFileToString(env_, JoinPath(out_, kStateFile));
+    auto text = ReadOut(kStateFile);
     const State st = text.ok() ? State::Parse(*text) : State();
     if (!st.split_done.empty()) {
       // Without the inputs (no plan) only the options can be compared.
-      auto json = ReadFileToString(env_, JoinPath(out_, "dataset.json"));
+      auto json = ReadOut("dataset.json");
       if (!json.ok()) return json.status();
       if (json->find(OptionsJson()) == std::string::npos) {
         return Status::InvalidArgument(
@@ -975,17 +1192,29 @@ Result<PackSummary> Packer::Merge() {
     }
   }
   FERRY_RETURN_IF_ERROR(LoadPlan());
-  FERRY_RETURN_IF_ERROR(Lock());
-  FERRY_ASSIGN_OR_RETURN(std::vector<DirEntry> children,
-                         env_->GetChildren(out_));
   std::vector<std::string> worker_files;
+  if (remote()) {
+    FERRY_RETURN_IF_ERROR(OpenStage(
+        "merge", "a ferry pack --merge into this OUT runs on this machine"));
+    FERRY_RETURN_IF_ERROR(remote_->List(
+        pack::kWorkerFilePrefix, ListOptions{}, [&](const ObjectInfo& obj) {
+          if (!obj.is_prefix && obj.key.find('/') == std::string::npos)
+            worker_files.push_back(obj.key);
+          return Status::OK();
+        }));
+  } else {
+    FERRY_RETURN_IF_ERROR(Lock());
+    FERRY_ASSIGN_OR_RETURN(std::vector<DirEntry> children,
+                           env_->GetChildren(out_));
+    for (const DirEntry& e : children) {
+      if (e.name.rfind(pack::kWorkerFilePrefix, 0) == 0)
+        worker_files.push_back(e.name);
+    }
+  }
   std::vector<State> receipts;
-  for (const DirEntry& e : children) {
-    if (e.name.rfind(pack::kWorkerFilePrefix, 0) != 0) continue;
-    worker_files.push_back(e.name);
-    if (e.name.size() > 5 && e.name.substr(e.name.size() - 5) == ".lock")
-      continue;
-    auto text = ReadFileToString(env_, JoinPath(out_, e.name));
+  for (const std::string& name : worker_files) {
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".lock") continue;
+    auto text = ReadOut(name);
     if (!text.ok()) return text.status();
     State st = State::Parse(*text);
     if (st.fingerprint == fp_) receipts.push_back(std::move(st));
@@ -1007,12 +1236,12 @@ Result<PackSummary> Packer::Merge() {
       checks.size(), o_.jobs,
       [&](size_t g) {
         Check& c = checks[g];
-        const std::string path = JoinPath(out_, PlannedShardName(c.s, c.k));
+        const std::string name = PlannedShardName(c.s, c.k);
         for (const State& r : receipts) {
           for (const DoneShard& d : r.shards) {
             if (d.split != split_.names[c.s] || d.index != c.k) continue;
             c.listed = true;
-            if (Verified(env_, path, d, o_.gzip)) {
+            if (ShardVerified(name, d)) {
               c.found = &d;
               c.from = &r;
               return 0;
@@ -1028,17 +1257,23 @@ Result<PackSummary> Packer::Merge() {
     const std::string& name = split_.names[c.s];
     const std::string shard_name = PlannedShardName(c.s, c.k);
     if (!c.found) {
-      const bool there = env_->FileExists(JoinPath(out_, shard_name));
-      problems.push_back(shard_name +
-                         (!c.listed ? " (missing: no worker finished it)"
-                          : there   ? " (damaged: its size or XXH3-128, or its "
-                                      "index's, differs from what its worker "
-                                      "wrote)"
-                                    : " (missing: its worker wrote it, but it "
-                                      "is gone)"));
+      const bool there = OutExists(shard_name);
+      const char* checked = !remote() || o_.verify_remote ? "XXH3-128" : "ETag";
+      problems.push_back(
+          shard_name +
+          (!c.listed ? std::string(" (missing: no worker finished it)")
+           : there   ? std::string(" (damaged: its size or ") + checked +
+                         ", or its index's, differs from what its worker "
+                         "wrote)"
+                     : std::string(" (missing: its worker wrote it, but it "
+                                   "is gone)")));
       continue;
     }
-    shards[c.s].push_back(*c.found);
+    DoneShard d = *c.found;
+    d.etag.clear();  // the merged state is a one-machine run's
+    d.idx_etag.clear();
+    d.idx_bytes = 0;
+    shards[c.s].push_back(std::move(d));
     const uint64_t begin = c.k * o_.shard_records;
     for (const Failed& f : c.from->failed) {
       if (f.split == name && f.item_pos >= begin &&
@@ -1062,7 +1297,7 @@ Result<PackSummary> Packer::Merge() {
   }
   // Only now: every worker is done, so no temporary file here is a running
   // one's (a worker's pid means nothing on another node).
-  RemoveStaleTemps(env_, out_);
+  if (!remote()) RemoveStaleTemps(env_, out_);
   std::sort(state_.failed.begin(), state_.failed.end(),
             [&](const Failed& a, const Failed& b) {
               auto idx = [&](const std::string& n) {
@@ -1081,10 +1316,13 @@ Result<PackSummary> Packer::Merge() {
   for (size_t s = 0; s < orders_.size(); ++s)
     FERRY_RETURN_IF_ERROR(FinishSplit(s, shards[s], /*rename=*/false));
   FERRY_RETURN_IF_ERROR(Finish());
+  // The plan first: a merge killed before the worker files are gone finds
+  // OUT merged already (a kill the other way round would leave a plan
+  // whose shards no worker lists).
+  FERRY_RETURN_IF_ERROR(RemoveOut(pack::kPlanFile));
   for (const std::string& f : worker_files)
-    FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(out_, f)));
-  FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(out_, pack::kPlanFile)));
-  FERRY_RETURN_IF_ERROR(env_->SyncDir(out_));
+    FERRY_RETURN_IF_ERROR(RemoveOut(f));
+  FERRY_RETURN_IF_ERROR(remote() ? RemoveStage() : env_->SyncDir(out_));
   return sum_;
 }
 

@@ -16,6 +16,7 @@
 
 #include "ferry/atomic_file.h"
 #include "ferry/transfer.h"
+#include "remote/byte_sources.h"
 #include "remote/curl_util.h"
 #include "remote/file_backend.h"
 #include "remote/http.h"
@@ -27,47 +28,6 @@
 namespace ferry {
 namespace remote {
 namespace {
-
-// A local file as the body of requests, read at any offset.
-class FileSource : public ByteSource {
- public:
-  static Result<std::unique_ptr<FileSource>> Open(Env* env,
-                                                  const std::string& path) {
-    FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(path));
-    FERRY_ASSIGN_OR_RETURN(uint64_t size, f->Size());
-    auto s = std::make_unique<FileSource>();
-    s->file_ = std::move(f);
-    s->size_ = size;
-    s->path_ = path;
-    return s;
-  }
-  uint64_t size() const override { return size_; }
-  // A file that ends before the size it had at the start changed.
-  Status ReadAt(uint64_t offset, size_t n, char* scratch,
-                size_t* got) override {
-    std::string_view v;
-    FERRY_RETURN_IF_ERROR(file_->Read(offset, n, &v, scratch));
-    if (v.data() != scratch) std::memcpy(scratch, v.data(), v.size());
-    *got = v.size();
-    if (v.size() < n && offset + v.size() < size_) return Changed();
-    return Status::OK();
-  }
-  // After the last byte went: the file still has its size.
-  Status CheckUnchanged() const {
-    auto size = file_->Size();
-    if (size.ok() && *size != size_) return Changed();
-    return Status::OK();
-  }
-
- private:
-  Status Changed() const {
-    return Status::IOError(path_, "changed while being uploaded");
-  }
-
-  std::unique_ptr<RandomAccessFile> file_;
-  uint64_t size_ = 0;
-  std::string path_;
-};
 
 // S3 allows at most 10,000 parts: larger objects get larger parts.
 uint64_t PartSizeFor(uint64_t size, uint64_t part_size) {

@@ -4,27 +4,10 @@
 #include <cstring>
 
 #include "formats/manifest/manifest.h"
+#include "remote/byte_sources.h"
 
 namespace ferry::sync {
 namespace {
-
-class StringByteSource : public ByteSource {
- public:
-  explicit StringByteSource(std::string_view data) : data_(data) {}
-  uint64_t size() const override { return data_.size(); }
-  Status ReadAt(uint64_t offset, size_t n, char* scratch,
-                size_t* got) override {
-    *got =
-        offset >= data_.size()
-            ? 0
-            : std::min<size_t>(n, data_.size() - static_cast<size_t>(offset));
-    if (*got > 0) std::memcpy(scratch, data_.data() + offset, *got);
-    return Status::OK();
-  }
-
- private:
-  std::string_view data_;
-};
 
 bool IsLowerHex(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -149,7 +132,7 @@ Result<std::string> ReadObject(Backend* backend, std::string_view key,
 Result<ObjectInfo> WriteObject(Backend* backend, std::string_view key,
                                std::string_view bytes,
                                const WriteOptions& options) {
-  StringByteSource source(bytes);
+  remote::StringSource source(bytes);
   return backend->Write(key, &source, options);
 }
 

@@ -2,7 +2,8 @@
 # Distributed ferry pack (--plan, --worker I/N, --merge): N workers, one after
 # another or at once, write the very bytes of a one-machine run; the merge
 # names a missing or damaged shard (exit 3); a worker rerun keeps its shards;
-# distributed runs need --shard-records and the plan's options.
+# distributed runs need --shard-records and the plan's options; OUT may be
+# a bucket (file:// here).
 set -euo pipefail
 FERRY=$1 SAMPLES=$2
 source "$(dirname "$0")/testlib.sh"
@@ -198,11 +199,64 @@ expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --worker 1/2 -q
 expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --merge -q
 same one lk
 
-# OUT must be a folder every worker and the merge see, not a URL.
+# OUT in a bucket (file:// here, s3:// in integration.pack_s3): the plan,
+# the workers' files and shards are objects written through the backend,
+# each shard first in the worker's folder in --tmp, which goes when it is
+# done; the result is a one-machine pack's (its lock file aside).
+mkdir tmpb
+bucket_same() { diff -r -x .ferry-pack.lock "$1" "$2" > /dev/null || { diff -r -x .ferry-pack.lock "$1" "$2" | head >&2; fail "$2 differs from $1"; }; }
+distributed "file://$work/b3" 3 parallel "${TF[@]}" --tmp "$work/tmpb"
+bucket_same one b3
+[ -z "$(ls -A tmpb)" ] || fail "local folders left: $(ls -A tmpb)"
+distributed "file://$work/bw" 2 serial "${WDS[@]}" --tmp "$work/tmpb"
+bucket_same wone bw
+distributed "file://$work/bg" 2 serial "${GZ[@]}" --tmp "$work/tmpb"
+bucket_same gone bg
+expect_rc 0 "$FERRY" pack data "file://$work/b3" "${TF[@]}" --merge
+grep -q 'merged already' err.txt || fail "second merge into a bucket: $(cat err.txt)"
+
+# A worker killed after its 4th write (shard 0, its index, its list, shard 1
+# but not its index): a second process of the same worker on this machine
+# meanwhile is refused (exit 4); the rerun keeps shard 0, writes the rest.
+b="file://$work/bk"
+expect_rc 0 "$FERRY" pack data "$b" "${TF[@]}" --plan -q
+FERRY_TEST_PACK_PAUSE_AFTER=4 FERRY_TEST_PACK_PAUSE_FILE=$work/paused \
+  "$FERRY" pack data "$b" "${TF[@]}" --worker 0/2 --tmp "$work/tmpk" -q &
+pid=$!
+trap 'kill -9 $pid 2> /dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 600); do [ -e paused ] && break; kill -0 $pid 2> /dev/null || break; sleep 0.1; done
+[ -e paused ] || fail "the worker did not pause"
+[ -e bk/train-00001-of-00006.tfrecord ] && [ ! -e bk/train-00001-of-00006.tfrecord.idx ] \
+  || fail "paused elsewhere: $(ls bk)"
+expect_rc 4 "$FERRY" pack data "$b" "${TF[@]}" --worker 0/2 --tmp "$work/tmpk"
+grep -q 'worker 0/2 runs already on this machine' err.txt || fail "second worker: $(cat err.txt)"
+kill -9 $pid; wait $pid 2> /dev/null || true
+expect_rc 0 "$FERRY" pack data "$b" "${TF[@]}" --worker 0/2 --tmp "$work/tmpk" --json
+/usr/bin/python3 -c 'import json; d = json.load(open("out.txt")); assert d["reused_shards"] == 1 and d["records"] == 28, d'
+[ -z "$(ls -A tmpk)" ] || fail "local folder left: $(ls -A tmpk)"
+expect_rc 0 "$FERRY" pack data "$b" "${TF[@]}" --worker 1/2 --tmp "$work/tmpk" -q
+# A shard gone, one replaced by the same bytes (a new ETag): the merge names
+# both (exit 3); --verify-remote reads the replaced one back and takes it.
+rm bk/train-00002-of-00006.tfrecord
+cp bk/val-00000-of-00002.tfrecord x && mv x bk/val-00000-of-00002.tfrecord
+expect_rc 3 "$FERRY" pack data "$b" "${TF[@]}" --merge
+grep -q 'train-00002-of-00006.tfrecord (missing' err.txt || fail "missing shard not named: $(cat err.txt)"
+grep -q 'val-00000-of-00002.tfrecord (damaged: its size or ETag' err.txt || fail "replaced shard not named: $(cat err.txt)"
+[ ! -e bk/dataset.json ] || fail "dataset.json written with a shard missing"
+expect_rc 3 "$FERRY" pack data "$b" "${TF[@]}" --merge --verify-remote
+grep -q '1 of 9 planned shards' err.txt || fail "--verify-remote: $(cat err.txt)"
+expect_rc 0 "$FERRY" pack data "$b" "${TF[@]}" --worker 0/2 --tmp "$work/tmpk" --json
+/usr/bin/python3 -c 'import json; d = json.load(open("out.txt")); assert d["reused_shards"] == 3, d'
+expect_rc 0 "$FERRY" pack data "$b" "${TF[@]}" --merge --verify-remote
+bucket_same one bk
+[ -z "$(ls -A bk | grep -E 'ferry-pack-(plan|worker)')" ] || fail "plan or worker files left: $(ls -A bk)"
+
+# A URL OUT: only for a distributed pack, and a writable one.
 for url in s3://bucket/x file:///tmp/x; do
-  expect_rc 2 "$FERRY" pack data "$url" "${TF[@]}" --plan
-  grep -q 'is a URL' err.txt || fail "URL OUT not refused: $(cat err.txt)"
   expect_rc 2 "$FERRY" pack data "$url" "${TF[@]}"
+  grep -q 'is a URL' err.txt || fail "URL OUT not refused: $(cat err.txt)"
 done
-[ ! -e s3: ] && [ ! -e file: ] || fail "a URL OUT made a local folder"
+expect_rc 2 "$FERRY" pack data http://127.0.0.1:9/x "${TF[@]}" --plan
+grep -q 'cannot be written' err.txt || fail "http OUT not refused: $(cat err.txt)"
+[ ! -e s3: ] && [ ! -e file: ] && [ ! -e http: ] || fail "a URL OUT made a local folder"
 echo ok

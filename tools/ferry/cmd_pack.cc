@@ -1,19 +1,27 @@
 // ferry pack: images -> train/val/test shards (TFRecord or WebDataset).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "cli.h"
+#include "ferry/atomic_file.h"
 #include "ferry/json.h"
 #include "ferry/pack.h"
+#include "ferry/remote.h"
 #include "options.h"
+#include "remote_options.h"
 
 namespace ferry::cli {
 namespace {
 
 struct PackArgs {
   CommonOptions common;
+  RemoteOptions remote;  // OUT in a bucket (distributed pack)
+  std::string tmp;
+  bool verify_remote = false;
   ImageArgs image;
   SplitArgs split;
   std::string src, out, format = "tfrecord", shard_size = "256MiB",
@@ -23,6 +31,73 @@ struct PackArgs {
   bool plan = false, merge = false;  // distributed pack (docs/scale.md)
   std::string worker;                // "I/N"
 };
+
+// Tests kill a worker between two uploads: FERRY_TEST_PACK_PAUSE_AFTER=N
+// makes the Nth write to OUT's bucket create FERRY_TEST_PACK_PAUSE_FILE once
+// it is done, then wait (300 s: the test kills it long before).
+class PausingBackend : public Backend {
+ public:
+  PausingBackend(std::unique_ptr<Backend> b, uint64_t after, std::string file)
+      : b_(std::move(b)), after_(after), file_(std::move(file)) {}
+  const BackendCaps& caps() const override { return b_->caps(); }
+  std::string Describe() const override { return b_->Describe(); }
+  Status List(std::string_view p, const ListOptions& o,
+              const std::function<Status(const ObjectInfo&)>& v) override {
+    return b_->List(p, o, v);
+  }
+  Result<ObjectInfo> Stat(std::string_view k) override { return b_->Stat(k); }
+  Status Read(std::string_view k, const ByteRange& r, const ReadOptions& o,
+              ByteSink* s) override {
+    return b_->Read(k, r, o, s);
+  }
+  Result<SmallObject> ReadIfChanged(std::string_view k, std::string_view e,
+                                    uint64_t max) override {
+    return b_->ReadIfChanged(k, e, max);
+  }
+  Result<ObjectInfo> Write(std::string_view k, ByteSource* s,
+                           const WriteOptions& o) override {
+    auto r = b_->Write(k, s, o);
+    if (++writes_ == after_) {
+      (void)WriteFileAtomically(Env::Default(), file_, "");
+      std::this_thread::sleep_for(std::chrono::seconds(300));
+    }
+    return r;
+  }
+  Status Delete(std::string_view k) override { return b_->Delete(k); }
+
+ private:
+  std::unique_ptr<Backend> b_;
+  uint64_t after_, writes_ = 0;
+  std::string file_;
+};
+
+// OUT's bucket when OUT is a URL (a distributed pack's), else null.
+Result<std::unique_ptr<Backend>> OutBackend(const PackArgs& a) {
+  if (a.out.find("://") == std::string::npos)
+    return std::unique_ptr<Backend>();
+  if (!a.plan && !a.merge && a.worker.empty()) {
+    return Status::InvalidArgument(
+        "OUT '" + a.out +
+        "' is a URL: a one-machine ferry pack writes a folder (publish it "
+        "with ferry publish); a distributed pack (--plan, --worker, --merge; "
+        "docs/scale.md) writes into a bucket");
+  }
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b,
+                         OpenBackend(a.out, a.remote, Env::Default()));
+  if (!b->caps().writes || !b->caps().listing) {
+    return Status::InvalidArgument(
+        "OUT '" + a.out +
+        "' cannot be written (http(s) is read-only): a distributed pack "
+        "writes into s3:// or file://");
+  }
+  const char* after = std::getenv("FERRY_TEST_PACK_PAUSE_AFTER");
+  const char* file = std::getenv("FERRY_TEST_PACK_PAUSE_FILE");
+  if (after != nullptr && file != nullptr) {
+    return std::unique_ptr<Backend>(std::make_unique<PausingBackend>(
+        std::move(b), std::strtoull(after, nullptr, 10), file));
+  }
+  return b;
+}
 
 // The run a distributed mode asks for (Pack when none).
 Result<PackSummary> RunMode(const PackArgs& a, const PackOptions& o) {
@@ -66,13 +141,11 @@ Result<uint64_t> ParseBytes(const std::string& s) {
 
 int RunPack(const PackArgs& a) {
   PackOptions o;
-  if (a.out.find("://") != std::string::npos) {
-    return Fail(Status::InvalidArgument(
-        "OUT '" + a.out +
-        "' is a URL: ferry pack writes to a local or shared file system "
-        "(every --worker and the --merge see the same OUT folder; "
-        "docs/scale.md); publish the result with ferry publish"));
-  }
+  auto backend = OutBackend(a);
+  if (!backend.ok()) return Fail(backend.status());
+  o.out_backend = backend->get();
+  o.tmp_dir = a.tmp;
+  o.verify_remote = a.verify_remote;
   Status s = FillImageOptions(a.image, &o.transcode);
   if (s.ok()) s = FillSplitSpec(a.split, &o.split);
   if (!s.ok()) return Fail(s);
@@ -188,7 +261,9 @@ Runner RegisterPack(CLI::App* app) {
   cmd->add_option("src", a->src,
                   "Class-folder tree (or the root of --list paths)")
       ->required();
-  cmd->add_option("out", a->out, "Output directory")->required();
+  cmd->add_option("out", a->out,
+                  "Output directory (distributed pack: or s3://, file://)")
+      ->required();
   cmd->add_option("--format", a->format, "tfrecord | wds")
       ->capture_default_str();
   cmd->add_option("--shard-size", a->shard_size, "Close a shard at this size")
@@ -214,7 +289,14 @@ Runner RegisterPack(CLI::App* app) {
   cmd->add_flag("--merge", a->merge,
                 "Distributed pack, step 3: check every planned shard, write "
                 "indexes, labels and dataset.json (same options everywhere)");
+  cmd->add_option("--tmp", a->tmp,
+                  "OUT in a bucket: the local folder a worker writes each "
+                  "shard into before it uploads it (default $TMPDIR or /tmp)");
+  cmd->add_flag("--verify-remote", a->verify_remote,
+                "OUT in a bucket: read every shard back and hash it (merge, "
+                "and a worker's rerun), not only its size and ETag");
   AddCommonOptions(cmd, &a->common);
+  AddRemoteOptions(cmd, &a->remote);
   return [a] { return RunPack(*a); };
 }
 

@@ -23,6 +23,8 @@
 
 namespace ferry {
 
+class Backend;  // ferry/remote.h
+
 enum class ShardFormat { kTfRecord, kWebDataset };
 
 struct PackOptions {
@@ -38,6 +40,14 @@ struct PackOptions {
   int jobs = 1;
   bool dry_run = false;
   Progress* progress = nullptr;
+  // A distributed pack into a bucket (docs/scale.md, "OUT in a bucket"):
+  // OUT's backend (not owned; out is then its URL, for messages), the local
+  // folder that holds a worker's shard until it is uploaded ("": $TMPDIR,
+  // else /tmp), and whether the merge reads every shard back and hashes it
+  // rather than checking its size and ETag by HEAD.
+  Backend* out_backend = nullptr;
+  std::string tmp_dir;
+  bool verify_remote = false;
 };
 
 struct PackShard {

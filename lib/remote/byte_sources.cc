@@ -1,0 +1,48 @@
+#include "remote/byte_sources.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ferry::remote {
+
+Status StringSource::ReadAt(uint64_t offset, size_t n, char* scratch,
+                            size_t* got) {
+  *got = offset >= data_.size()
+             ? 0
+             : std::min<size_t>(n, data_.size() - static_cast<size_t>(offset));
+  if (*got > 0) std::memcpy(scratch, data_.data() + offset, *got);
+  return Status::OK();
+}
+
+Result<std::unique_ptr<FileSource>> FileSource::Open(Env* env,
+                                                     const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(path));
+  FERRY_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+  auto s = std::make_unique<FileSource>();
+  s->file_ = std::move(f);
+  s->size_ = size;
+  s->path_ = path;
+  return s;
+}
+
+Status FileSource::ReadAt(uint64_t offset, size_t n, char* scratch,
+                          size_t* got) {
+  std::string_view v;
+  FERRY_RETURN_IF_ERROR(file_->Read(offset, n, &v, scratch));
+  if (v.data() != scratch) std::memcpy(scratch, v.data(), v.size());
+  *got = v.size();
+  if (v.size() < n && offset + v.size() < size_) return Changed();
+  return Status::OK();
+}
+
+Status FileSource::CheckUnchanged() const {
+  auto size = file_->Size();
+  if (size.ok() && *size != size_) return Changed();
+  return Status::OK();
+}
+
+Status FileSource::Changed() const {
+  return Status::IOError(path_, "changed while being uploaded");
+}
+
+}  // namespace ferry::remote

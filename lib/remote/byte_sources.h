@@ -1,0 +1,50 @@
+// ByteSources (ferry/remote.h) for writes: bytes in memory, and a local file
+// read at any offset (a retried request starts over).
+// Thread-safety: one thread at a time per source.
+#ifndef FERRY_LIB_REMOTE_BYTE_SOURCES_H_
+#define FERRY_LIB_REMOTE_BYTE_SOURCES_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/env.h"
+#include "ferry/remote.h"
+
+namespace ferry::remote {
+
+// The bytes of data (not owned: they must outlive the source).
+class StringSource : public ByteSource {
+ public:
+  explicit StringSource(std::string_view data) : data_(data) {}
+  uint64_t size() const override { return data_.size(); }
+  Status ReadAt(uint64_t offset, size_t n, char* scratch,
+                size_t* got) override;
+
+ private:
+  std::string_view data_;
+};
+
+// A local file as the body of requests, its size taken at Open.
+class FileSource : public ByteSource {
+ public:
+  static Result<std::unique_ptr<FileSource>> Open(Env* env,
+                                                  const std::string& path);
+  uint64_t size() const override { return size_; }
+  // A file that ends before the size it had at the start changed.
+  Status ReadAt(uint64_t offset, size_t n, char* scratch,
+                size_t* got) override;
+  // After the last byte went: the file still has its size.
+  Status CheckUnchanged() const;
+
+ private:
+  Status Changed() const;
+
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t size_ = 0;
+  std::string path_;
+};
+
+}  // namespace ferry::remote
+
+#endif  // FERRY_LIB_REMOTE_BYTE_SOURCES_H_
