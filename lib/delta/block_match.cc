@@ -10,10 +10,10 @@
 // one weak sum (vectorised) and one BLAKE2b per block and no rolling; a
 // successful try is exactly what the table would have found there, so the
 // map is the same with or without it. Given the new object's part hashes,
-// the fast path, once aligned at the same offsets, takes every block lying in
-// basis parts of those XXH3-64s without summing them (a part is hashed once
-// per scanner, only when four blocks matched at their own offsets or the part
-// before held: fully changed or shifted data hashes none). With
+// the fast path, once it runs (four blocks matched one after another, at any
+// shift), takes every block lying in new parts whose bytes the basis holds at
+// that shift (weak sums of the part's first and last blocks there, then its
+// XXH3-64) without summing them; fully changed data hashes no part. With
 // options.exhaustive a second pass rolls through the matched windows for the
 // groups still missing. Each group of equal blocks keeps its first place
 // (basis, offset) by an atomic minimum: deterministic whatever the threads do.
@@ -81,12 +81,18 @@ class Scanner {
   Result<RandomAccessFile*> File();
   // Makes the basis bytes [p, min(end, limit)) readable at At(p).
   Status Ensure(uint64_t p, uint64_t end, uint64_t limit);
-  // Whether the basis's bytes of the new object's part `part` (same
-  // offsets) have its hash in options.part_hashes; hashed once per scanner.
-  Result<bool> PartHolds(uint64_t part);
-  // From p == j * L: records blocks j, j + 1, ... at p, p + L, ... (offsets
-  // below full_stop) while every part under the block PartHolds; returns
-  // how many (what the aligned fast path would find there, unsummed).
+  // Basis bytes [at, at + n) (n <= part_buf_.size()) read into part_buf_;
+  // the basis ending before them is an IOError.
+  Result<const uint8_t*> ReadPiece(uint64_t at, size_t n);
+  // Whether the basis bytes at the new object's part `part`'s offsets plus
+  // `shift` have its hash in options.part_hashes: first the weak sums of the
+  // part's first and last whole blocks there (an insert or a removal inside
+  // the part fails them), then the hash. Once per part and shift per scanner.
+  Result<bool> PartHolds(uint64_t part, int64_t shift);
+  // From (p, j), block j expected at p: records blocks j, j + 1, ... at p,
+  // p + L, ... (offsets below full_stop) while every part under the block
+  // PartHolds at that shift; returns how many (what the fast path would
+  // find there, unsummed).
   Result<uint64_t> ByParts(uint64_t p, uint64_t j, uint64_t full_stop,
                            std::vector<uint64_t>* matches);
   const uint8_t* At(uint64_t p) const { return buf_.data() + (p - buf_off_); }
@@ -128,8 +134,12 @@ class Scanner {
   uint64_t buf_off_ = 0;
   size_t buf_len_ = 0;
   bool short_open_ = false;  // the short block not yet found in this chunk
-  // PartHolds' answers per basis and part: 0 not yet hashed, 1 yes, 2 no.
-  std::vector<std::vector<uint8_t>> part_state_;
+  // PartHolds' last answer per basis and part: state 0 none, 1 yes, 2 no.
+  struct PartState {
+    int64_t shift = 0;
+    uint8_t state = 0;
+  };
+  std::vector<std::vector<PartState>> part_state_;
   std::vector<uint8_t> part_buf_;
   struct FreeXxh3 {
     void operator()(XXH3_state_t* st) const { XXH3_freeState(st); }
@@ -145,45 +155,69 @@ Result<RandomAccessFile*> Scanner::File() {
   return file.get();
 }
 
-Result<bool> Scanner::PartHolds(uint64_t part) {
-  if (part_state_.empty()) part_state_.resize(s_.paths.size());
-  std::vector<uint8_t>& states = part_state_[basis_];
-  if (states.empty()) states.resize(s_.options.part_hashes.size(), 0);
-  uint8_t& state = states[part];
-  if (state != 0) return state == 1;
-  state = 2;
-  const uint64_t size = s_.options.part_size;
-  const uint64_t begin = part * size;
-  const uint64_t end = begin + std::min(size, s_.new_size - begin);
-  if (end > s_.sizes[basis_]) return false;
+Result<const uint8_t*> Scanner::ReadPiece(uint64_t at, size_t n) {
   FERRY_ASSIGN_OR_RETURN(RandomAccessFile * file, File());
-  if (!part_hasher_) part_hasher_.reset(XXH3_createState());
-  XXH3_64bits_reset(part_hasher_.get());
-  part_buf_.resize(kPartReadBytes);
-  for (uint64_t at = begin; at < end;) {
+  char* dst = reinterpret_cast<char*>(part_buf_.data());
+  for (size_t have = 0; have < n;) {
     std::string_view got;
-    Status st = file->Read(at, std::min<uint64_t>(part_buf_.size(), end - at),
-                           &got, reinterpret_cast<char*>(part_buf_.data()));
+    Status st = file->Read(at + have, n - have, &got, dst + have);
     if (!st.ok()) return st.WithContext(s_.paths[basis_]);
     if (got.empty())
       return Status::IOError(s_.paths[basis_], "basis shorter than it was");
-    XXH3_64bits_update(part_hasher_.get(), got.data(), got.size());
-    at += got.size();
+    if (got.data() != dst + have)
+      std::memmove(dst + have, got.data(), got.size());
+    have += got.size();
+  }
+  return part_buf_.data();
+}
+
+Result<bool> Scanner::PartHolds(uint64_t part, int64_t shift) {
+  if (part_state_.empty()) part_state_.resize(s_.paths.size());
+  std::vector<PartState>& states = part_state_[basis_];
+  if (states.empty()) states.resize(s_.options.part_hashes.size());
+  PartState& ps = states[part];
+  if (ps.state != 0 && ps.shift == shift) return ps.state == 1;
+  ps = {shift, 2};
+  const uint64_t size = s_.options.part_size, L = ix_.block_len();
+  const uint64_t new_begin = part * size;
+  const uint64_t len = std::min(size, s_.new_size - new_begin);
+  if (shift < 0 && new_begin < static_cast<uint64_t>(-shift)) return false;
+  const uint64_t begin = new_begin + static_cast<uint64_t>(shift);
+  if (begin + len > s_.sizes[basis_]) return false;
+  part_buf_.resize(std::max<size_t>(kPartReadBytes, L));
+  // Blocks [first, last) lie wholly inside the part.
+  const uint64_t first = (new_begin + L - 1) / L;
+  const uint64_t last = std::min((new_begin + len) / L, ix_.full_blocks());
+  if (first < last) {
+    for (uint64_t k : {first, last - 1}) {
+      FERRY_ASSIGN_OR_RETURN(const uint8_t* at, ReadPiece(k * L + shift, L));
+      if (rk::Sum(at, L) != ix_.Weak(k)) return false;
+    }
+  }
+  if (!part_hasher_) part_hasher_.reset(XXH3_createState());
+  XXH3_64bits_reset(part_hasher_.get());
+  for (uint64_t at = begin; at < begin + len;) {
+    const size_t n = std::min<uint64_t>(part_buf_.size(), begin + len - at);
+    FERRY_ASSIGN_OR_RETURN(const uint8_t* piece, ReadPiece(at, n));
+    XXH3_64bits_update(part_hasher_.get(), piece, n);
+    at += n;
   }
   ++stats.parts_hashed;
   if (XXH3_64bits_digest(part_hasher_.get()) == s_.options.part_hashes[part])
-    state = 1;
-  return state == 1;
+    ps.state = 1;
+  return ps.state == 1;
 }
 
 Result<uint64_t> Scanner::ByParts(uint64_t p, uint64_t j, uint64_t full_stop,
                                   std::vector<uint64_t>* matches) {
   const uint64_t L = ix_.block_len(), size = s_.options.part_size;
+  const int64_t shift = static_cast<int64_t>(p) - static_cast<int64_t>(j * L);
   uint64_t k = j;
   for (uint64_t q = p; k < ix_.full_blocks() && q < full_stop; ++k, q += L) {
     bool holds = true;
-    for (uint64_t i = q / size; holds && i <= (q + L - 1) / size; ++i) {
-      FERRY_ASSIGN_OR_RETURN(holds, PartHolds(i));
+    const uint64_t n = k * L;  // the block's offset in the new object
+    for (uint64_t i = n / size; holds && i <= (n + L - 1) / size; ++i) {
+      FERRY_ASSIGN_OR_RETURN(holds, PartHolds(i, shift));
     }
     if (!holds) break;
     Record(ix_.GroupOf(k), q);
@@ -349,8 +383,8 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
       ls && size >= ls ? std::min(c.end, size - ls + 1) : c.begin;
   short_open_ = ls != 0;
   int64_t predicted = BlockIndex::kNone;
-  // Whether the last step matched at the same offsets (PredictedFour or
-  // ByParts): only then are parts hashed.
+  // Whether the last step was PredictedFour's or ByParts' (the fast path
+  // runs): only then are parts tried.
   const bool parts = !s_.options.part_hashes.empty();
   bool try_parts = false;
   if (s_.options.aligned_fast_path && c.begin % L == 0 &&
@@ -361,7 +395,7 @@ Status Scanner::Scan(const Chunk& c, std::vector<uint64_t>* matches) {
   while (p < full_stop) {
     if (s_.failed.load(std::memory_order_relaxed)) return Status::OK();
     if (predicted != BlockIndex::kNone) {
-      if (try_parts && p == static_cast<uint64_t>(predicted) * L) {
+      if (try_parts) {
         FERRY_ASSIGN_OR_RETURN(uint64_t took,
                                ByParts(p, predicted, full_stop, matches));
         if (took) {

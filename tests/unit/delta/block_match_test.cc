@@ -390,6 +390,34 @@ TEST_F(BlockMatchTest, UnchangedPartsAreTakenByTheirHashes) {
   EXPECT_TRUE(Match(*sig, old.size(), {old}, opt).status().IsInvalidArgument());
 }
 
+TEST_F(BlockMatchTest, ShiftedPartsAreTakenAndPartsWithAnInsertNotHashed) {
+  // new: old with 100 bytes inserted at 300000, inside part 4 (64 KiB
+  // parts): parts 0-3 held at their own offsets, 5-15 100 bytes earlier in
+  // the basis; part 4 fails its probes at either shift (its last block is
+  // not at shift 0, its first not at -100), so it is never hashed.
+  std::string old = RandomBytes(1 << 20, 6);
+  std::string neu =
+      old.substr(0, 300000) + RandomBytes(100, 7) + old.substr(300000);
+  auto sig = SignatureOf(neu);
+  ASSERT_EQ(sig->params().block_len, 1024u);
+  std::vector<uint64_t> hashes = PartHashes(neu, 64 << 10);
+  ASSERT_EQ(hashes.size(), 17u);  // the last part: 100 bytes
+  BlockMatchOptions opt;
+  opt.part_hashes = hashes;
+  opt.part_size = 64 << 10;
+  BlockMatchStats stats, plain_stats;
+  auto map = Match(*sig, neu.size(), {old}, opt, &stats);
+  ASSERT_OK(map.status());
+  auto plain = Match(*sig, neu.size(), {old}, {}, &plain_stats);
+  ASSERT_OK(plain.status());
+  ExpectSameMap(*map, *plain);
+  EXPECT_EQ(stats.rolled_bytes, plain_stats.rolled_bytes);
+  EXPECT_EQ(map->blocks[400], (BlockLocation{0, 400 * 1024 - 100}));
+  EXPECT_EQ(stats.parts_hashed, 15u);  // not part 4, nor the short part 16
+  EXPECT_GE(stats.part_bytes, 14u * (64 << 10));
+  EXPECT_LT(stats.strong_sums, plain_stats.strong_sums / 4);
+}
+
 TEST_F(BlockMatchTest, EqualBlocksAreAllSatisfiedByOneMatch) {
   // new: block A, 20 other blocks, A again 30 times, then B; the basis holds
   // A once (and B). librsync's table keeps only the first of equal blocks:
