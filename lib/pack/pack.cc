@@ -636,10 +636,10 @@ Result<ObjectInfo> Packer::UploadFile(const std::string& name,
                          remote_->Write(name, source.get(), WriteOptions{}));
   FERRY_RETURN_IF_ERROR(source->CheckUnchanged());
   if (info.size != source->size()) {
-    return Status::Corruption(
-        remote_->Describe() + " " + name,
-        "uploaded " + std::to_string(source->size()) +
-            " bytes, the remote reports " + std::to_string(info.size));
+    return Status::Corruption(remote_->Describe() + " " + name,
+                              "uploaded " + std::to_string(source->size()) +
+                                  " bytes, the remote reports " +
+                                  std::to_string(info.size));
   }
   return info;
 }
@@ -688,7 +688,8 @@ Status Packer::Upload(const std::string& name, DoneShard* d) {
   FERRY_ASSIGN_OR_RETURN(ObjectInfo shard, UploadFile(name, path));
   d->etag = shard.etag;
   if (!o_.gzip) {
-    FERRY_ASSIGN_OR_RETURN(ObjectInfo idx, UploadFile(name + ".idx", path + ".idx"));
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo idx,
+                           UploadFile(name + ".idx", path + ".idx"));
     d->idx_etag = idx.etag;
     d->idx_bytes = idx.size;
     FERRY_RETURN_IF_ERROR(env_->RemoveFile(path + ".idx"));
@@ -697,8 +698,8 @@ Status Packer::Upload(const std::string& name, DoneShard* d) {
 }
 
 bool Packer::RemoteVerified(const std::string& name, const DoneShard& d) const {
-  auto one = [&](const std::string& key, uint64_t size,
-                 const std::string& etag, const Hash128& xxh3) {
+  auto one = [&](const std::string& key, uint64_t size, const std::string& etag,
+                 const Hash128& xxh3) {
     if (o_.verify_remote) {
       HashSink sink;
       return remote_->Read(key, ByteRange{}, ReadOptions{}, &sink).ok() &&
@@ -813,8 +814,8 @@ Status Packer::Scan() {
     items_ = std::move(readable);
   }
   FERRY_ASSIGN_OR_RETURN(
-      earlier_, LoadEarlierAssignment(env_, o_.split,
-                                      remote() ? stage_ : out_, items_));
+      earlier_,
+      LoadEarlierAssignment(env_, o_.split, remote() ? stage_ : out_, items_));
   return Status::OK();
 }
 
@@ -878,8 +879,9 @@ Status Packer::Finish() {
 Result<PackSummary> Packer::Run() {
   if (remote()) {
     return Status::InvalidArgument(
-        out_, "a one-machine ferry pack writes a folder; into a bucket, pack "
-              "with --plan, --worker and --merge");
+        out_,
+        "a one-machine ferry pack writes a folder; into a bucket, pack "
+        "with --plan, --worker and --merge");
   }
   FERRY_RETURN_IF_ERROR(CheckOptions());
   FERRY_RETURN_IF_ERROR(Scan());
@@ -1015,8 +1017,7 @@ Result<PackSummary> Packer::Plan() {
   return sum_;
 }
 
-Result<DoneShard> Packer::WriteShard(size_t s, size_t k,
-                                     const std::string& dir,
+Result<DoneShard> Packer::WriteShard(size_t s, size_t k, const std::string& dir,
                                      std::vector<Failed>* failed) {
   const std::string& name = split_.names[s];
   const std::vector<size_t>& order = orders_[s];
@@ -1080,7 +1081,8 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
   std::unique_ptr<FileLock> lock;
   if (remote()) {
     // Its shards are written here, then uploaded; the lock is this folder's.
-    FERRY_RETURN_IF_ERROR(OpenStage("worker-" + who, busy + " on this machine"));
+    FERRY_RETURN_IF_ERROR(
+        OpenStage("worker-" + who, busy + " on this machine"));
   } else {
     auto held = env_->LockFile(JoinPath(out_, mine + ".lock"), /*wait=*/false);
     if (!held.ok()) {
@@ -1265,8 +1267,8 @@ Result<PackSummary> Packer::Merge() {
            : there   ? std::string(" (damaged: its size or ") + checked +
                          ", or its index's, differs from what its worker "
                          "wrote)"
-                     : std::string(" (missing: its worker wrote it, but it "
-                                   "is gone)")));
+                   : std::string(" (missing: its worker wrote it, but it "
+                                 "is gone)")));
       continue;
     }
     DoneShard d = *c.found;
@@ -1320,8 +1322,7 @@ Result<PackSummary> Packer::Merge() {
   // OUT merged already (a kill the other way round would leave a plan
   // whose shards no worker lists).
   FERRY_RETURN_IF_ERROR(RemoveOut(pack::kPlanFile));
-  for (const std::string& f : worker_files)
-    FERRY_RETURN_IF_ERROR(RemoveOut(f));
+  for (const std::string& f : worker_files) FERRY_RETURN_IF_ERROR(RemoveOut(f));
   FERRY_RETURN_IF_ERROR(remote() ? RemoveStage() : env_->SyncDir(out_));
   return sum_;
 }

@@ -18,8 +18,7 @@ class StringSource : public ByteSource {
  public:
   explicit StringSource(std::string_view data) : data_(data) {}
   uint64_t size() const override { return data_.size(); }
-  Status ReadAt(uint64_t offset, size_t n, char* scratch,
-                size_t* got) override;
+  Status ReadAt(uint64_t offset, size_t n, char* scratch, size_t* got) override;
 
  private:
   std::string_view data_;
@@ -32,8 +31,7 @@ class FileSource : public ByteSource {
                                                   const std::string& path);
   uint64_t size() const override { return size_; }
   // A file that ends before the size it had at the start changed.
-  Status ReadAt(uint64_t offset, size_t n, char* scratch,
-                size_t* got) override;
+  Status ReadAt(uint64_t offset, size_t n, char* scratch, size_t* got) override;
   // After the last byte went: the file still has its size.
   Status CheckUnchanged() const;
 

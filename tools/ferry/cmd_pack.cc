@@ -73,8 +73,7 @@ class PausingBackend : public Backend {
 
 // OUT's bucket when OUT is a URL (a distributed pack's), else null.
 Result<std::unique_ptr<Backend>> OutBackend(const PackArgs& a) {
-  if (a.out.find("://") == std::string::npos)
-    return std::unique_ptr<Backend>();
+  if (a.out.find("://") == std::string::npos) return std::unique_ptr<Backend>();
   if (!a.plan && !a.merge && a.worker.empty()) {
     return Status::InvalidArgument(
         "OUT '" + a.out +
