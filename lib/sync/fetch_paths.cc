@@ -14,6 +14,7 @@
 
 #include "ferry/delta.h"
 #include "ferry/hash.h"
+#include "formats/manifest/manifest.h"
 #include "formats/delta/rdiff_format.h"
 #include "sync/deltas.h"
 #include "sync/layout.h"
@@ -132,21 +133,83 @@ void RunJobs(size_t n, int threads, const std::function<void(size_t)>& job) {
   for (std::thread& th : pool) th.join();
 }
 
-// Appends what it is given to a file, hashing it; counts the bytes.
-class AppendSink : public ByteSink {
+// The object's bytes, in order, into its part file one part at a time:
+// a part is held until complete and checked against the manifest's XXH3-64
+// before it is written (and hashed for the whole XXH3-128). A part that
+// does not match is dropped (bad_part; the file still ends at its first
+// byte). Without part hashes the bytes go in 1 MiB at a time, unchecked.
+class PartWriter : public ByteSink {
  public:
-  AppendSink(WritableFile* out, Hasher128* hasher)
-      : out_(out), hasher_(hasher) {}
+  PartWriter(WritableFile* out, Hasher128* hasher, uint64_t size,
+             const std::vector<uint64_t>& hashes, uint64_t part_size)
+      : out_(out),
+        hasher_(hasher),
+        size_(size),
+        hashes_(hashes),
+        unit_(hashes.empty() ? uint64_t{1} << 20 : part_size) {}
+
   Status Append(std::string_view data) override {
-    hasher_->Update(data);
-    written += data.size();
-    return out_->Append(data);
+    while (!data.empty()) {
+      const uint64_t end = std::min(size_, written_ + unit_);
+      if (pos() == end)
+        return Status::Corruption("blocks", "more bytes than the object's " +
+                                                std::to_string(size_));
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(end - pos(), data.size()));
+      buf_.append(data.substr(0, n));
+      data.remove_prefix(n);
+      if (pos() == end) FERRY_RETURN_IF_ERROR(Flush());
+    }
+    return Status::OK();
   }
-  uint64_t written = 0;
+
+  uint64_t pos() const { return written_ + buf_.size(); }
+  bool checks() const { return !hashes_.empty(); }
+  uint64_t unit() const { return unit_; }
+  // The bytes of part p: [p * unit, min((p + 1) * unit, size)).
+  ByteRange Part(uint64_t p) const {
+    return ByteRange{p * unit_, std::min(unit_, size_ - p * unit_)};
+  }
+  // The part that failed its check last (dropped), if any.
+  std::optional<uint64_t> bad_part;
 
  private:
+  Status Flush() {
+    const uint64_t p = written_ / unit_;
+    if (checks() && manifest::PartHash(buf_) != hashes_[p]) {
+      bad_part = p;
+      buf_.clear();
+      return Status::Corruption(
+          "blocks", "part " + std::to_string(p) + " does not match its XXH3-64");
+    }
+    hasher_->Update(buf_);
+    FERRY_RETURN_IF_ERROR(out_->Append(buf_));
+    written_ += buf_.size();
+    buf_.clear();
+    return Status::OK();
+  }
+
   WritableFile* out_;
   Hasher128* hasher_;
+  uint64_t size_;
+  const std::vector<uint64_t>& hashes_;
+  uint64_t unit_;
+  uint64_t written_ = 0;
+  std::string buf_;
+};
+
+// Passes bytes on, counting them.
+class CountingSink : public ByteSink {
+ public:
+  explicit CountingSink(ByteSink* out) : out_(out) {}
+  Status Append(std::string_view data) override {
+    n += data.size();
+    return out_->Append(data);
+  }
+  uint64_t n = 0;
+
+ private:
+  ByteSink* out_;
 };
 
 struct BlockJob {
@@ -154,6 +217,17 @@ struct BlockJob {
   uint32_t sig_block_len = 0;
   std::vector<std::string> bases;
   uint64_t window = 0;  // of each basis, the bytes scanned and copied from
+  // The manifest's XXH3-64 of each part of part_size bytes (or none).
+  std::vector<uint64_t> part_hashes;
+  uint64_t part_size = 0;
+};
+
+// What one object's block reuse did.
+struct BlockCounts {
+  uint64_t fetched = 0;  // signature and range bytes read
+  uint64_t copied = 0;   // from the bases
+  uint64_t resumed = 0;  // a killed run's checked parts kept
+  uint64_t refetched_parts = 0;
 };
 
 // A file seen only up to `limit` bytes: as if it ended there.
@@ -213,17 +287,89 @@ Status CopyRange(const RandomAccessFile& basis, uint64_t offset,
   return Status::OK();
 }
 
-// One object by block reuse into BlocksPath; checked, renamed to its
-// partial path. Cancelled: no basis holds any of its blocks.
+// Writes the plan's bytes from `from` on (where w is) to w: blocks copied
+// from the bases, ranges fetched (Backend::Read, one ranged GET each).
+Status Assemble(const delta::BlockPlan& plan, uint64_t from,
+                const std::vector<std::unique_ptr<RandomAccessFile>>& bases,
+                Backend* backend, const CacheKey& k, std::vector<char>* buf,
+                PartWriter* w, BlockCounts* counts) {
+  size_t c = 0, f = 0;
+  while (c < plan.copies.size() || f < plan.fetches.size()) {
+    const bool copy = f == plan.fetches.size() ||
+                      (c < plan.copies.size() &&
+                       plan.copies[c].new_offset < plan.fetches[f].offset);
+    const uint64_t at =
+        copy ? plan.copies[c].new_offset : plan.fetches[f].offset;
+    const uint64_t length = copy ? plan.copies[c].length : plan.fetches[f].length;
+    if (at + length <= from) {
+      (copy ? c : f)++;
+      continue;
+    }
+    const uint64_t skip = from > at ? from - at : 0;
+    if (at + skip != w->pos())
+      return Status::Corruption(
+          "block plan", "leaves a gap at " + std::to_string(w->pos()));
+    if (copy) {
+      const delta::BlockPlan::Copy& cp = plan.copies[c++];
+      if (cp.basis < 0 || static_cast<size_t>(cp.basis) >= bases.size())
+        return Status::Corruption("block plan", "names no basis");
+      FERRY_RETURN_IF_ERROR(CopyRange(*bases[cp.basis], cp.basis_offset + skip,
+                                      cp.length - skip, buf, w));
+      counts->copied += cp.length - skip;
+    } else {
+      const delta::BlockPlan::Range& r = plan.fetches[f++];
+      CountingSink got(w);
+      Status s = backend->Read(ObjectKey(k.hash),
+                               ByteRange{r.offset + skip, r.length - skip}, {},
+                               &got);
+      counts->fetched += got.n;
+      FERRY_RETURN_IF_ERROR(s);
+      if (got.n != r.length - skip)
+        return Status::Corruption("object", "a range came short");
+    }
+  }
+  return Status::OK();
+}
+
+// What a killed run left in BlocksPath (part) is moved to prev, unless
+// prev is longer (a killed resume leaves both): the longer start is kept.
+Status KeepAside(Env* env, const std::string& part, const std::string& prev) {
+  if (!env->FileExists(part)) return Status::OK();
+  auto a = env->Stat(part);
+  auto b = env->Stat(prev);
+  if (b.ok() && (!a.ok() || b->size > a->size)) return env->RemoveFile(part);
+  return env->RenameFile(part, prev);
+}
+
+// Copies prev's whole parts into w, from the first, while they match their
+// XXH3-64 (w checks them); *resumed: the bytes kept.
+void Resume(Env* env, const std::string& prev, std::vector<char>* buf,
+            PartWriter* w, uint64_t* resumed) {
+  auto file = env->NewRandomAccessFile(prev);
+  if (!file.ok()) return;  // nothing to keep
+  auto size = (*file)->Size();
+  if (!size.ok()) return;
+  for (uint64_t p = 0;; ++p) {
+    const ByteRange r = w->Part(p);
+    if (r.offset >= *size || r.offset + r.length > *size) break;
+    if (!CopyRange(**file, r.offset, r.length, buf, w).ok()) break;
+    *resumed += r.length;
+  }
+  w->bad_part.reset();
+}
+
+// One object by block reuse into BlocksPath, going on from what a killed
+// run left there: each part checked as it completes (one that fails is
+// fetched whole once more), the whole checked, renamed to its partial
+// path. Cancelled: no basis holds any of its blocks.
 Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
-                const BlockJob& job, bool fsync, uint64_t* fetched,
-                uint64_t* copied) {
+                const BlockJob& job, bool fsync, BlockCounts* counts) {
   const CacheKey& k = job.target;
   WindowEnv window(env, job.window);
   uint64_t sig_bytes = 0;
   auto sig =
       FetchSignature(backend, k.hash, k.size, job.sig_block_len, &sig_bytes);
-  *fetched = sig_bytes;
+  counts->fetched = sig_bytes;
   FERRY_RETURN_IF_ERROR(sig.status());
   delta::BlockMatchOptions mo;
   mo.threads = 1;  // objects run in parallel already
@@ -238,41 +384,37 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
     FERRY_ASSIGN_OR_RETURN(auto f, window.NewRandomAccessFile(b));
     bases.push_back(std::move(f));
   }
+  // Parts are held in memory until checked: none above 64 MiB.
+  static const std::vector<uint64_t> kNone;
+  const bool checked = !job.part_hashes.empty() && job.part_size > 0 &&
+                       job.part_size <= (uint64_t{64} << 20) &&
+                       job.part_hashes.size() ==
+                           manifest::PartCount(k.size, job.part_size);
   const std::string part = BlocksPath(cache, k);
+  const std::string prev = part + ".prev";
+  FERRY_RETURN_IF_ERROR(KeepAside(env, part, prev));
   FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(part));
   Hasher128 hasher;
-  AppendSink sink(out.get(), &hasher);
+  PartWriter w(out.get(), &hasher, k.size, checked ? job.part_hashes : kNone,
+               job.part_size);
   std::vector<char> buf(1 << 20);
-  size_t c = 0, f = 0;
-  while (c < plan.copies.size() || f < plan.fetches.size()) {
-    const bool copy = f == plan.fetches.size() ||
-                      (c < plan.copies.size() &&
-                       plan.copies[c].new_offset < plan.fetches[f].offset);
-    const uint64_t at =
-        copy ? plan.copies[c].new_offset : plan.fetches[f].offset;
-    if (at != sink.written)
-      return Status::Corruption(
-          "block plan", "leaves a gap at " + std::to_string(sink.written));
-    if (copy) {
-      const delta::BlockPlan::Copy& cp = plan.copies[c++];
-      if (cp.basis < 0 || static_cast<size_t>(cp.basis) >= bases.size())
-        return Status::Corruption("block plan", "names no basis");
-      FERRY_RETURN_IF_ERROR(
-          CopyRange(*bases[cp.basis], cp.basis_offset, cp.length, &buf, &sink));
-      *copied += cp.length;
-    } else {
-      const delta::BlockPlan::Range& r = plan.fetches[f++];
-      const uint64_t before = sink.written;
-      Status s = backend->Read(ObjectKey(k.hash), ByteRange{r.offset, r.length},
-                               {}, &sink);
-      *fetched += sink.written - before;
-      FERRY_RETURN_IF_ERROR(s);
-      if (sink.written - before != r.length)
-        return Status::Corruption("object", "a range came short");
-    }
+  if (checked) Resume(env, prev, &buf, &w, &counts->resumed);
+  (void)env->RemoveFile(prev);  // (a kill from here on leaves part longer)
+  for (std::set<uint64_t> again;;) {
+    Status s = Assemble(plan, w.pos(), bases, backend, k, &buf, &w, counts);
+    if (s.ok()) break;
+    if (!w.bad_part || again.count(*w.bad_part)) return s;
+    const uint64_t p = *w.bad_part;
+    again.insert(p);
+    w.bad_part.reset();
+    ++counts->refetched_parts;
+    CountingSink got(&w);
+    s = backend->Read(ObjectKey(k.hash), w.Part(p), {}, &got);
+    counts->fetched += got.n;
+    FERRY_RETURN_IF_ERROR(s);
   }
-  if (sink.written != k.size)
-    return Status::Corruption("blocks", "made " + std::to_string(sink.written) +
+  if (w.pos() != k.size)
+    return Status::Corruption("blocks", "made " + std::to_string(w.pos()) +
                                             " bytes, the manifest says " +
                                             std::to_string(k.size));
   const Hash128 h = hasher.Digest();
@@ -330,7 +472,11 @@ std::string BlocksPath(const Cache& cache, const CacheKey& key) {
 
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(PatchPath(cache, key));
+}
+
+void RemoveBlocksLeft(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(BlocksPath(cache, key));
+  (void)env->RemoveFile(BlocksPath(cache, key) + ".prev");
 }
 
 Result<std::vector<CacheKey>> ReuseBlocks(
@@ -338,7 +484,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas,
     const std::vector<std::string>& roots, const PatchOptions& options,
-    const std::function<std::string(const CacheKey&)>& name,
+    const std::function<std::vector<uint64_t>(const CacheKey&)>& part_hashes,
+    uint64_t part_size, const std::function<std::string(const CacheKey&)>& name,
     SyncReport* report) {
   std::vector<BlockJob> jobs;
   std::vector<CacheKey> whole;
@@ -357,26 +504,32 @@ Result<std::vector<CacheKey>> ReuseBlocks(
       }
     }
     if (job.bases.empty()) {
+      RemoveBlocksLeft(env, *cache, k);  // a killed run's, of no use now
       whole.push_back(k);
     } else {
+      job.part_hashes = part_hashes(k);
+      job.part_size = part_size;
       jobs.push_back(std::move(job));
     }
   }
   if (jobs.empty()) return whole;
   std::vector<Status> results(jobs.size());
-  std::vector<uint64_t> fetched(jobs.size(), 0), copied(jobs.size(), 0);
+  std::vector<BlockCounts> counts(jobs.size());
   RunJobs(jobs.size(), options.threads, [&](size_t i) {
     results[i] = ReuseOne(env, *cache, backend, jobs[i], options.fsync,
-                          &fetched[i], &copied[i]);
-    if (!results[i].ok())
-      (void)env->RemoveFile(BlocksPath(*cache, jobs[i].target));
+                          &counts[i]);
+    if (!results[i].ok()) RemoveBlocksLeft(env, *cache, jobs[i].target);
   });
   std::vector<std::pair<CacheKey, std::string>> done;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const CacheKey& k = jobs[i].target;
-    report->block_bytes_fetched += fetched[i];
-    report->bytes_fetched += fetched[i];
-    if (fetched[i] > 0) ++report->requests;  // at least the signature
+    const uint64_t fetched = counts[i].fetched;
+    report->block_bytes_fetched += fetched;
+    report->bytes_fetched += fetched;
+    report->bytes_resumed += counts[i].resumed;
+    if (counts[i].refetched_parts > 0)
+      report->retries["part-hash"] += counts[i].refetched_parts;
+    if (fetched > 0) ++report->requests;  // at least the signature
     if (!results[i].ok()) {
       if (results[i].code() != Status::Code::kCancelled) {
         ++report->block_fallbacks;
@@ -390,7 +543,7 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     ++report->objects_reused;
     ++report->objects_fetched;
     report->bytes_reused += k.size;
-    report->bytes_copied += copied[i];
+    report->bytes_copied += counts[i].copied;
     (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part");
     (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part.journal");
     done.emplace_back(k, cache->PartialPath(k));
@@ -486,7 +639,9 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     ++report->objects_patched;
     ++report->objects_fetched;
     report->bytes_patched += k.size;
-    // A whole-object download a killed run began is not needed now.
+    // A whole-object download or block reuse a killed run began is not
+    // needed now.
+    RemoveBlocksLeft(env, *cache, k);
     (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part");
     (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part.journal");
     done.emplace_back(k, cache->PartialPath(k));

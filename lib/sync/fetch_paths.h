@@ -45,8 +45,12 @@ struct DeltaPlan {
 std::string PatchPath(const Cache& cache, const CacheKey& key);
 // Where block reuse assembles an object before it is checked.
 std::string BlocksPath(const Cache& cache, const CacheKey& key);
-// Removes what a killed patch or block reuse of key left (its lock held).
+// Removes what a killed patch of key left (its lock held). A killed block
+// reuse's BlocksPath is kept: the next one goes on from its checked parts.
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key);
+// Removes what a killed block reuse of key left (the object came another
+// way, or its block reuse failed).
+void RemoveBlocksLeft(Env* env, const Cache& cache, const CacheKey& key);
 
 // Block reuse searches a basis file only up to BasisWindow(object size)
 // bytes (4 x the size + kBasisMargin) and copies only from there: a huge
@@ -92,17 +96,6 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
 void NameFallbackPaths(const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
                        const std::vector<CacheKey>& whole, SyncReport* report);
 
-// Path 3 for each of keys (their locks held) that has a signature (its
-// first file's sig_block_len) and a local basis: the file at its path below
-// each of roots (DEST's current view or folder, --basis DIR; regular files
-// only), and the cached sources of its listed deltas; of each basis only
-// the first BasisWindow(size) bytes (a note says when a basis is cut).
-// GET .ferry/sigs/<hash> ─► delta::MatchBlocks over the bases ─► PlanRanges(kRangeGap) ─► in new
-// offset order, blocks copied from the bases and ranges fetched
-// (Backend::Read) into partial/<rk>/<hex>.blocks, hashed as written ─› size
-// and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. An object
-// no basis holds a block of goes whole quietly; any error sends it whole
-// with a warning. Returns the keys left for the whole-object path.
 // The bases path 3 would use for key (e: its first file), with their
 // sizes: the file at e.path below each of roots and the cached sources of
 // its listed deltas (cache may be null), regular non-empty files only.
@@ -119,12 +112,28 @@ std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
                                        const std::vector<DeltaSource>& deltas,
                                        const std::vector<std::string>& roots);
 
+// Path 3 for each of keys (their locks held) that has a signature (its
+// first file's sig_block_len) and a local basis (BlockBases: DEST's current
+// view or folder, --basis DIR, the cached sources of its listed deltas); of
+// each basis only the first BasisWindow(size) bytes (a note says when a
+// basis is cut). GET .ferry/sigs/<hash> ─► delta::MatchBlocks over the
+// bases ─► PlanRanges(kRangeGap) ─► in new offset order, blocks copied from
+// the bases and ranges fetched (Backend::Read) into
+// partial/<rk>/<hex>.blocks, each part (part_hashes(k): the manifest's
+// XXH3-64 of each part_size bytes) checked as it completes and fetched
+// whole once more if it fails (retries["part-hash"]) ─► size and XXH3-128
+// checked ─► renamed to partial/<rk>/<hex> ─► cache. A .blocks file a
+// killed run left is resumed: its whole parts that still match are kept
+// (bytes_resumed). An object no basis holds a block of goes whole quietly;
+// any error sends it whole with a warning. Returns the keys left for the
+// whole-object path.
 Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas,
     const std::vector<std::string>& roots, const PatchOptions& options,
-    const std::function<std::string(const CacheKey&)>& name,
+    const std::function<std::vector<uint64_t>(const CacheKey&)>& part_hashes,
+    uint64_t part_size, const std::function<std::string(const CacheKey&)>& name,
     SyncReport* report);
 
 }  // namespace ferry::sync

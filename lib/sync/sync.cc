@@ -169,27 +169,33 @@ struct Fetcher {
             env, cache, backend, keys, *first_entry, info->deltas, po,
             [&](const CacheKey& k) { return ObjectName(k, *first_path); },
             report, &delta_fallbacks));
-    FERRY_ASSIGN_OR_RETURN(whole, sync::ReuseBlocks(
-                                      env, cache, backend, whole, *first_entry,
-                                      info->deltas, *basis_roots, po,
-                                      [&](const CacheKey& k) {
-                                        return ObjectName(k, *first_path);
-                                      },
-                                      report));
+    FERRY_ASSIGN_OR_RETURN(
+        whole, sync::ReuseBlocks(
+                   env, cache, backend, whole, *first_entry, info->deltas,
+                   *basis_roots, po,
+                   [&](const CacheKey& k) { return PartHashes(k); },
+                   info->part_size,
+                   [&](const CacheKey& k) { return ObjectName(k, *first_path); },
+                   report));
     sync::NameFallbackPaths(delta_fallbacks, whole, report);
     return Fetch(whole);
   }
 
-  // Each part of an object is checked against the manifest as it lands.
-  void AddPartHashes(const CacheKey& k, GetItem* item) {
+  // The manifest's XXH3-64 of each part of k (info->part_size), or none.
+  std::vector<uint64_t> PartHashes(const CacheKey& k) const {
     auto it = first_part->find(k.hash.ToHex());
-    if (it == first_part->end()) return;
+    if (it == first_part->end()) return {};
     const uint64_t n = manifest::PartCount(k.size, info->part_size);
     const uint64_t first = it->second;
-    if (n == 0 || first + n > info->part_hashes.size()) return;
-    item->part_hashes.assign(info->part_hashes.begin() + first,
-                             info->part_hashes.begin() + first + n);
-    item->part_hash_size = info->part_size;
+    if (n == 0 || first + n > info->part_hashes.size()) return {};
+    return std::vector<uint64_t>(info->part_hashes.begin() + first,
+                                 info->part_hashes.begin() + first + n);
+  }
+
+  // Each part of an object is checked against the manifest as it lands.
+  void AddPartHashes(const CacheKey& k, GetItem* item) {
+    item->part_hashes = PartHashes(k);
+    if (!item->part_hashes.empty()) item->part_hash_size = info->part_size;
   }
 
   // Downloads keys (their locks held) into the cache. When the file system
@@ -602,7 +608,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       }
       // Ours now: an adopted copy a killed run left is stale.
       (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
-      sync::RemoveKilledWork(env, *cache, k);  // a killed patch, blocks
+      sync::RemoveKilledWork(env, *cache, k);  // a killed patch
       mine.push_back(k);
     }
 
@@ -637,6 +643,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         }
       }
       if (!hit) to_fetch.push_back(k);
+      // A killed block reuse's part file is resumed by the next one, and
+      // goes when the object came another way.
+      if (hit) sync::RemoveBlocksLeft(env, *cache, k);
     }
 
     // 7. Download what is still missing, then what other processes were
@@ -650,6 +659,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
       }
       if (hit) ++report.files_cached;
+      if (hit) sync::RemoveBlocksLeft(env, *cache, k);
       if (!hit) FERRY_RETURN_IF_ERROR(fetcher.FetchMissing({k}));
       FERRY_RETURN_IF_ERROR(locks.Unlock(k));
     }
