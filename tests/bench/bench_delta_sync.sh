@@ -18,9 +18,20 @@
 #                 and the ranges DEST's v1 file lacks),
 #   ferry whole   the bucket without deltas and signatures (two 404s, then
 #                 the whole object),
-#   rsync daemon  rsync -a --delete, modules v1 and v2.
-# Timed: the incremental v1 -> v2 (DEST synced to v1 untimed before, rsync's
-# DEST a cp -a of v1). Bytes: payload (nginx's body bytes sent; rsync --stats'
+#   rsync daemon  rsync -a --delete, modules v1 and v2;
+# and signature only, v0 -> v2 (v0: v1 with the same shards edited another
+# way, published first, so v2's objects list deltas from v1's only):
+#   ferry blocks  http://nginx/bucket@v0 then @v2: block reuse from DEST's
+#                 v0 files (the signature and the ranges they lack),
+#   zsync         for each file v0 and v2 differ in, zsync -i DEST's v0 file
+#                 (a cp -a of v0) from a zsyncmake control file of the v2
+#                 file on the same nginx.
+# Timed: the incremental v1 -> v2 and v0 -> v2 (DEST synced to v1 or v0
+# untimed before, rsync's and zsync's DEST a cp -a of v1 or v0). The kinds of
+# requests (ref, manifest, delta, signature, object, zsync-control, range,
+# whole) with their body and header bytes (nginx's $request_length +
+# $bytes_sent - $body_bytes_sent), the wire bytes left for TCP/IP, and the
+# deltas' literal and command bytes (last round) are printed. Bytes: payload (nginx's body bytes sent; rsync --stats'
 # "Total bytes received") and on the wire (the link namespace's lo rx bytes:
 # every packet both ways, headers included; not on `loopback`, which other
 # processes share; with +20ms every byte also passes latency-proxy, so lo
@@ -43,70 +54,99 @@ own_stop() {
   for p in "${own_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${own_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   own_pids=()
-  if [ -f "$work/nginx.pid" ]; then
-    kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-    for _ in $(seq 50); do [ -f "$work/nginx.pid" ] || break; sleep 0.1; done
-  fi
+  nginx_stop
 }
 trap 'own_stop; net_stop; rm -rf "$work"' EXIT
 export FERRY_CACHE=$work/unused-cache
 ratio() { echo "scale=3; $1 / $2" | bc; }
 
-# The trees; prints the novel bytes. v1's files are dated two hours back
-# (rsync's size+time check sees v2's rewritten files).
-novel=$(/usr/bin/python3 - "$work/v1" "$work/v2" "$shards" "$changed" "$small" <<'PY'
-import os, random, shutil, sys, time
-v1, v2 = sys.argv[1], sys.argv[2]
-n_shards, n_changed, n_small = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+# The trees; prints the novel bytes of v2 against v1 and against v0, and
+# those of v1 -> v2 in the shards. v0 is
+# v1 with the same shards edited the other way (its own relabel, removal and
+# insert) and 2% of the small files different: v2's objects list deltas from
+# v1's only, so v0 -> v2 has no delta to use. Novel bytes against a version:
+# v2's records it lacks (by record) + the bytes a relabel changed + the
+# small files and dataset.json that differ. Older versions' files are dated
+# back (rsync's size+time check sees v2's rewritten files).
+read -r novel novel0 novel_shards < <(/usr/bin/python3 - "$work/v0" "$work/v1" "$work/v2" "$shards" "$changed" "$small" <<'PY'
+import os, random, sys, time
+v0, v1, v2 = sys.argv[1], sys.argv[2], sys.argv[3]
+n_shards, n_changed, n_small = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 r = random.Random(13)
+ids = iter(range(1 << 40))
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
 def record():
     n = r.randint(50000, 150000)
-    return n.to_bytes(8, "little") + os.urandom(n)
-shard_recs = []
+    return (next(ids), n.to_bytes(8, "little") + os.urandom(n))
+def edit(recs):  # one relabelled (64 bytes in place), one removed, one added
+    recs = list(recs)
+    a = r.randrange(len(recs))
+    i, rec = recs[a]; rec = bytearray(rec); at = r.randrange(8, len(rec) - 64)
+    rec[at:at + 64] = os.urandom(64); recs[a] = (i, bytes(rec))
+    del recs[r.randrange(len(recs))]
+    recs.insert(r.randrange(len(recs)), record())
+    return recs
+def novel_vs(old, new):  # bytes of new's records old lacks
+    have = dict(old); n = 0
+    for i, rec in new:
+        o = have.get(i)
+        if o is None:
+            n += len(rec)
+        elif o != rec:
+            n += sum(x != y for x, y in zip(o, rec))
+    return n
+name = lambda i: f"shards/train-{i:05d}-of-{n_shards:05d}.tar"
+edited = list(range(0, n_shards, max(1, n_shards // max(1, n_changed))))[:n_changed]
+small = {i: os.urandom(r.randint(20000, 200000)) for i in range(n_small)}
+tree = {v: {} for v in (v0, v1, v2)}
+novel = novel0 = 0
 for i in range(n_shards):
     recs, size = [], 0
     while size < 16 << 20:
         recs.append(record())
-        size += len(recs[-1])
-    shard_recs.append(recs)
-    write(f"{v1}/shards/train-{i:05d}-of-{n_shards:05d}.tar", b"".join(recs))
-for i in range(n_small):
-    write(f"{v1}/small/{i:05d}.bin", os.urandom(r.randint(20000, 200000)))
-write(f"{v1}/dataset.json", b'{"name": "bench", "version": 1}\n')
-old = time.time() - 7200
-for root, dirs, files in os.walk(v1):
-    for f in files:
-        os.utime(os.path.join(root, f), (old, old))
-shutil.copytree(v1, v2)
-novel = 0
-for i in range(0, n_shards, max(1, n_shards // max(1, n_changed)))[:n_changed]:
-    recs = list(shard_recs[i])
-    a = r.randrange(len(recs))                # relabelled: 64 bytes in place
-    rec = bytearray(recs[a]); at = r.randrange(8, len(rec) - 64)
-    rec[at:at + 64] = os.urandom(64); recs[a] = bytes(rec); novel += 64
-    del recs[r.randrange(len(recs))]          # removed
-    new = record(); recs.insert(r.randrange(len(recs)), new); novel += len(new)
-    write(f"{v2}/shards/train-{i:05d}-of-{n_shards:05d}.tar", b"".join(recs))
-for i in r.sample(range(n_small), max(1, n_small // 50)):
-    data = os.urandom(r.randint(20000, 200000)); novel += len(data)
-    write(f"{v2}/small/{i:05d}.bin", data)
-j = b'{"name": "bench", "version": 2}\n'; novel += len(j)
-write(f"{v2}/dataset.json", j)
-print(novel)
+        size += len(recs[-1][1])
+    t = {v0: recs, v1: recs, v2: recs}
+    if i in edited:
+        t[v0], t[v2] = edit(recs), edit(recs)
+        novel += novel_vs(recs, t[v2])
+        novel0 += novel_vs(t[v0], t[v2])
+    for v in (v0, v1, v2):
+        write(f"{v}/{name(i)}", b"".join(rec for _, rec in t[v]))
+novel_shards = novel
+differ = {v: set(r.sample(range(n_small), max(1, n_small // 50))) for v in (v0, v2)}
+for v in (v0, v1, v2):
+    for i in range(n_small):
+        data = small[i]
+        if i in differ.get(v, ()):
+            data = os.urandom(r.randint(20000, 200000))
+            if v == v2: novel += len(data)
+        if v == v2 and i in differ[v0] | differ[v2]: novel0 += len(data)
+        write(f"{v}/small/{i:05d}.bin", data)
+for n, v in enumerate((v0, v1, v2)):
+    j = b'{"name": "bench", "version": %d}\n' % n
+    write(f"{v}/dataset.json", j)
+novel += len(j); novel0 += len(j)
+for n, v in enumerate((v0, v1)):
+    old = time.time() - 7200 * (2 - n)
+    for root, dirs, files in os.walk(v):
+        for f in files:
+            os.utime(os.path.join(root, f), (old, old))
+print(novel, novel0, novel_shards)
 PY
 )
+[ -n "${novel0:-}" ] || { echo "making the trees failed" >&2; exit 1; }
 tree_bytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
 echo "v1: $(find "$work/v1" -type f | wc -l) files, $(tree_bytes "$work/v1") bytes;" \
-  "v2: $(tree_bytes "$work/v2") bytes, $changed of $shards shards edited; novel bytes: $novel"
+  "v2: $(tree_bytes "$work/v2") bytes, $changed of $shards shards edited; novel bytes: $novel" \
+  "(of them in shards: $novel_shards; against v0: $novel0)"
 www=$work/www
 mkdir -p "$www"
 fast=()
 command -v eatmydata > /dev/null && fast=(eatmydata)
-for v in v1 v2; do
+for v in v0 v1 v2; do
   t0=$(date +%s%N)
   "${fast[@]}" "$ferry" publish "$work/$v" "file://$www/bucket" --tag "$v" \
     --cache "$work/publish-cache" --json > "$work/publish-$v.json"
@@ -117,35 +157,23 @@ cp -al "$www/bucket" "$www/blocks"
 rm -rf "$www/blocks/.ferry/deltas"
 cp -al "$www/blocks" "$www/whole"
 rm -rf "$www/whole/.ferry/sigs"
+# zsync's control files for the files v0 and v2 differ in (zsyncmake's own
+# block size; URLs relative to the control file), beside hard links of them.
+(cd "$work/v2" && find . -type f | sort) | while read -r f; do
+  cmp -s "$work/v0/$f" "$work/v2/$f" && continue
+  mkdir -p "$(dirname "$www/zs/$f")"
+  ln "$work/v2/$f" "$www/zs/$f"
+  (cd "$(dirname "$www/zs/$f")" && zsyncmake -u "$(basename "$f")" -o "$(basename "$f").zsync" "$(basename "$f")")
+  echo "${f#./}"
+done > "$work/zsync-files"
+echo "zsync: $(wc -l < "$work/zsync-files") files differ v0 -> v2 ($(cat "$work/zsync-files" | (cd "$work/v2" && xargs du -cb | tail -1 | cut -f1)) bytes);" \
+  "control files $(find "$www/zs" -name '*.zsync' -printf '%s\n' | awk '{s += $1} END {print s + 0}') bytes"
 
 start_own() {
   local nport rport
   nport=$(free_port) rport=$(free_port)
   while [ "$rport" = "$nport" ]; do rport=$(free_port); done
-  cat > "$work/nginx.conf" <<CONF
-user root root;
-daemon on;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-  log_format bytes '\$request\t\$status\t\$body_bytes_sent';
-  access_log $work/access.log bytes;
-  client_body_temp_path $work/nginx-tmp;
-  default_type application/octet-stream;
-  sendfile on;
-  server {
-    listen 127.0.0.1:$nport;
-    root $www;
-    etag on;
-  }
-}
-CONF
-  mkdir -p "$work/nginx-tmp"
-  : > "$work/access.log"
-  "${in[@]}" nginx -c "$work/nginx.conf" -p "$work" -e "$work/nginx-error.log"
-  wait_port "$nport" || { echo "nginx did not start" >&2; exit 1; }
+  nginx_start "$nport" "$www"
   http_url=http://127.0.0.1:$nport
   cat > "$work/rsyncd.conf" <<CONF
 use chroot = no
@@ -166,14 +194,36 @@ CONF
   rsync_url=rsync://127.0.0.1:$rport
 }
 
-log_mark() { log_at=$(stat -c %s "$work/access.log"); }
-log_bytes() { tail -c +"$((log_at + 1))" "$work/access.log" | awk -F'\t' '{s += $3} END {print s + 0}'; }
-log_requests() { tail -c +"$((log_at + 1))" "$work/access.log" | wc -l; }
 lo_rx() {  # the namespace's lo: received bytes so far
   if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
   "${in[@]}" awk '$1 == "lo:" {print $2}' /proc/net/dev
 }
 
+# The .ferry/deltas/ of an access log: their bytes, and decompressed: the
+# rdiff header, literal bytes, command bytes (librsync's prototab: ops
+# 0x01-0x40 literal of that length; 0x41-0x44 literal, length of 1/2/4/8
+# bytes; 0x45-0x54 copy, offset and length of 1/2/4/8 bytes each; 0 end).
+delta_parts() {
+  awk -F'\t' '{split($1, q, " "); if (q[2] ~ /\/\.ferry\/deltas\//) print q[2]}' "$1" |
+    sed "s|^/[^/]*/|$www/bucket/|" | /usr/bin/python3 -c '
+import subprocess, sys
+z = lit = cmd = hdr = n = 0
+for p in sys.stdin.read().split():
+    raw = open(p, "rb").read(); z += len(raw); n += 1
+    d = subprocess.run(["zstd", "-dc"], input=raw, capture_output=True, check=True).stdout
+    hdr += 4; i = 4
+    while i < len(d):
+        op = d[i]; i += 1; cmd += 1
+        if op == 0: break
+        if op <= 0x40: lit += op; i += op; continue
+        if op <= 0x44:
+            w = 1 << (op - 0x41); k = int.from_bytes(d[i:i + w], "big")
+            cmd += w; lit += k; i += w + k; continue
+        a, b = 1 << ((op - 0x45) // 4), 1 << ((op - 0x45) % 4)
+        cmd += a + b; i += a + b
+    assert i == len(d), p
+print(f"{n} deltas, {z} bytes compressed; decompressed: {hdr} header, {lit} literal, {cmd} commands")'
+}
 declare -A failed bytes_of wire_of reqs
 add() { eval "$1[\$2]=\"\${$1[\$2]:-} \$3\""; }
 check() {  # NAME DEST
@@ -183,17 +233,35 @@ check() {  # NAME DEST
   fi
 }
 
-ferry_inc() {  # NAME BUCKET
+ferry_inc() {  # NAME BUCKET [FROM (default v1)]
   local d=$work/dest-$1 c=$work/cache-$1 w0
   rm -rf "$d" "$work/.dest-$1.ferry-views" "$c"
-  "${in[@]}" "$ferry" sync -q "$http_url/$2@v1" "$d" --cache "$c"
-  log_mark
+  "${in[@]}" "$ferry" sync -q "$http_url/$2@${3:-v1}" "$d" --cache "$c"
+  access_mark
   w0=$(lo_rx)
   run "$1" "${in[@]}" bash -c '"$1" sync --json "$2" "$3" --cache "$4" > "$5"' _ \
     "$ferry" "$http_url/$2@v2" "$d" "$c" "$work/$1.json"
   add wire_of "$1" "$(( $(lo_rx) - w0 ))"
-  add bytes_of "$1" "$(log_bytes)"
-  reqs[$1]=$(log_requests)
+  add bytes_of "$1" "$(access_bytes)"
+  reqs[$1]=$(access_requests)
+  access_parts > "$work/$1.parts"
+  access_since > "$work/$1.access"
+  check "$1" "$d"
+}
+zsync_inc() {  # NAME: the files v0 and v2 differ in, each zsync -i DEST's v0 file
+  local d=$work/dest-$1 w0
+  rm -rf "$d"
+  cp -a "$work/v0" "$d"
+  access_mark
+  w0=$(lo_rx)
+  run "$1" "${in[@]}" bash -c 'while read -r f; do
+      zsync -q -i "$2/$f" -o "$2/$f.zsync-new" "$3/zs/$f.zsync" && mv "$2/$f.zsync-new" "$2/$f" || exit 1
+    done < "$1"' _ "$work/zsync-files" "$d" "$http_url"
+  add wire_of "$1" "$(( $(lo_rx) - w0 ))"
+  add bytes_of "$1" "$(access_bytes)"
+  reqs[$1]=$(access_requests)
+  access_parts > "$work/$1.parts"
+  rm -f "$d"/*.zs-old "$d"/*/*.zs-old
   check "$1" "$d"
 }
 rsync_inc() {  # NAME
@@ -221,6 +289,8 @@ bench_link() {  # LINK
     rsync_inc "rsync_$link"
     ferry_inc "blocks_$link" blocks
     ferry_inc "whole_$link" whole
+    ferry_inc "sigonly_$link" bucket v0
+    zsync_inc "zsync_$link"
   done
   own_stop
   net_stop
@@ -244,7 +314,27 @@ bench_link() {  # LINK
   for t in deltas blocks; do
     echo "  ferry $t' paths: $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paths"])' "$work/${t}_$l.json")"
   done
-  for t in deltas rsync blocks whole; do echo "  walls $t:${walls[${t}_$l]}"; done
+  echo "== $l, signature only v0 -> v2 (DEST at v0; v2 lists deltas from v1 only: block reuse from DEST's files;" \
+    "zsync -i the v0 file of each of the $(wc -l < "$work/zsync-files") files that differ); novel $novel0 bytes"
+  for t in sigonly zsync; do
+    case $t in sigonly) name="ferry blocks" ;; zsync) name="zsync" ;; esac
+    printf '  %-13s %7s ms  payload %11s bytes (%7sx novel)  wire %11s bytes  peak RSS %7s KiB  %s requests%s\n' \
+      "$name" "$(median "${walls[${t}_$l]}")" "$(median "${bytes_of[${t}_$l]}")" \
+      "$(ratio "$(median "${bytes_of[${t}_$l]}")" "$novel0")" "$(median "${wire_of[${t}_$l]}")" \
+      "${rss[${t}_$l]}" "${reqs[${t}_$l]}" "${failed[${t}_$l]:+  FAILED}"
+  done
+  echo "  ferry / zsync: wire $(ratio "$(median "${wire_of[sigonly_$l]}")" "$(median "${wire_of[zsync_$l]}")") (target <= 1)," \
+    "payload $(ratio "$(median "${bytes_of[sigonly_$l]}")" "$(median "${bytes_of[zsync_$l]}")")," \
+    "wall $(ratio "$(median "${walls[sigonly_$l]}")" "$(median "${walls[zsync_$l]}")")"
+  echo "  ferry's paths: $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paths"])' "$work/sigonly_$l.json")"
+  echo "  bytes by request (last round): kind requests body headers; wire - payload - headers = TCP/IP"
+  for t in deltas sigonly zsync; do
+    awk -v t="$t" -v w="$(echo "${wire_of[${t}_$l]}" | awk '{print $NF}')" '
+      { printf "    %-8s %-14s %4d %11d %8d\n", t, $1, $2, $3, $4; b += $3; h += $4 }
+      END { printf "    %-8s %-14s %4s %11d %8d  TCP/IP %d\n", t, "total", "", b, h, w - b - h }' "$work/${t}_$l.parts"
+  done
+  echo "  the deltas fetched (zstd -d, rdiff commands): $(delta_parts "$work/deltas_$l.access")"
+  for t in deltas rsync blocks whole sigonly zsync; do echo "  walls $t:${walls[${t}_$l]}"; done
 }
 
 for link in $links; do bench_link "$link"; done

@@ -44,10 +44,7 @@ own_stop() {
   for p in "${own_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${own_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   own_pids=()
-  if [ -f "$work/nginx.pid" ]; then
-    kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-    for _ in $(seq 50); do [ -f "$work/nginx.pid" ] || break; sleep 0.1; done
-  fi
+  nginx_stop
 }
 trap 'own_stop; net_stop; rm -rf "$work"' EXIT
 export FERRY_CACHE=$work/unused-cache
@@ -136,31 +133,7 @@ start_own() {
   local nport rport
   nport=$(free_port) rport=$(free_port)
   while [ "$rport" = "$nport" ]; do rport=$(free_port); done
-  cat > "$work/nginx.conf" <<CONF
-user root root;
-daemon on;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-  log_format bytes '\$request\t\$status\t\$body_bytes_sent';
-  access_log $work/access.log bytes;
-  client_body_temp_path $work/nginx-tmp;
-  default_type application/octet-stream;
-  sendfile on;
-  server {
-    listen 127.0.0.1:$nport;
-    root $www;
-    etag on;
-    autoindex on;
-  }
-}
-CONF
-  mkdir -p "$work/nginx-tmp"
-  : > "$work/access.log"
-  "${in[@]}" nginx -c "$work/nginx.conf" -p "$work" -e "$work/nginx-error.log"
-  wait_port "$nport" || { echo "nginx did not start" >&2; exit 1; }
+  nginx_start "$nport" "$www" "autoindex on;"
   http_url=http://127.0.0.1:$nport
   cat > "$work/rsyncd.conf" <<CONF
 use chroot = no
@@ -181,11 +154,6 @@ CONF
   rsync_url=rsync://127.0.0.1:$rport
 }
 
-# Bytes nginx sent since the mark; requests since the mark.
-log_mark() { log_at=$(stat -c %s "$work/access.log"); }
-log_bytes() { tail -c +"$((log_at + 1))" "$work/access.log" | awk -F'\t' '{s += $3} END {print s + 0}'; }
-log_requests() { tail -c +"$((log_at + 1))" "$work/access.log" | wc -l; }
-
 # check NAME DEST TREE: DEST equals TREE byte for byte.
 declare -A failed
 check() {
@@ -200,10 +168,10 @@ declare -A bytes_of
 add_bytes() { bytes_of[$1]="${bytes_of[$1]:-} $2"; }
 
 ferry_sync() {  # NAME REF DEST
-  log_mark
+  access_mark
   run "$1" "${in[@]}" "$ferry" sync -q "${ferry_flags[@]}" "$http_url/bucket@$2" "$3" --cache "$work/ferry-cache"
-  add_bytes "$1" "$(log_bytes)"
-  reqs[$1]=$(log_requests)
+  add_bytes "$1" "$(access_bytes)"
+  reqs[$1]=$(access_requests)
 }
 rsync_sync() {  # NAME MODULE DEST
   run "$1" "${in[@]}" bash -c 'rsync -a --delete --stats "$1/" "$2/" > "$3"' _ \
@@ -211,9 +179,9 @@ rsync_sync() {  # NAME MODULE DEST
   add_bytes "$1" "$(sed -n 's/^Total bytes received: //p' "$work/rsync.out" | tr -d ,)"
 }
 rclone_sync() {  # NAME TREE DEST
-  log_mark
+  access_mark
   run "$1" "${in[@]}" rclone sync --transfers 16 --http-url "$http_url/$2/" :http: "$3"
-  add_bytes "$1" "$(log_bytes)"
+  add_bytes "$1" "$(access_bytes)"
 }
 aws_sync() {  # NAME DEST
   run "$1" "${in[@]}" bash -c 'aws s3 sync --no-progress --exact-timestamps --delete "$1" "$2" > "$3"' _ \

@@ -10,6 +10,14 @@
 #   net_latency PORT MS  starts latency-proxy (MS one way) in front of
 #                        127.0.0.1:PORT on the link; sets `lurl` to its URL.
 #   net_stop             stops the servers and proxies, removes the namespace.
+#   nginx_start PORT ROOT [DIRECTIVES]  a static nginx for ROOT on
+#                        127.0.0.1:PORT on the link (ETags, sendfile; the
+#                        server block's extra DIRECTIVES), one access log
+#                        line per request; nginx_stop stops it (call it before
+#                        net_stop). access_mark, then access_bytes (body
+#                        bytes sent since the mark), access_requests,
+#                        access_parts (by kind of key: count, body bytes,
+#                        header bytes both ways; one kind a line).
 #   make_objects DIR N   N files of 20-200 KB (sizes from a fixed seed,
 #                        incompressible bytes) named 00000.bin ...; sets
 #                        objects_bytes to their total size.
@@ -71,4 +79,55 @@ for i in range(n):
         f.write(os.urandom(r.randint(20000, 200000)))
 PY
   objects_bytes=$(find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+}
+nginx_start() {
+  cat > "$work/nginx.conf" <<CONF
+user root root;
+daemon on;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  log_format bytes '\$request\t\$status\t\$body_bytes_sent\t\$request_length\t\$bytes_sent';
+  access_log $work/access.log bytes;
+  client_body_temp_path $work/nginx-tmp;
+  default_type application/octet-stream;
+  sendfile on;
+  server {
+    listen 127.0.0.1:$1;
+    root $2;
+    etag on;
+    ${3:-}
+  }
+}
+CONF
+  mkdir -p "$work/nginx-tmp"
+  : > "$work/access.log"
+  "${in[@]}" nginx -c "$work/nginx.conf" -p "$work" -e "$work/nginx-error.log"
+  wait_port "$1" || { echo "nginx did not start" >&2; return 1; }
+}
+nginx_stop() {
+  if [ -f "$work/nginx.pid" ]; then
+    kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    for _ in $(seq 50); do [ -f "$work/nginx.pid" ] || break; sleep 0.1; done
+  fi
+}
+access_mark() { access_at=$(stat -c %s "$work/access.log"); }
+access_since() { tail -c +"$((access_at + 1))" "$work/access.log"; }
+access_bytes() { access_since | awk -F'\t' '{s += $3} END {print s + 0}'; }
+access_requests() { access_since | wc -l; }
+access_parts() {
+  access_since | awk -F'\t' '
+    { split($1, q, " "); u = q[2]
+      if (u ~ /\/\.ferry\/refs\//) k = "ref"
+      else if (u ~ /\/\.ferry\/manifests\//) k = "manifest"
+      else if (u ~ /\/\.ferry\/deltas\//) k = ($2 == 404 ? "delta-404" : "delta")
+      else if (u ~ /\/\.ferry\/sigs\//) k = "signature"
+      else if (u ~ /\/\.ferry\/objects\//) k = "object"
+      else if (u ~ /\.zsync$/) k = "zsync-control"
+      else if ($2 == 206) k = "range"
+      else k = "whole"
+      n[k]++; body[k] += $3; head[k] += $4 + $5 - $3 }
+    END { for (k in n) printf "%s %d %d %d\n", k, n[k], body[k], head[k] }' | sort
 }

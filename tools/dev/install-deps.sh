@@ -13,7 +13,7 @@ BUILD_PKGS=(cmake ninja-build g++ ccache pkg-config
 TEST_PKGS=(xxhash nginx-light rdiff zstd curl python3 python3-protobuf python3-zstandard python3-xxhash python3-pil
   python3-numpy openssl python3-botocore awscli btrfs-progs strace
   slurm-wlm munge python3-yaml python3-kubernetes)
-BENCH_PKGS=(libvips-tools rsync rclone aria2 python3-skimage plasma-workspace-wallpapers time bc)
+BENCH_PKGS=(libvips-tools rsync rclone aria2 zsync python3-skimage plasma-workspace-wallpapers time bc)
 S3RVER_VERSION=3.7.1
 NPM_PREFIX=${FERRY_NPM_PREFIX:-/opt/ferry-npm}
 
