@@ -194,6 +194,10 @@ CONF
   rsync_url=rsync://127.0.0.1:$rport
 }
 
+tcp_retrans() {  # the namespace's TCP segments retransmitted so far
+  if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
+  "${in[@]}" awk '$1 == "Tcp:" && $13 ~ /^[0-9]+$/ {print $13}' /proc/net/snmp
+}
 lo_rx() {  # the namespace's lo: received bytes so far
   if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
   "${in[@]}" awk '$1 == "lo:" {print $2}' /proc/net/dev
@@ -224,7 +228,7 @@ for p in sys.stdin.read().split():
     assert i == len(d), p
 print(f"{n} deltas, {z} bytes compressed; decompressed: {hdr} header, {lit} literal, {cmd} commands")'
 }
-declare -A failed bytes_of wire_of reqs
+declare -A failed bytes_of wire_of reqs retrans
 add() { eval "$1[\$2]=\"\${$1[\$2]:-} \$3\""; }
 check() {  # NAME DEST
   if ! diff -r -x '.ferry-sync*' -x .ferry-view.lock "$work/v2" "$2" > "$work/diff.out" 2>&1; then
@@ -234,14 +238,15 @@ check() {  # NAME DEST
 }
 
 ferry_inc() {  # NAME BUCKET [FROM (default v1)]
-  local d=$work/dest-$1 c=$work/cache-$1 w0
+  local d=$work/dest-$1 c=$work/cache-$1 w0 r0
   rm -rf "$d" "$work/.dest-$1.ferry-views" "$c"
   "${in[@]}" "$ferry" sync -q "$http_url/$2@${3:-v1}" "$d" --cache "$c"
   access_mark
-  w0=$(lo_rx)
+  w0=$(lo_rx) r0=$(tcp_retrans)
   run "$1" "${in[@]}" bash -c '"$1" sync --json "$2" "$3" --cache "$4" > "$5"' _ \
     "$ferry" "$http_url/$2@v2" "$d" "$c" "$work/$1.json"
   add wire_of "$1" "$(( $(lo_rx) - w0 ))"
+  retrans[$1]=$(( $(tcp_retrans) - r0 ))
   add bytes_of "$1" "$(access_bytes)"
   reqs[$1]=$(access_requests)
   access_parts > "$work/$1.parts"
@@ -249,15 +254,16 @@ ferry_inc() {  # NAME BUCKET [FROM (default v1)]
   check "$1" "$d"
 }
 zsync_inc() {  # NAME: the files v0 and v2 differ in, each zsync -i DEST's v0 file
-  local d=$work/dest-$1 w0
+  local d=$work/dest-$1 w0 r0
   rm -rf "$d"
   cp -a "$work/v0" "$d"
   access_mark
-  w0=$(lo_rx)
+  w0=$(lo_rx) r0=$(tcp_retrans)
   run "$1" "${in[@]}" bash -c 'while read -r f; do
       zsync -q -i "$2/$f" -o "$2/$f.zsync-new" "$3/zs/$f.zsync" && mv "$2/$f.zsync-new" "$2/$f" || exit 1
     done < "$1"' _ "$work/zsync-files" "$d" "$http_url"
   add wire_of "$1" "$(( $(lo_rx) - w0 ))"
+  retrans[$1]=$(( $(tcp_retrans) - r0 ))
   add bytes_of "$1" "$(access_bytes)"
   reqs[$1]=$(access_requests)
   access_parts > "$work/$1.parts"
@@ -265,13 +271,14 @@ zsync_inc() {  # NAME: the files v0 and v2 differ in, each zsync -i DEST's v0 fi
   check "$1" "$d"
 }
 rsync_inc() {  # NAME
-  local d=$work/dest-$1 w0
+  local d=$work/dest-$1 w0 r0
   rm -rf "$d"
   cp -a "$work/v1" "$d"
-  w0=$(lo_rx)
+  w0=$(lo_rx) r0=$(tcp_retrans)
   run "$1" "${in[@]}" bash -c 'rsync -a --delete --stats "$1/" "$2/" > "$3"' _ \
     "$rsync_url/v2" "$d" "$work/rsync.out"
   add wire_of "$1" "$(( $(lo_rx) - w0 ))"
+  retrans[$1]=$(( $(tcp_retrans) - r0 ))
   add bytes_of "$1" "$(sed -n 's/^Total bytes received: //p' "$work/rsync.out" | tr -d ,)"
   check "$1" "$d"
 }
@@ -329,9 +336,10 @@ bench_link() {  # LINK
   echo "  ferry's paths: $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paths"])' "$work/sigonly_$l.json")"
   echo "  bytes by request (last round): kind requests body headers; wire - payload - headers = TCP/IP"
   for t in deltas sigonly zsync; do
-    awk -v t="$t" -v w="$(echo "${wire_of[${t}_$l]}" | awk '{print $NF}')" '
+    awk -v t="$t" -v r="${retrans[${t}_$l]}" -v w="$(echo "${wire_of[${t}_$l]}" | awk '{print $NF}')" '
       { printf "    %-8s %-14s %4d %11d %8d\n", t, $1, $2, $3, $4; b += $3; h += $4 }
-      END { printf "    %-8s %-14s %4s %11d %8d  TCP/IP %d\n", t, "total", "", b, h, w - b - h }' "$work/${t}_$l.parts"
+      END { printf "    %-8s %-14s %4s %11d %8d  TCP/IP %d (%d segments retransmitted)\n", t, "total", "", b, h, w - b - h, r }' \
+      "$work/${t}_$l.parts"
   done
   echo "  the deltas fetched (zstd -d, rdiff commands): $(delta_parts "$work/deltas_$l.access")"
   for t in deltas rsync blocks whole sigonly zsync; do echo "  walls $t:${walls[${t}_$l]}"; done
