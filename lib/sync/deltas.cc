@@ -140,6 +140,12 @@ Result<std::unique_ptr<delta::Signature>> FetchSignature(Backend* backend,
   // Never more than that asked: a bigger object there costs nothing.
   Status s = backend->Read(SigKey(hash), ByteRange{0, limits.max_bytes}, {},
                            &sink);
+  if (!s.ok() && sink.read == 0 && !s.IsNotFound()) {
+    // Refused before a byte came (shorter than such a signature, or a
+    // server that ignores Range): read whole, for the loader to say what is
+    // wrong (it refuses bytes past max_bytes as they come).
+    s = backend->Read(SigKey(hash), {}, {}, &sink);
+  }
   if (bytes != nullptr) *bytes = sink.read;
   FERRY_RETURN_IF_ERROR(s);
   return loader.Finish();

@@ -40,9 +40,9 @@ bool ParseDeltaKey(std::string_view key, Hash128* from, Hash128* to);
 
 // The stored signature of an object of `size` bytes (its manifest's
 // sig_block_len), fetched (a ranged GET of exactly the length such a
-// signature has: a shorter object fails, a longer one sends no more),
-// checked against the size and loaded; *bytes gets the bytes read (also on
-// failure).
+// signature has, so a longer object sends no more; refused before any byte,
+// a second GET of the whole object, the loader capping it), checked against
+// the size and loaded; *bytes gets the bytes read (also on failure).
 Result<std::unique_ptr<delta::Signature>> FetchSignature(
     Backend* backend, const Hash128& hash, uint64_t size,
     uint32_t sig_block_len, uint64_t* bytes = nullptr);
