@@ -170,8 +170,10 @@ class PartWriter : public ByteSink {
   uint64_t pos() const { return written_ + buf_.size(); }
   bool checks() const { return !hashes_.empty(); }
   uint64_t unit() const { return unit_; }
-  // The bytes of part p: [p * unit, min((p + 1) * unit, size)).
+  // The bytes of part p: [p * unit, min((p + 1) * unit, size)); none
+  // past the end.
   ByteRange Part(uint64_t p) const {
+    if (p >= (size_ + unit_ - 1) / unit_) return ByteRange{size_, 0};
     return ByteRange{p * unit_, std::min(unit_, size_ - p * unit_)};
   }
   // The part that failed its check last (dropped), if any.
@@ -355,7 +357,7 @@ void Resume(Env* env, const std::string& prev, std::vector<char>* buf,
   if (!size.ok()) return;
   for (uint64_t p = 0;; ++p) {
     const ByteRange r = w->Part(p);
-    if (r.offset >= *size || r.offset + r.length > *size) break;
+    if (r.length == 0 || r.offset + r.length > *size) break;
     if (!CopyRange(**file, r.offset, r.length, buf, w).ok()) break;
     *resumed += r.length;
   }
