@@ -219,41 +219,65 @@ Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
 }
 
 Result<bool> Cache::Lookup(const CacheKey& key, bool touch) {
-  const std::string path = ObjectPath(key);
-  bool have_row = false;
-  FileStamp rec;
-  {
+  std::vector<bool> hit;
+  FERRY_RETURN_IF_ERROR(LookupAll({key}, &hit));
+  if (hit[0] && touch) FERRY_RETURN_IF_ERROR(Touch({key}));
+  return bool{hit[0]};
+}
+
+Status Cache::LookupAll(const std::vector<CacheKey>& keys,
+                        std::vector<bool>* hit) {
+  // The rows first, in one read transaction (a snapshot: no lock per
+  // statement); the files after it, where a row may be dropped or written.
+  std::vector<FileStamp> recs(keys.size());
+  std::vector<bool> have_row(keys.size());
+  FERRY_RETURN_IF_ERROR(db_->Exec("BEGIN"));
+  Status s = [&]() -> Status {
     FERRY_ASSIGN_OR_RETURN(
         auto st, db_->Prepare("SELECT size, ino, mtime, ctime FROM objects"
                               " WHERE rk = ?1 AND hash = ?2"));
-    st.Bind(1, key.remote_key).Bind(2, key.hash.ToHex());
-    FERRY_ASSIGN_OR_RETURN(have_row, st.Step());
-    if (have_row) {
-      rec.size = static_cast<uint64_t>(st.Int(0));
-      rec.ino = static_cast<uint64_t>(st.Int(1));
-      rec.mtime_ns = st.Int(2);
-      rec.ctime_ns = st.Int(3);
-      (void)st.Step();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      st.Bind(1, keys[i].remote_key).Bind(2, keys[i].hash.ToHex());
+      FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (row) {
+        FileStamp& rec = recs[i];
+        rec.size = static_cast<uint64_t>(st.Int(0));
+        rec.ino = static_cast<uint64_t>(st.Int(1));
+        rec.mtime_ns = st.Int(2);
+        rec.ctime_ns = st.Int(3);
+        // Same hash, other size: not this object.
+        have_row[i] = rec.size == keys[i].size;
+      }
+      st.Reset();
     }
-    if (have_row && rec.size != key.size)
-      have_row = false;  // same hash, other size: not this object
+    return Status::OK();
+  }();
+  Status end = db_->Exec(s.ok() ? "COMMIT" : "ROLLBACK");
+  FERRY_RETURN_IF_ERROR(s);
+  FERRY_RETURN_IF_ERROR(end);
+  hit->assign(keys.size(), false);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    FERRY_ASSIGN_OR_RETURN(
+        bool h, CheckObject(keys[i], have_row[i] ? &recs[i] : nullptr));
+    (*hit)[i] = h;
   }
-  auto info = env_->Stat(path);
-  if (have_row) {
-    auto stamp = StampOf(path);
-    if (!info.ok() || info->size != key.size || !stamp.ok() ||
-        !(*stamp == rec)) {
-      // Gone, or changed since its bytes were verified (written through a
-      // view, chmod-ed, replaced): re-hashed before it is trusted again,
-      // removed if it is no longer the object.
-      FERRY_RETURN_IF_ERROR(DropRow(key));
-      if (!info.ok()) return false;
-      return RecoverFile(key, path);
-    }
-    if (touch) FERRY_RETURN_IF_ERROR(Touch({key}));
-    return true;
+  return Status::OK();
+}
+
+Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec) {
+  const std::string path = ObjectPath(key);
+  auto stamp = StampOf(path);
+  // There, though perhaps not as a regular file.
+  const bool there =
+      stamp.ok() || stamp.status().code() == Status::Code::kFailedPrecondition;
+  if (rec) {
+    if (stamp.ok() && *stamp == *rec) return true;
+    // Gone, or changed since its bytes were verified (written through a
+    // view, chmod-ed, replaced): re-hashed before it is trusted again,
+    // removed if it is no longer the object.
+    FERRY_RETURN_IF_ERROR(DropRow(key));
   }
-  if (!info.ok()) return false;
+  if (!there) return false;
   return RecoverFile(key, path);
 }
 
@@ -289,6 +313,7 @@ Status Cache::InsertAll(
 }
 
 Status Cache::Touch(const std::vector<CacheKey>& keys) {
+  if (keys.empty()) return Status::OK();
   return InTransaction(db_.get(), [&]() -> Status {
     FERRY_ASSIGN_OR_RETURN(
         auto st,

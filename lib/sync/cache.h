@@ -85,6 +85,9 @@ class Cache {
   // the last use unless touch is false (then Touch the hits in one
   // transaction).
   Result<bool> Lookup(const CacheKey& key, bool touch = true);
+  // Lookup of many keys, not touched: their rows read in one transaction
+  // with one statement, one lstat per object. (*hit)[i] for keys[i].
+  Status LookupAll(const std::vector<CacheKey>& keys, std::vector<bool>* hit);
   // Whether the object's recorded stamp is stamp (a view's hard link to
   // it, unchanged since verified or since ferry last linked it).
   Result<bool> StampMatches(const CacheKey& key, const FileStamp& stamp);
@@ -145,6 +148,8 @@ class Cache {
   Status IndexRows(const std::vector<CacheKey>& keys);
   Status DropRow(const CacheKey& key);
   Result<bool> RecoverFile(const CacheKey& key, const std::string& path);
+  // Lookup's check of the file against its row (rec, if there is one).
+  Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec);
   // MakeRoom (strict: all or nothing) and FreeRoom (as much as there is).
   Status Evict(uint64_t limit, uint64_t need, bool strict, EvictReport* report);
 

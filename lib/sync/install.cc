@@ -118,7 +118,7 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
                const DestPaths& paths, DestKind kind,
                const std::string& cur_view, const std::string& view, bool reuse,
                const std::vector<Entry>& files, const ViewState& state,
-               SyncReport* report) {
+               SyncReport* report, ViewBuilder* builder) {
   if (o.in_place) {
     InPlaceReport ir;
     FERRY_RETURN_IF_ERROR(UpdateInPlace(env, *cache, state.remote_key,
@@ -145,8 +145,9 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
           WriteFileAtomically(env, JoinPath(view, std::string(kFileListName)),
                               EncodeFileList(files)));
     BuildReport br;
-    FERRY_RETURN_IF_ERROR(
-        BuildView(env, cache, state.remote_key, view, files, state, &br));
+    FERRY_RETURN_IF_ERROR(builder ? builder->Finish(state, &br)
+                                  : BuildView(env, cache, state.remote_key,
+                                              view, files, state, &br));
     report->files_copied = br.copied;
     report->files_reflinked = br.reflinked;
   }

@@ -72,13 +72,14 @@ ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const SyncReport& report);
 
 // Installs files: --in-place, UpdateInPlace into DEST; else the view (built
-// unless reuse; an unmanaged remote's file list first), the swap, and old
-// views removed. Counters go to report.
+// unless reuse, by builder where the caller started one for files; an
+// unmanaged remote's file list first), the swap, and old views removed.
+// Counters go to report.
 Status Install(Env* env, Cache* cache, const SyncOptions& o,
                const DestPaths& paths, DestKind kind,
                const std::string& cur_view, const std::string& view, bool reuse,
                const std::vector<Entry>& files, const ViewState& state,
-               SyncReport* report);
+               SyncReport* report, ViewBuilder* builder = nullptr);
 
 }  // namespace ferry::sync
 

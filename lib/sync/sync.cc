@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/no_sync_env.h"
 #include "ferry/atomic_file.h"
@@ -516,6 +519,17 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         paths.dest,
         "is not a folder or a view made by ferry sync (a file, or a link "
         "ferry did not make): refusing to replace it");
+  // The files already in DEST (a real folder, or the current view), which
+  // missing objects may be adopted from: listed on a thread while the
+  // objects are pinned and looked up (joined before their first use).
+  std::map<std::string, uint64_t> candidates;
+  std::jthread lister;
+  if (kind == sync::DestKind::kDir || kind == sync::DestKind::kInPlace ||
+      kind == sync::DestKind::kView)
+    lister = std::jthread(
+        [&, root = kind == sync::DestKind::kView ? cur_view : paths.dest] {
+          ListCandidates(env, root, "", &candidates);
+        });
   if (!o.in_place) {
     // A complete view of this version (current, or an old one a reader
     // kept) is reused only if intact; else rebuilt beside it and swapped in
@@ -541,9 +555,11 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
 
   // 4. What the cache lacks; room for it.
   std::vector<CacheKey> missing, hits;
+  std::vector<bool> in_cache;
+  FERRY_RETURN_IF_ERROR(cache->LookupAll(keys, &in_cache));
   for (size_t j = 0; j < keys.size(); ++j) {
     const CacheKey& k = keys[j];
-    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k, /*touch=*/false));
+    const bool hit = in_cache[j];
     (hit ? hits : missing).push_back(k);
     if (!hit) {
       first_path.emplace(k.hash.ToHex(), files[firsts[j]].path);
@@ -553,6 +569,20 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   }
   FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = keys.size() - missing.size();
+  // The view's files whose objects are cached are linked on a thread while
+  // the rest downloads; the others once they are in (Install).
+  std::optional<sync::ViewBuilder> builder;
+  if (!o.in_place && !reuse) {
+    std::unordered_set<std::string> absent;
+    for (const CacheKey& k : missing)
+      absent.insert(k.hash.ToHex() + "/" + std::to_string(k.size));
+    std::vector<bool> cached(files.size());
+    for (size_t i = 0; i < files.size(); ++i)
+      cached[i] = !absent.count(files[i].hash.ToHex() + "/" +
+                                std::to_string(files[i].size));
+    builder.emplace(env, cache.get(), rk, view, &files);
+    builder->Start(std::move(cached));
+  }
   if (o.cache_limit > 0 && !missing.empty()) {
     uint64_t need = 0;
     for (const CacheKey& k : missing) need += k.size;
@@ -571,11 +601,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   // 5-7 in batches of kLockBatch missing objects, so that no lock file
   // carries many locks. Files already in DEST (a real folder, or the current
   // view) may be adopted.
-  std::map<std::string, uint64_t> candidates;
-  if (kind == sync::DestKind::kDir || kind == sync::DestKind::kInPlace)
-    ListCandidates(env, paths.dest, "", &candidates);
-  if (kind == sync::DestKind::kView)
-    ListCandidates(env, cur_view, "", &candidates);
+  if (lister.joinable()) lister.join();
   std::unordered_map<std::string, std::vector<std::string>> by_hash_paths;
   if (!candidates.empty())
     for (const Entry& e : files)
@@ -584,6 +610,33 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   for (const auto& [p, size] : candidates) by_size.emplace(size, p);
   const std::string adopt_root =
       kind == sync::DestKind::kView ? cur_view : paths.dest;
+  // A file ferry placed there (the current view's, an --in-place DEST's)
+  // whose stamp is still the recorded one, or its object's as the cache
+  // recorded it (another view's link changed its ctime), holds the object
+  // recorded with it: never copied and hashed as a candidate for another
+  // (an incremental's changed shard has the old one's size and path).
+  std::unordered_map<std::string, sync::FileStamp> placed_stamps;
+  std::unordered_map<std::string, Hash128> placed_hashes;
+  if (!candidates.empty() &&
+      (kind == sync::DestKind::kView || kind == sync::DestKind::kInPlace)) {
+    auto st = sync::ReadStamps(env, adopt_root, &placed_hashes);
+    if (st.ok()) placed_stamps = std::move(*st);
+  }
+  auto holds_other = [&](const std::string& p,
+                         const CacheKey& want) -> Result<bool> {
+    auto h = placed_hashes.find(p);
+    auto rec = placed_stamps.find(p);
+    if (h == placed_hashes.end() || rec == placed_stamps.end() ||
+        h->second == want.hash)
+      return false;
+    auto now = sync::StampOf(JoinPath(adopt_root, p));
+    if (!now.ok()) return false;
+    if (*now == rec->second) return true;
+    if (now->ino != rec->second.ino || now->size != rec->second.size ||
+        now->mtime_ns != rec->second.mtime_ns)
+      return false;
+    return cache->StampMatches(CacheKey{rk, h->second, now->size}, *now);
+  };
   const std::vector<std::string> basis_roots =
       BasisRoots(kind, cur_view, paths, o);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
@@ -613,9 +666,13 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
     }
 
     // 6. Adopt files already in DEST.
-    std::vector<CacheKey> to_fetch;
-    for (const CacheKey& k : mine) {
-      FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));  // raced in?
+    std::vector<CacheKey> to_fetch, raced;
+    std::vector<bool> raced_in;  // by another process meanwhile?
+    FERRY_RETURN_IF_ERROR(cache->LookupAll(mine, &raced_in));
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const CacheKey& k = mine[i];
+      bool hit = raced_in[i];
+      if (hit) raced.push_back(k);
       if (!hit) {
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
       }
@@ -632,6 +689,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
           if (std::find(tries.begin(), tries.end(), it->second) == tries.end())
             tries.push_back(it->second);
         for (const std::string& p : tries) {
+          FERRY_ASSIGN_OR_RETURN(bool other, holds_other(p, k));
+          if (other) continue;
           FERRY_ASSIGN_OR_RETURN(bool ok,
                                  cache->Adopt(k, JoinPath(adopt_root, p)));
           if (ok) {
@@ -647,6 +706,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       // goes when the object came another way.
       if (hit) sync::RemoveBlocksLeft(env, *cache, k);
     }
+    FERRY_RETURN_IF_ERROR(cache->Touch(raced));
 
     // 7. Download what is still missing, then what other processes were
     // fetching but did not get.
@@ -675,7 +735,7 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   FERRY_RETURN_IF_ERROR(sync::Install(
       env, cache.get(), o, paths, kind, cur_view, view, reuse, files,
       sync::NewState(o, rk, etag, id.ToHex(), cache_dir, sel_key, report),
-      &report));
+      &report, builder ? &*builder : nullptr));
   return report;
 }
 

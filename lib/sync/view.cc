@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <ctime>
 #include <unordered_set>
+#include <utility>
 
 #include "ferry/atomic_file.h"
 #include "ferry/json.h"
@@ -198,43 +199,113 @@ std::string EncodeStamps(const std::vector<Entry>& files,
 Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
                  const std::string& view, const std::vector<Entry>& files,
                  const ViewState& state, BuildReport* report) {
-  std::unordered_set<std::string> dirs;
-  std::vector<bool> linked(files.size());
-  for (size_t i = 0; i < files.size(); ++i) {
-    const Entry& e = files[i];
-    const std::string to = JoinPath(view, e.path);
+  ViewBuilder builder(env, cache, remote_key, view, &files);
+  return builder.Finish(state, report);
+}
+
+ViewBuilder::ViewBuilder(Env* env, Cache* cache, std::string remote_key,
+                         std::string view, const std::vector<Entry>* files)
+    : env_(env),
+      cache_(cache),
+      remote_key_(std::move(remote_key)),
+      view_(std::move(view)),
+      files_(files),
+      cached_(files->size()),
+      how_(files->size()),
+      placed_(files->size()),
+      stamps_(files->size()),
+      stamped_(files->size()) {}
+
+ViewBuilder::~ViewBuilder() {
+  Join();
+  if (finished_) return;
+  // Best effort: what is left is a view without state, which the next sync
+  // removes (its objects are then re-hashed once).
+  std::vector<CacheKey> linked;
+  bool any = false;
+  for (size_t i = 0; i < files_->size(); ++i) {
+    if (!placed_[i]) continue;
+    any = true;
+    const Entry& e = (*files_)[i];
+    if (how_[i] == PlaceHow::kLinked)
+      linked.push_back(CacheKey{remote_key_, e.hash, e.size});
+  }
+  if (!any) return;
+  if (!RemoveTree(env_, view_).ok() || !env_->CreateDirs(view_).ok()) return;
+  (void)cache_->RestampObjects(linked);
+}
+
+void ViewBuilder::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void ViewBuilder::Start(std::vector<bool> cached) {
+  cached_ = std::move(cached);
+  thread_ = std::thread([this] {
+    thread_status_ = PlaceAll(cached_);
+    if (thread_status_.ok()) thread_status_ = StampAll(cached_);
+  });
+}
+
+Status ViewBuilder::PlaceAll(const std::vector<bool>& want) {
+  for (size_t i = 0; i < files_->size(); ++i) {
+    if (!want[i] || placed_[i]) continue;
+    const Entry& e = (*files_)[i];
+    const std::string to = JoinPath(view_, e.path);
     std::string dir = DirName(to);
-    if (dirs.insert(dir).second) FERRY_RETURN_IF_ERROR(env->CreateDirs(dir));
-    const std::string from = cache->ObjectPath({remote_key, e.hash, e.size});
-    auto how = PlaceObject(env, from, to, e.hash, e.size, e.mode & 0777);
+    if (dirs_.insert(dir).second) FERRY_RETURN_IF_ERROR(env_->CreateDirs(dir));
+    const std::string from = cache_->ObjectPath({remote_key_, e.hash, e.size});
+    auto how = PlaceObject(env_, from, to, e.hash, e.size, e.mode & 0777);
     if (!how.ok()) return how.status().WithContext(e.path);
-    if (*how == PlaceHow::kCopied) ++report->copied;
-    if (*how == PlaceHow::kReflinked) ++report->reflinked;
-    linked[i] = *how == PlaceHow::kLinked;
+    how_[i] = *how;
+    placed_[i] = true;
+  }
+  return Status::OK();
+}
+
+Status ViewBuilder::StampAll(const std::vector<bool>& want) {
+  for (size_t i = 0; i < files_->size(); ++i) {
+    if (!want[i] || stamped_[i]) continue;
+    FERRY_ASSIGN_OR_RETURN(stamps_[i],
+                           StampOf(JoinPath(view_, (*files_)[i].path)));
+    stamped_[i] = true;
+  }
+  return Status::OK();
+}
+
+Status ViewBuilder::Finish(const ViewState& state, BuildReport* report) {
+  Join();
+  FERRY_RETURN_IF_ERROR(thread_status_);
+  const std::vector<Entry>& files = *files_;
+  FERRY_RETURN_IF_ERROR(PlaceAll(std::vector<bool>(files.size(), true)));
+  for (PlaceHow how : how_) {
+    if (how == PlaceHow::kCopied) ++report->copied;
+    if (how == PlaceHow::kReflinked) ++report->reflinked;
   }
   // Every file's stamp once all are placed (a link changes the shared
-  // inode's ctime): the no-op check compares them (ViewIntact), and the
-  // cache records the linked objects' new ctime.
-  std::vector<FileStamp> stamps(files.size());
+  // inode's ctime; the thread's objects are all its own): the no-op check
+  // compares them (ViewIntact), and the cache records the linked objects'
+  // new ctime.
+  FERRY_RETURN_IF_ERROR(StampAll(std::vector<bool>(files.size(), true)));
   std::vector<std::pair<CacheKey, FileStamp>> links;
   for (size_t i = 0; i < files.size(); ++i) {
     const Entry& e = files[i];
-    auto st = StampOf(JoinPath(view, e.path));
-    if (!st.ok()) return st.status();
-    stamps[i] = *st;
-    if (linked[i])
-      links.emplace_back(CacheKey{remote_key, e.hash, e.size}, *st);
+    if (how_[i] == PlaceHow::kLinked)
+      links.emplace_back(CacheKey{remote_key_, e.hash, e.size}, stamps_[i]);
   }
-  FERRY_RETURN_IF_ERROR(cache->Restamp(links));
+  FERRY_RETURN_IF_ERROR(cache_->Restamp(links));
   FERRY_RETURN_IF_ERROR(
-      WriteFileAtomically(env, JoinPath(view, std::string(kStampsName)),
-                          EncodeStamps(files, stamps)));
-  FERRY_RETURN_IF_ERROR(
-      WriteFileAtomically(env, JoinPath(view, std::string(kViewLockName)), ""));
+      WriteFileAtomically(env_, JoinPath(view_, std::string(kStampsName)),
+                          EncodeStamps(files, stamps_)));
+  FERRY_RETURN_IF_ERROR(WriteFileAtomically(
+      env_, JoinPath(view_, std::string(kViewLockName)), ""));
   if (report->copied + report->reflinked > 0)
-    FERRY_RETURN_IF_ERROR(env->SyncFileSystem(view));
-  return WriteFileAtomically(env, JoinPath(view, std::string(kViewStateName)),
-                             EncodeViewState(state));
+    FERRY_RETURN_IF_ERROR(env_->SyncFileSystem(view_));
+  FERRY_RETURN_IF_ERROR(
+      WriteFileAtomically(env_, JoinPath(view_, std::string(kViewStateName)),
+                          EncodeViewState(state)));
+  finished_ = true;
+  return Status::OK();
 }
 
 Result<bool> ViewIntact(Env* env, const std::string& view,
@@ -302,7 +373,8 @@ Status WriteStamps(Env* env, const std::string& dir,
 }
 
 Result<std::unordered_map<std::string, FileStamp>> ReadStamps(
-    Env* env, const std::string& dir) {
+    Env* env, const std::string& dir,
+    std::unordered_map<std::string, Hash128>* hashes) {
   FERRY_ASSIGN_OR_RETURN(
       std::string text,
       ReadFileToString(env, JoinPath(dir, std::string(kStampsName)),
@@ -322,6 +394,10 @@ Result<std::unordered_map<std::string, FileStamp>> ReadStamps(
     st.ino = it[3].uint();
     st.mtime_ns = static_cast<int64_t>(it[4].uint());
     st.ctime_ns = static_cast<int64_t>(it[5].uint());
+    if (hashes) {
+      auto h = Hash128::FromHex(it[1].str());
+      if (h.ok()) (*hashes)[it[0].str()] = *h;
+    }
   }
   return stamps;
 }

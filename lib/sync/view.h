@@ -14,13 +14,16 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ferry/env.h"
 #include "ferry/result.h"
 #include "ferry/sync.h"
 #include "sync/cache.h"
+#include "sync/fs_util.h"
 #include "sync/plan.h"
 
 namespace ferry::sync {
@@ -100,6 +103,55 @@ Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
                  const std::string& view, const std::vector<Entry>& files,
                  const ViewState& state, BuildReport* report);
 
+// BuildView in two steps, so that the links of the objects already in the
+// cache are made while the others download (an incremental sync's view is
+// mostly those): Start places the files whose objects are cached, on a
+// thread of its own; Finish waits for it, places the rest, then writes the
+// stamps, the lock file and the state as BuildView. The thread uses only
+// the file system and Cache::ObjectPath, never the cache's index.
+// Not finished (the sync failed, or returned early): the destructor waits
+// for the thread, removes what was placed (the view is left empty, as
+// created) and restamps the objects it linked (a link and an unlink change
+// an object's ctime), so that none is re-hashed at its next lookup.
+class ViewBuilder {
+ public:
+  // files outlives the builder; view exists, empty.
+  ViewBuilder(Env* env, Cache* cache, std::string remote_key, std::string view,
+              const std::vector<Entry>* files);
+  ~ViewBuilder();
+  ViewBuilder(const ViewBuilder&) = delete;
+  ViewBuilder& operator=(const ViewBuilder&) = delete;
+
+  // Places files[i] for each i with cached[i] (size files.size()), on a
+  // thread, then stamps them. At most once, before Finish. Every file of
+  // an object must be cached, or none.
+  void Start(std::vector<bool> cached);
+  // Every object must be in the cache now.
+  Status Finish(const ViewState& state, BuildReport* report);
+
+ private:
+  // Places files[i] for each i with want[i] (this thread or Start's).
+  Status PlaceAll(const std::vector<bool>& want);
+  // Then their stamps: final once every file of their objects is placed
+  // (a link changes the shared inode's ctime).
+  Status StampAll(const std::vector<bool>& want);
+  void Join();
+
+  Env* env_;
+  Cache* cache_;
+  std::string remote_key_, view_;
+  const std::vector<Entry>* files_;
+  std::vector<bool> cached_;
+  std::vector<PlaceHow> how_;  // per file, once placed
+  std::vector<bool> placed_;
+  std::vector<FileStamp> stamps_;  // per file, once stamped
+  std::vector<bool> stamped_;
+  std::unordered_set<std::string> dirs_;
+  std::thread thread_;
+  Status thread_status_;
+  bool finished_ = false;
+};
+
 // Whether every file of a complete view is still as ferry placed it,
 // judged by stat alone: its stamp as recorded when the view was built, or,
 // for a hard link whose ctime a later link by ferry changed, the stamp the
@@ -119,8 +171,10 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
 Status WriteStamps(Env* env, const std::string& dir,
                    const std::vector<Entry>& files);
 // Path -> stamp from dir's .ferry-sync-stamps; NotFound without one.
+// hashes (if not null) gets path -> the hash recorded with it.
 Result<std::unordered_map<std::string, FileStamp>> ReadStamps(
-    Env* env, const std::string& dir);
+    Env* env, const std::string& dir,
+    std::unordered_map<std::string, Hash128>* hashes = nullptr);
 
 // Replaces the stamps of view (complete; its DEST locked) by fresh_stamps
 // from ViewIntact.

@@ -24,11 +24,17 @@
 # ANCHORS (default "rsync rclone aws") picks the anchors.
 # Usage: bench_sync.sh FERRY       (root: slowlink needs it)
 # FERRY_FLAGS (e.g. --no-fsync: like the anchors, nothing synced to disk)
-# are added to every ferry sync.
+# are added to every ferry sync. FERRY_BASE=other/ferry also runs that build
+# (its own cache and DEST, same bucket) in the same rounds: ratio base /
+# ferry. WHOLE=1: ferry syncs whole files (issue 12's case), from a copy of
+# the bucket without its deltas and signatures (.ferry/deltas, .ferry/sigs:
+# each changed shard's delta and signature are a 404, then it is fetched
+# whole), for FERRY_BASE too.
 # NOOP_FILES=N (e.g. 100000): instead, the no-op on an N-file tree (files of
 # 100-1000 bytes): ferry's request count (nginx's log) and wall vs rsync.
 set -euo pipefail
 ferry=$(readlink -f "$1")
+base=${FERRY_BASE:+$(readlink -f "$FERRY_BASE")}
 small=${SMALL:-2000} shards=${SHARDS:-12} rounds=${ROUNDS:-3}
 links=${LINKS:-loopback 200mbit} anchors=${ANCHORS-rsync rclone aws}
 noop_files=${NOOP_FILES:-}
@@ -126,6 +132,12 @@ t0=$(date +%s%N)
 echo "ferry publish v1: $(( ($(date +%s%N) - t0) / 1000000 )) ms${fast:+ (eatmydata)}"
 [ -n "$noop_files" ] ||
   "${fast[@]}" "$ferry" publish -q "$work/v2" "file://$www/bucket" --tag v2 --cache "$work/publish-cache"
+bucket_dir=bucket
+if [ -n "${WHOLE:-}" ]; then
+  cp -al "$www/bucket" "$www/whole"
+  rm -rf "$www/whole/.ferry/deltas" "$www/whole/.ferry/sigs"
+  bucket_dir=whole
+fi
 
 # Our own nginx (autoindex for rclone's http remote; one access log line per
 # request with its body bytes) and rsync daemon, on the link.
@@ -167,9 +179,10 @@ check() {
 declare -A bytes_of
 add_bytes() { bytes_of[$1]="${bytes_of[$1]:-} $2"; }
 
-ferry_sync() {  # NAME REF DEST
+ferry_sync() {  # NAME REF DEST [BINARY CACHE]
   access_mark
-  run "$1" "${in[@]}" "$ferry" sync -q "${ferry_flags[@]}" "$http_url/bucket@$2" "$3" --cache "$work/ferry-cache"
+  run "$1" "${in[@]}" "${4:-$ferry}" sync -q "${ferry_flags[@]}" "$http_url/$bucket_dir@$2" "$3" \
+    --cache "${5:-$work/ferry-cache}"
   add_bytes "$1" "$(access_bytes)"
   reqs[$1]=$(access_requests)
 }
@@ -224,11 +237,14 @@ has() { case " $anchors " in *" $1 "*) return 0 ;; esac; return 1; }
 
 report() {  # LINK
   local l=$1 c t fm title
-  echo "== $l (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "== $l (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg))${WHOLE:+; ferry: whole files}"
   for c in cold inc noop; do
     fm=$(m "ferry_${c}_$l")
     printf '  %-5s %-28s %8s ms  %11s bytes  peak RSS %6s KiB%s\n' "$c" "ferry sync ${FERRY_FLAGS:-}" "$fm" \
       "$(median "${bytes_of[ferry_${c}_$l]:-0}")" "${rss[ferry_${c}_$l]}" "${failed[ferry_${c}_$l]:+  FAILED}"
+    [ -z "$base" ] || printf '  %-5s %-28s %8s ms  %11s bytes  peak RSS %6s KiB  ratio %sx%s\n' "$c" \
+      "FERRY_BASE" "$(m "base_${c}_$l")" "$(median "${bytes_of[base_${c}_$l]:-0}")" "${rss[base_${c}_$l]}" \
+      "$(ratio "$(m "base_${c}_$l")" "$fm")" "${failed[base_${c}_$l]:+  FAILED}"
     for t in $anchors; do
       case $t in rsync) title="rsync daemon" ;; rclone) title="rclone sync --transfers 16" ;;
         aws) title="aws s3 sync" ;; esac
@@ -239,7 +255,7 @@ report() {  # LINK
   done
   echo "  ferry's requests: cold ${reqs[ferry_cold_$l]}, incremental ${reqs[ferry_inc_$l]}, no-op ${reqs[ferry_noop_$l]}"
   for c in cold inc noop; do
-    for t in ferry $anchors; do echo "  walls $t $c:${walls[${t}_${c}_$l]}"; done
+    for t in ferry ${base:+base} $anchors; do echo "  walls $t $c:${walls[${t}_${c}_$l]}"; done
   done
 }
 
@@ -266,6 +282,14 @@ bench_link() {  # LINK
     ferry_sync "ferry_inc_$link" v2 "$d"
     ferry_sync "ferry_noop_$link" v2 "$d"
     check "ferry_noop_$link" "$d" "$work/v2"
+    if [ -n "$base" ]; then
+      rm -rf "$d" "$work/.dest.ferry-views" "$work/base-cache"
+      ferry_sync "base_cold_$link" v1 "$d" "$base" "$work/base-cache"
+      ferry_sync "base_inc_$link" v2 "$d" "$base" "$work/base-cache"
+      ferry_sync "base_noop_$link" v2 "$d" "$base" "$work/base-cache"
+      check "base_noop_$link" "$d" "$work/v2"
+      rm -rf "$d" "$work/.dest.ferry-views" "$work/base-cache"
+    fi
     if has rsync; then
       rm -rf "$d"
       rsync_sync "rsync_cold_$link" v1 "$d"
