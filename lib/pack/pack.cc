@@ -238,6 +238,13 @@ class Packer {
   Status Scan();      // items_, hashes_, earlier_ and what was left out
   Status Assign();    // split_, labels, orders_, fp_
   Status LoadPlan();  // Scan() and Assign() from the plan file
+  // Which plan file OUT holds now (NotFound: none): a local one's inode,
+  // size and times, a bucket's size and ETag.
+  Result<std::string> PlanId() const;
+  // A worker, before each write into OUT: the plan it loaded is still
+  // there, unchanged (not replaced by another --plan, nor gone with a
+  // merge), else an error and nothing written.
+  Status CheckPlanUnchanged() const;
   Status Lock();
   Status PackOneSplit(size_t s, const std::vector<size_t>& order);
   // Renames a split's shards to their final names (rename) and writes its
@@ -262,6 +269,11 @@ class Packer {
   Status WriteOut(const std::string& name, std::string_view bytes);
   Status RemoveOut(const std::string& name);
   bool OutExists(const std::string& name) const;
+  // OUT's file by name for messages: its path, or its URL in the bucket.
+  std::string OutPath(const std::string& name) const {
+    if (!remote()) return JoinPath(out_, name);
+    return out_ + (!out_.empty() && out_.back() == '/' ? "" : "/") + name;
+  }
   // OUT in a bucket: the local file at path uploaded as name.
   Result<ObjectInfo> UploadFile(const std::string& name,
                                 const std::string& path);
@@ -302,6 +314,7 @@ class Packer {
   std::map<std::string, int> label_index_;
   std::unique_ptr<FileLock> lock_;
   bool planned_ = false;  // items and hashes come from a plan
+  std::string plan_id_;   // PlanId() when the plan was read
   State state_;
   PackSummary sum_;
 };
@@ -309,6 +322,15 @@ class Packer {
 Record Packer::Build(size_t i) const {
   Record r;
   const SplitItem& it = items_[i];
+  // The scan took regular files only; a FIFO put in one's place since (a
+  // worker reads the plan's paths) would block the open for ever.
+  auto kind = env_->Stat(JoinPath(src_, it.path));
+  if (kind.ok() && kind->type != FileType::kRegular) {
+    r.error = Status::FailedPrecondition(
+        std::string("not a regular file (") + FileTypeName(kind->type) +
+        ")" + (planned_ ? " since the plan: rerun ferry pack --plan" : ""));
+    return r;
+  }
   auto data = ReadInputFile(env_, JoinPath(src_, it.path),
                             o_.transcode.decode.limits.max_file_bytes);
   if (!data.ok()) {
@@ -955,7 +977,8 @@ std::string Packer::PlannedShardName(size_t s, size_t k) const {
 Status Packer::LoadPlan() {
   FERRY_RETURN_IF_ERROR(CheckOptions());
   FERRY_RETURN_IF_ERROR(CheckDistributed(o_));
-  auto text = ReadOut(pack::kPlanFile);
+  auto id = PlanId();
+  auto text = id.ok() ? ReadOut(pack::kPlanFile) : id.status();
   if (!text.ok()) {
     return text.status().IsNotFound()
                ? Status::InvalidArgument(
@@ -964,6 +987,7 @@ Status Packer::LoadPlan() {
   }
   FERRY_ASSIGN_OR_RETURN(pack::Plan plan, pack::ParsePlan(*text));
   planned_ = true;
+  plan_id_ = *id;  // a plan replaced since the stat: CheckPlanUnchanged says so
   items_ = std::move(plan.items);
   hashes_ = std::move(plan.hashes);
   earlier_ = std::move(plan.earlier);
@@ -977,6 +1001,31 @@ Status Packer::LoadPlan() {
         "--worker and --merge the same options");
   }
   return Status::OK();
+}
+
+Result<std::string> Packer::PlanId() const {
+  if (remote()) {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo info, remote_->Stat(pack::kPlanFile));
+    return std::to_string(info.size) + " " + info.etag;
+  }
+  FERRY_ASSIGN_OR_RETURN(FileInfo info,
+                         env_->Stat(JoinPath(out_, pack::kPlanFile)));
+  return std::to_string(info.dev) + ":" + std::to_string(info.ino) + " " +
+         std::to_string(info.size) + " " + std::to_string(info.mtime_ns) +
+         " " + std::to_string(info.ctime_ns);
+}
+
+Status Packer::CheckPlanUnchanged() const {
+  auto id = PlanId();
+  if (id.ok() && *id == plan_id_) return Status::OK();
+  if (!id.ok() && !id.status().IsNotFound()) return id.status();
+  return Status::InvalidArgument(
+      OutPath(pack::kPlanFile),
+      std::string(id.ok() ? "replaced by another ferry pack --plan"
+                          : "gone (OUT was merged, or planned anew)") +
+          " since this worker read it: it stops, writing nothing more (its "
+          "shards would be another plan's); run the workers of the plan "
+          "that is there now");
 }
 
 Result<PackSummary> Packer::Plan() {
@@ -1054,7 +1103,10 @@ Result<DoneShard> Packer::WriteShard(size_t s, size_t k, const std::string& dir,
         st = AddRecord(shard.get(), name, record++, r);
       });
   FERRY_RETURN_IF_ERROR(st);
-  FERRY_RETURN_IF_ERROR(shard->Finish());
+  // Into a local OUT the commit is the write; a bucket's is the upload.
+  FERRY_RETURN_IF_ERROR(shard->Finish(
+      remote() ? std::function<Status()>()
+               : std::function<Status()>([&] { return CheckPlanUnchanged(); })));
   return DoneShard{name,
                    k,
                    end,
@@ -1140,14 +1192,21 @@ Result<PackSummary> Packer::Work(int worker, int workers) {
     std::vector<Failed> failed;
     FERRY_ASSIGN_OR_RETURN(DoneShard d,
                            WriteShard(s, k, remote() ? stage_ : out_, &failed));
-    if (remote()) FERRY_RETURN_IF_ERROR(Upload(PlannedShardName(s, k), &d));
+    if (remote()) {
+      FERRY_RETURN_IF_ERROR(CheckPlanUnchanged());
+      FERRY_RETURN_IF_ERROR(Upload(PlannedShardName(s, k), &d));
+    } else if (o_.after_worker_write) {
+      o_.after_worker_write();
+    }
     sum_.records += d.records;
     state_.shards.push_back(d);
     for (Failed& f : failed) {
       sum_.failed.push_back({f.input, f.error});
       state_.failed.push_back(std::move(f));
     }
+    FERRY_RETURN_IF_ERROR(CheckPlanUnchanged());
     FERRY_RETURN_IF_ERROR(WriteOut(mine, state_.Serialize()));
+    if (!remote() && o_.after_worker_write) o_.after_worker_write();
   }
   if (o_.progress) o_.progress->End();
   if (remote()) FERRY_RETURN_IF_ERROR(RemoveStage());

@@ -14,14 +14,14 @@ namespace ferry::pack {
 
 // A new field must be visited below (or, if it cannot change the output,
 // named in the list of skipped ones); then update the count here.
-static_assert(core::FieldCount<PackOptions>() == 15);
+static_assert(core::FieldCount<PackOptions>() == 16);
 static_assert(core::FieldCount<SplitSpec>() == 8);
 
 template <class V>
 void VisitPackOptions(const PackOptions& o, V& v) {
   // Not visited, as they do not change the output: env, list_path (the
   // items it lists are fingerprinted themselves), jobs, dry_run, progress,
-  // out_backend, tmp_dir, verify_remote.
+  // out_backend, tmp_dir, verify_remote, after_worker_write.
   image::VisitTranscodeOptions(o.transcode, v);
   const SplitSpec& s = o.split;
   v("split_names", s.names);

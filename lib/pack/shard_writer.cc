@@ -97,7 +97,7 @@ Status ShardWriter::AddSample(
 
 std::string ShardWriter::md5_hex() const { return md5_done_; }
 
-Status ShardWriter::Finish() {
+Status ShardWriter::Finish(const std::function<Status()>& before_commit) {
   if (format_ == ShardFormat::kWebDataset) {
     buf_.clear();
     wds::AppendEnd(&buf_);
@@ -120,6 +120,7 @@ Status ShardWriter::Finish() {
     } while (rc != Z_STREAM_END);
   }
   if (md5_) md5_done_ = md5_->HexDigest();
+  if (before_commit) FERRY_RETURN_IF_ERROR(before_commit());
   FERRY_RETURN_IF_ERROR(file_->Commit());
   // Offsets refer to the uncompressed stream: DALI cannot index gzip shards.
   if (gzip_) {

@@ -5,6 +5,7 @@
 #ifndef FERRY_PACK_SHARD_WRITER_H_
 #define FERRY_PACK_SHARD_WRITER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,8 +27,9 @@ class ShardWriter {
   Status AddSample(
       const std::string& key,
       const std::vector<std::pair<std::string, std::string>>& parts);
-  // Ends the archive, commits the shard and writes "<path>.idx".
-  Status Finish();
+  // Ends the archive, commits the shard and writes "<path>.idx"; when
+  // before_commit is given and fails, neither (its error returned).
+  Status Finish(const std::function<Status()>& before_commit = nullptr);
 
   uint64_t records() const { return records_; }
   uint64_t logical_bytes() const { return offset_; }  // before compression

@@ -91,7 +91,7 @@ grep -q 'ferry pack --plan first' err.txt || fail "no plan hint"
 expect_rc 2 "$FERRY" pack data s --size 65 --shard-records 7 --worker 1/2
 grep -q 'differ from the plan' err.txt || fail "option mismatch not found"
 expect_rc 2 "$FERRY" pack data s --size 64 --shard-records 7 --seed 3 --merge
-for w in 2/2 1 x/3 -1/3 1/0; do expect_rc 2 "$FERRY" pack data s "${TF[@]}" --worker "$w"; done
+for w in 2/2 1 x/3 -1/3 1/0 4294967297/2 ' 1/2' '1/ 2' +1/2 1/2x /2 1/; do expect_rc 2 "$FERRY" pack data s "${TF[@]}" --worker "$w"; done
 expect_rc 2 "$FERRY" pack data s "${TF[@]}" --plan --merge
 expect_rc 2 "$FERRY" pack data s "${TF[@]}" --dry-run --worker 0/1
 # A shard that reaches --shard-size before its records: a one-machine run
@@ -134,6 +134,21 @@ if grep -l 'cat/cat_002.png' c/*.tfrecord; then fail "the rewritten file was pac
 /usr/bin/python3 -c '
 import json; d = json.load(open("c/dataset.json"))
 assert [f["input"] for f in d["failed"]] == ["cat/cat_002.png"], d["failed"]'
+cp "$SAMPLES/dataset/cat/cat_002.png" data/cat/cat_002.png
+
+# An input replaced by a FIFO after the plan: its worker fails it (not a
+# regular file), exit 1, and does not wait on the open for a writer.
+expect_rc 0 "$FERRY" pack data ff "${TF[@]}" --plan -q
+rm data/cat/cat_002.png
+mkfifo data/cat/cat_002.png
+rc=0
+for i in 0 1; do
+  set +e; timeout 120 "$FERRY" pack data ff "${TF[@]}" --worker $i/2 -q 2>> fferr.txt; r=$?; set -e
+  [ $r -le 1 ] || fail "worker exit $r: $(cat fferr.txt)"; rc=$((rc + r))
+done
+[ $rc -eq 1 ] || fail "the FIFO failed $rc workers, want 1: $(cat fferr.txt)"
+grep -q 'cat/cat_002.png.*not a regular file (FIFO)' fferr.txt || fail "FIFO not named: $(cat fferr.txt)"
+rm data/cat/cat_002.png
 cp "$SAMPLES/dataset/cat/cat_002.png" data/cat/cat_002.png
 
 # A merge before every worker is done leaves the temporaries alone: their
@@ -198,6 +213,27 @@ exec 9>&-
 expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --worker 1/2 -q
 expect_rc 0 "$FERRY" pack data lk "${TF[@]}" --merge -q
 same one lk
+
+# A worker of an old plan, stopped after its first shard while another
+# plan's workers run and merge, writes nothing more into the merged OUT when
+# it resumes (neither its list nor its next shard) and fails.
+expect_rc 0 "$FERRY" pack data st "${TF[@]}" --plan -q
+FERRY_TEST_PACK_PAUSE_AFTER=1 FERRY_TEST_PACK_PAUSE_FILE=$work/st.paused \
+  "$FERRY" pack data st "${TF[@]}" --worker 0/2 -q 2> st.err &
+spid=$!
+trap 'kill -9 $spid 2> /dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 600); do [ -e st.paused ] && break; kill -0 $spid 2> /dev/null || break; sleep 0.1; done
+[ -e st.paused ] || fail "the old plan's worker did not pause"
+cp data/cat/cat_000.png data/cat/zz_new.png
+expect_rc 0 "$FERRY" pack data stone "${TF[@]}" -q
+distributed st 3 serial "${TF[@]}"
+cp -a st st.merged
+kill -CONT $spid
+src=0; wait $spid || src=$?
+[ $src -eq 2 ] || fail "the old plan's worker: exit $src, want 2: $(cat st.err)"
+grep -q 'ferry-pack-plan: gone' st.err || fail "old worker: $(cat st.err)"
+same st.merged st
+rm -r stone data/cat/zz_new.png
 
 # OUT in a bucket (file:// here, s3:// in integration.pack_s3): the plan,
 # the workers' files and shards are objects written through the backend,

@@ -193,17 +193,22 @@ try:
         f.write(open(os.path.join(SAMPLES, "images/png/rgb8.png"), "rb")
                 .read()[:2000])
     open(f"{tmp}/(x)", "w").close()
+    # A dangling link: the plan cannot read it (exit 1 of ferry), the Job
+    # completes all the same and the merge lists it.
+    os.symlink(f"{tmp}/nowhere.png", f"{tmp}/src/cat/zz_dangling.png")
     bad = dict(OUT=f"{tmp}/bad", ARGS=cm["ARGS"] + " --group-by ([a-z]*)")
     sh(commands["ferry-pack-plan"], **bad)
     for i in order:
         sh(commands["ferry-pack"], JOB_COMPLETION_INDEX=str(i), **bad)
     sh(commands["ferry-pack-merge"], **bad)
     d = json.load(open(f"{tmp}/bad/dataset.json"))
-    if [f["input"] for f in d["failed"]] != ["cat/zz_broken.png"]:
+    if sorted(f["input"] for f in d["failed"]) != ["cat/zz_broken.png",
+                                                    "cat/zz_dangling.png"]:
         sys.exit(f"bad image: dataset.json failed = {d['failed']}")
     if d["options"]["group_regex"] != "([a-z]*)":
         sys.exit(f"ARGS globbed: group_regex = {d['options']['group_regex']}")
     os.remove(f"{tmp}/src/cat/zz_broken.png")
+    os.remove(f"{tmp}/src/cat/zz_dangling.png")
     for name in commands:
         r = subprocess.run(["/bin/sh", "-c", commands[name]],
                            env=dict(env, OUT=f"{tmp}/q", JOB_COMPLETION_INDEX="0",

@@ -23,12 +23,18 @@ STUB
 chmod +x bin/*
 export PATH="$tmp/bin:$PATH"
 
-# A bad image: both array tasks end with 0, the merge runs (exit 1) and
-# dataset.json lists it.
+# A bad image and a dangling link (unreadable: the plan's exit 1): the plan
+# and both array tasks end with 0, the merge runs (exit 1) and dataset.json
+# lists both. A -j of the user's wins over the job's CPUs (not both).
 cp -r "$SAMPLES/dataset" data
 head -c 2000 "$SAMPLES/images/png/rgb8.png" > data/cat/zz_broken.png
-OPTS=(--size 32 --shard-records 7)
-FERRY=$FERRY bash "$DEPLOY/slurm/plan.sbatch" data out "${OPTS[@]}" -q
+ln -s "$tmp/nowhere.png" data/cat/zz_dangling.png
+OPTS=(--size 32 --shard-records 7 -j 1)
+export SLURM_CPUS_PER_TASK=2
+FERRY=$FERRY bash "$DEPLOY/slurm/plan.sbatch" data out "${OPTS[@]}" -q 2> perr.txt ||
+  fail "plan: exit $? ($(cat perr.txt))"
+grep -q 'cat/zz_dangling.png' perr.txt || fail "the dangling link is not named: $(cat perr.txt)"
+grep -q 'some inputs could not be read' perr.txt || fail "the plan does not say why it ends with 0"
 for i in 0 1; do
   SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 FERRY=$FERRY \
     bash "$DEPLOY/slurm/pack.sbatch" data out "${OPTS[@]}" 2>> werr.txt ||
@@ -41,7 +47,7 @@ FERRY=$FERRY bash "$DEPLOY/slurm/merge.sbatch" data out "${OPTS[@]}" -q 2> merr.
 [ $rc -eq 1 ] || fail "merge exit $rc, want 1: $(cat merr.txt)"
 /usr/bin/python3 -c '
 import json; d = json.load(open("out/dataset.json"))
-assert [f["input"] for f in d["failed"]] == ["cat/zz_broken.png"], d["failed"]'
+assert sorted(f["input"] for f in d["failed"]) == ["cat/zz_broken.png", "cat/zz_dangling.png"], d["failed"]'
 
 # Another failure of a worker still fails its task.
 rc=0

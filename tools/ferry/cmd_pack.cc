@@ -1,10 +1,11 @@
 // ferry pack: images -> train/val/test shards (TFRecord or WebDataset).
+#include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "cli.h"
 #include "ferry/atomic_file.h"
@@ -32,13 +33,33 @@ struct PackArgs {
   std::string worker;                // "I/N"
 };
 
-// Tests kill a worker between two uploads: FERRY_TEST_PACK_PAUSE_AFTER=N
-// makes the Nth write to OUT's bucket create FERRY_TEST_PACK_PAUSE_FILE once
-// it is done, then wait (300 s: the test kills it long before).
+// Tests stop a worker between two writes: FERRY_TEST_PACK_PAUSE_AFTER=N
+// makes the Nth write to OUT (into a bucket: each object; into a folder:
+// each shard with its index, each worker list) create
+// FERRY_TEST_PACK_PAUSE_FILE once it is done, then stop the process
+// (SIGSTOP: the test kills it, or resumes it with SIGCONT).
+struct PauseHook {
+  uint64_t after = 0, writes = 0;
+  std::string file;
+  void Wrote() {
+    if (++writes != after) return;
+    (void)WriteFileAtomically(Env::Default(), file, "");
+    std::raise(SIGSTOP);
+  }
+};
+
+std::shared_ptr<PauseHook> PauseHookFromEnv() {
+  const char* after = std::getenv("FERRY_TEST_PACK_PAUSE_AFTER");
+  const char* file = std::getenv("FERRY_TEST_PACK_PAUSE_FILE");
+  if (after == nullptr || file == nullptr) return nullptr;
+  return std::make_shared<PauseHook>(
+      PauseHook{std::strtoull(after, nullptr, 10), 0, file});
+}
+
 class PausingBackend : public Backend {
  public:
-  PausingBackend(std::unique_ptr<Backend> b, uint64_t after, std::string file)
-      : b_(std::move(b)), after_(after), file_(std::move(file)) {}
+  PausingBackend(std::unique_ptr<Backend> b, std::shared_ptr<PauseHook> hook)
+      : b_(std::move(b)), hook_(std::move(hook)) {}
   const BackendCaps& caps() const override { return b_->caps(); }
   std::string Describe() const override { return b_->Describe(); }
   Status List(std::string_view p, const ListOptions& o,
@@ -57,18 +78,14 @@ class PausingBackend : public Backend {
   Result<ObjectInfo> Write(std::string_view k, ByteSource* s,
                            const WriteOptions& o) override {
     auto r = b_->Write(k, s, o);
-    if (++writes_ == after_) {
-      (void)WriteFileAtomically(Env::Default(), file_, "");
-      std::this_thread::sleep_for(std::chrono::seconds(300));
-    }
+    hook_->Wrote();
     return r;
   }
   Status Delete(std::string_view k) override { return b_->Delete(k); }
 
  private:
   std::unique_ptr<Backend> b_;
-  uint64_t after_, writes_ = 0;
-  std::string file_;
+  std::shared_ptr<PauseHook> hook_;
 };
 
 // OUT's bucket when OUT is a URL (a distributed pack's), else null.
@@ -89,11 +106,9 @@ Result<std::unique_ptr<Backend>> OutBackend(const PackArgs& a) {
         "' cannot be written (http(s) is read-only): a distributed pack "
         "writes into s3:// or file://");
   }
-  const char* after = std::getenv("FERRY_TEST_PACK_PAUSE_AFTER");
-  const char* file = std::getenv("FERRY_TEST_PACK_PAUSE_FILE");
-  if (after != nullptr && file != nullptr) {
-    return std::unique_ptr<Backend>(std::make_unique<PausingBackend>(
-        std::move(b), std::strtoull(after, nullptr, 10), file));
+  if (auto hook = PauseHookFromEnv()) {
+    return std::unique_ptr<Backend>(
+        std::make_unique<PausingBackend>(std::move(b), std::move(hook)));
   }
   return b;
 }
@@ -108,10 +123,17 @@ Result<PackSummary> RunMode(const PackArgs& a, const PackOptions& o) {
   if (a.plan) return PackPlan(a.src, a.out, o);
   if (a.merge) return PackMerge(a.src, a.out, o);
   if (a.worker.empty()) return Pack(a.src, a.out, o);
+  // Digits only (sscanf's %u took " 1" and wrapped 4294967297 to 1).
   unsigned i = 0, n = 0;
-  char end = 0;
-  if (std::sscanf(a.worker.c_str(), "%u/%u%c", &i, &n, &end) != 2 || n == 0 ||
-      i >= n || n > 1000000) {
+  const std::string& w = a.worker;
+  const size_t slash = w.find('/');
+  auto number = [&](size_t from, size_t to, unsigned* v) {
+    return from < to &&
+           std::from_chars(w.data() + from, w.data() + to, *v) ==
+               std::from_chars_result{w.data() + to, std::errc()};
+  };
+  if (slash == std::string::npos || !number(0, slash, &i) ||
+      !number(slash + 1, w.size(), &n) || n == 0 || i >= n || n > 1000000) {
     return Status::InvalidArgument("--worker wants I/N (0 <= I < N), got '" +
                                    a.worker + "'");
   }
@@ -143,6 +165,8 @@ int RunPack(const PackArgs& a) {
   auto backend = OutBackend(a);
   if (!backend.ok()) return Fail(backend.status());
   o.out_backend = backend->get();
+  if (auto hook = PauseHookFromEnv(); hook && o.out_backend == nullptr)
+    o.after_worker_write = [hook] { hook->Wrote(); };
   o.tmp_dir = a.tmp;
   o.verify_remote = a.verify_remote;
   Status s = FillImageOptions(a.image, &o.transcode);

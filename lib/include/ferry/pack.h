@@ -13,6 +13,7 @@
 #define FERRY_PACK_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct PackOptions {
   Backend* out_backend = nullptr;
   std::string tmp_dir;
   bool verify_remote = false;
+  // Tests: called after each shard (with its index) and each list a worker
+  // writes into a local OUT.
+  std::function<void()> after_worker_write;
 };
 
 struct PackShard {
