@@ -226,6 +226,11 @@ class Packer {
  public:
   Packer(const std::string& src, const std::string& out, const PackOptions& o)
       : src_(src), out_(out), o_(o), env_(o.env), remote_(o.out_backend) {}
+  // A bucket OUT's local folder goes on every exit (an error's too): what
+  // it holds is redone by a rerun.
+  ~Packer() {
+    if (stage_locked_) (void)RemoveStage();
+  }
 
   Result<PackSummary> Run();
   // Distributed pack: the plan, one worker's shards, the merge.
@@ -305,6 +310,7 @@ class Packer {
   Env* env_;
   Backend* remote_;    // OUT in a bucket, else null
   std::string stage_;  // OUT in a bucket: this process's local folder
+  bool stage_locked_ = false;  // stage_ is this process's (its lock held)
   std::vector<SplitItem> items_;
   std::vector<Hash128> hashes_;
   std::vector<int> earlier_;
@@ -686,6 +692,7 @@ Status Packer::OpenStage(const std::string& role, const std::string& busy) {
                : lock.status();
   }
   lock_ = std::move(lock).value();
+  stage_locked_ = true;
   RemoveStaleTemps(env_, stage_);
   return Status::OK();
 }
@@ -697,6 +704,7 @@ Status Packer::RemoveStage() {
     FERRY_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(stage_, e.name)));
   FERRY_RETURN_IF_ERROR(env_->RemoveDir(stage_));
   lock_.reset();
+  stage_locked_ = false;
   return Status::OK();
 }
 
@@ -835,9 +843,18 @@ Status Packer::Scan() {
     }
     items_ = std::move(readable);
   }
-  FERRY_ASSIGN_OR_RETURN(
-      earlier_,
-      LoadEarlierAssignment(env_, o_.split, remote() ? stage_ : out_, items_));
+  auto earlier =
+      LoadEarlierAssignment(env_, o_.split, remote() ? stage_ : out_, items_);
+  if (!earlier.ok() && remote()) {
+    // Named as the object it is, not as its copy here.
+    std::string msg(earlier.status().message());
+    const std::string copy = JoinPath(stage_, kAssignmentFile);
+    const std::string there = OutPath(kAssignmentFile);
+    for (size_t at; (at = msg.find(copy)) != std::string::npos;)
+      msg.replace(at, copy.size(), there);
+    return Status::FromCode(earlier.status().code(), msg);
+  }
+  FERRY_ASSIGN_OR_RETURN(earlier_, std::move(earlier));
   return Status::OK();
 }
 

@@ -250,6 +250,13 @@ distributed "file://$work/bg" 2 serial "${GZ[@]}" --tmp "$work/tmpb"
 bucket_same gone bg
 expect_rc 0 "$FERRY" pack data "file://$work/b3" "${TF[@]}" --merge
 grep -q 'merged already' err.txt || fail "second merge into a bucket: $(cat err.txt)"
+# A damaged assignment in the bucket (zstd, but not an assignment): named by
+# its URL, not by its local copy; no local folder left.
+printf 'garbage\tline\n' | zstd -q > b3/assignment.tsv.zst
+expect_rc 3 "$FERRY" pack data "file://$work/b3" "${TF[@]}" --plan --tmp "$work/tmpb"
+grep -q "file://$work/b3/assignment.tsv.zst: line 1" err.txt || fail "damaged assignment: $(cat err.txt)"
+if grep -q 'ferry-pack-' err.txt; then fail "named by its local copy: $(cat err.txt)"; fi
+[ -z "$(ls -A tmpb)" ] || fail "local folder left: $(ls -A tmpb)"
 
 # A worker killed after its 4th write (shard 0, its index, its list, shard 1
 # but not its index): a second process of the same worker on this machine
