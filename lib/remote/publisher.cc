@@ -1,5 +1,8 @@
 #include "remote/publisher.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <set>
 
 namespace ferry::remote {
@@ -7,9 +10,28 @@ namespace ferry::remote {
 void Publisher::Add(std::unique_ptr<Download> dl) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-  room_.wait(lock, [this] { return waiting_.size() < kMaxWaiting; });
+  ++blocked_;
+  room_.wait(lock, [this] { return held_ < max_open_; });
+  --blocked_;
+  ++held_;
   waiting_.push_back(std::move(dl));
   work_.notify_one();
+}
+
+bool Publisher::AddBlocked() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_ > 0;
+}
+
+size_t Publisher::MaxOpenFor(uint64_t nofile_limit) {
+  return std::max<size_t>(1, std::min<uint64_t>(kMaxOpen, nofile_limit / 4));
+}
+
+size_t Publisher::MaxOpen() {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+    return kMaxOpen;
+  return MaxOpenFor(lim.rlim_cur);
 }
 
 Publisher::Outcome Publisher::TakeOutcome() {
@@ -36,9 +58,12 @@ void Publisher::Loop() {
       work_.wait(lock, [this] { return closing_ || !waiting_.empty(); });
       if (waiting_.empty()) return;
       batch.swap(waiting_);
-      room_.notify_all();
     }
-    PublishBatch(batch);
+    const size_t n = batch.size();
+    PublishBatch(batch);  // closes the batch's part files
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ -= n;
+    room_.notify_all();
   }
 }
 

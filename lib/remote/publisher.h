@@ -37,20 +37,33 @@ class Publisher {
   };
 
   // durable=false: no syncfs, no folder sync (TransferOptions::fsync).
-  explicit Publisher(Env* env, bool durable = true)
-      : env_(env), durable_(durable) {}
+  // max_open: objects held at once, waiting or being published (each holds a
+  // descriptor); 0 = MaxOpen().
+  explicit Publisher(Env* env, bool durable = true, size_t max_open = 0)
+      : env_(env), durable_(durable), max_open_(max_open ? max_open : MaxOpen()) {}
   ~Publisher() { Close(); }
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
 
   // Takes a verified (not synced) download to publish. Blocks while
-  // max_waiting objects wait already: each holds an open, locked part file.
+  // max_open objects are held already (waiting, or in the batch being synced
+  // and renamed): each holds an open, locked part file.
   void Add(std::unique_ptr<Download> dl);
   Outcome TakeOutcome();
   // Publishes everything added and stops the thread.
   void Close();
 
-  static constexpr size_t kMaxWaiting = 256;
+  // Whether an Add is waiting for room (for tests).
+  bool AddBlocked();
+
+  // At most kMaxOpen objects, and at most a quarter of the process's
+  // descriptor limit (soft RLIMIT_NOFILE): the part files held for one syncfs
+  // grow while the syncfs takes long (a busy machine), and past the limit
+  // every open fails with EMFILE (the transfer's source files, sockets, the
+  // sync's lock files and databases need the rest).
+  static constexpr size_t kMaxOpen = 512;
+  static size_t MaxOpenFor(uint64_t nofile_limit);
+  static size_t MaxOpen();  // for this process's limit now
 
  private:
   void Loop();
@@ -58,9 +71,12 @@ class Publisher {
 
   Env* env_;
   bool durable_;
+  const size_t max_open_;
   std::mutex mu_;
   std::condition_variable work_, room_;
   std::vector<std::unique_ptr<Download>> waiting_;
+  size_t held_ = 0;  // waiting_ and the batch being published
+  size_t blocked_ = 0;  // Adds waiting for room
   Outcome outcome_;
   bool closing_ = false;
   std::thread thread_;
