@@ -26,10 +26,17 @@ constexpr size_t kSigHeaderBytes = 12;  // magic, block_len, strong_len
 // signature a large fraction of the file, a larger one a useless delta.
 constexpr uint32_t kMinBlockLen = 128;
 constexpr uint32_t kMaxBlockLen = uint32_t{1} << 26;
-// Strong sums: BLAKE2b truncated to at least 16 bytes (librsync's own
-// minimum for a 2^50-byte file is 12) and at most its 32.
-constexpr uint32_t kMinStrongLen = 16;
+// Strong sums: BLAKE2b truncated to at least 8 bytes and at most its 32.
+// Published signatures use librsync's own minimum for the file's size
+// (rs_sig_args with strong_len -1: 8 up to 2^40-byte files, 12 at 2^50)
+// floored at 8. A short sum is safe for ferry: the basis is local, and a
+// false block match only makes a wrong candidate that the manifest's
+// per-part XXH3-64 and the object's XXH3-128 refuse (then it is fetched).
+constexpr uint32_t kMinStrongLen = 8;
 constexpr uint32_t kMaxStrongLen = 32;
+// The strong sum length of signatures published before File.sig_strong_len
+// (a manifest's 0).
+constexpr uint32_t kLegacyStrongLen = 32;
 
 struct SignatureHeader {
   uint32_t magic = 0;

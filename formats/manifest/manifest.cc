@@ -130,6 +130,19 @@ static Status CheckDeltaFields(const File& file) {
         " is not the block length for " + std::to_string(file.size()) +
         " bytes (" +
         std::to_string(delta::format::RecommendedBlockLen(file.size())) + ")");
+  if (file.sig_strong_len() != 0 &&
+      (file.sig_block_len() == 0 ||
+       file.sig_strong_len() < delta::format::kMinStrongLen ||
+       file.sig_strong_len() > delta::format::kMaxStrongLen))
+    return Status::Corruption(
+        "sig_strong_len " + std::to_string(file.sig_strong_len()) +
+        (file.sig_block_len() == 0 ? " without a signature"
+                                   : " outside " +
+                                         std::to_string(
+                                             delta::format::kMinStrongLen) +
+                                         ".." +
+                                         std::to_string(
+                                             delta::format::kMaxStrongLen)));
   for (int i = 0; i < file.deltas_size(); ++i) {
     const Delta& d = file.deltas(i);
     if (d.from_xxh3_128().size() != 16 || d.from_xxh3_128() == file.xxh3_128())

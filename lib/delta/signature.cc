@@ -9,13 +9,14 @@ namespace ferry::delta {
 
 SignatureParams SignatureParamsFor(uint64_t size) {
   rs_magic_number magic = RS_RK_BLAKE2_SIG_MAGIC;
-  size_t block_len = 0, strong_len = 0;  // recommended, maximum
+  size_t block_len = 0, strong_len = static_cast<size_t>(-1);  // minimum
   rs_result r = rs_sig_args(static_cast<rs_long_t>(size), &magic, &block_len,
                             &strong_len);
   SignatureParams p;
   p.magic = magic;
   p.block_len = static_cast<uint32_t>(block_len);
-  p.strong_len = static_cast<uint32_t>(strong_len);
+  p.strong_len = std::max(static_cast<uint32_t>(strong_len),
+                          format::kMinStrongLen);
   (void)r;  // the recommended arguments are valid for every size
   return p;
 }
@@ -135,6 +136,13 @@ Status SignatureLoader::Update(std::string_view data) {
     data.remove_prefix(take);
     if (m.head.size() < format::kSigHeaderBytes) return Status::OK();
     m.error = format::ParseSignatureHeader(m.head, &m.header);
+    if (!m.error.ok()) return m.error;
+    if (m.limits.strong_len != 0 && m.header.strong_len != m.limits.strong_len)
+      m.error = Status::Corruption(
+          "signature", "strong sum length " +
+                           std::to_string(m.header.strong_len) +
+                           " where its manifest says " +
+                           std::to_string(m.limits.strong_len));
     if (!m.error.ok()) return m.error;
     m.job =
         std::make_unique<Job>(rs_loadsig_begin(&m.sig), "signature",

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "ferry/delta.h"
 #include "formats/delta/rdiff_format.h"
@@ -83,7 +82,8 @@ class ZstdFileSink {
 // (missing, damaged, unreachable) cost only the delta.
 Result<std::unique_ptr<delta::Signature>> ParentSignature(
     Backend* backend, const manifest::File& old) {
-  return FetchSignature(backend, HashOf(old), old.size(), old.sig_block_len());
+  return FetchSignature(backend, HashOf(old), old.size(), old.sig_block_len(),
+                        old.sig_strong_len());
 }
 
 // The delta from the signature's file to the local file, compressed into
@@ -130,11 +130,13 @@ Result<std::unique_ptr<delta::Signature>> FetchSignature(Backend* backend,
                                                          const Hash128& hash,
                                                          uint64_t size,
                                                          uint32_t sig_block_len,
+                                                         uint32_t sig_strong_len,
                                                          uint64_t* bytes) {
   delta::SignatureLimits limits;
   limits.file_size = static_cast<int64_t>(size);
-  limits.max_bytes = delta::format::kSigHeaderBytes +
-                     delta::format::BlockCount(size, sig_block_len) * 36;
+  limits.strong_len = sig_strong_len != 0 ? sig_strong_len
+                                          : delta::format::kLegacyStrongLen;
+  limits.max_bytes = SignatureBytes(size, sig_block_len, sig_strong_len);
   delta::SignatureLoader loader(limits);
   LoaderSink sink(&loader);
   // Never more than that asked: a bigger object there costs nothing.
@@ -149,6 +151,15 @@ Result<std::unique_ptr<delta::Signature>> FetchSignature(Backend* backend,
   if (bytes != nullptr) *bytes = sink.read;
   FERRY_RETURN_IF_ERROR(s);
   return loader.Finish();
+}
+
+uint64_t SignatureBytes(uint64_t size, uint32_t sig_block_len,
+                        uint32_t sig_strong_len) {
+  const uint32_t strong = sig_strong_len != 0
+                              ? sig_strong_len
+                              : delta::format::kLegacyStrongLen;
+  return delta::format::kSigHeaderBytes +
+         delta::format::BlockCount(size, sig_block_len) * (4 + uint64_t{strong});
 }
 
 std::string SigKey(const Hash128& hash) {
@@ -176,6 +187,10 @@ uint32_t SigBlockLen(uint64_t size) {
   return size < kMinDeltaObject ? 0 : delta::format::RecommendedBlockLen(size);
 }
 
+uint32_t SigStrongLen(uint64_t size) {
+  return SigBlockLen(size) == 0 ? 0 : delta::SignatureParamsFor(size).strong_len;
+}
+
 bool SignWhileHashing(const std::vector<manifest::File>& parent,
                       std::string_view path, uint64_t size) {
   if (SigBlockLen(size) == 0) return false;
@@ -191,6 +206,7 @@ void CarryDeltaFields(std::vector<LocalFile>* files,
   auto p = parent.begin();
   for (LocalFile& f : *files) {
     f.entry.set_sig_block_len(SigBlockLen(f.info.size));
+    f.entry.set_sig_strong_len(SigStrongLen(f.info.size));
     f.entry.clear_deltas();
     while (p != parent.end() && p->path() < f.path) ++p;
     if (p != parent.end() && p->path() == f.path &&
@@ -221,9 +237,11 @@ Status MakeSignaturesAndDeltas(
     Backend* backend, Env* env, const std::string& root,
     std::vector<LocalFile>* files, const std::vector<manifest::File>& parent,
     const std::function<void(std::string_view)>& note, DeltaWork* work) {
-  std::set<std::string> signed_hashes;  // raw 16 bytes: have a signature
+  // raw 16 bytes -> the strong sum length of its stored signature
+  std::map<std::string, uint32_t> signed_hashes;
   for (const manifest::File& f : parent)
-    if (f.sig_block_len() != 0) signed_hashes.insert(f.xxh3_128());
+    if (f.sig_block_len() != 0)
+      signed_hashes.emplace(f.xxh3_128(), f.sig_strong_len());
   // (from, to) -> compressed size (0: dropped); two paths with the same
   // change share one delta.
   std::map<std::pair<std::string, std::string>, uint64_t> made;
@@ -234,11 +252,16 @@ Status MakeSignaturesAndDeltas(
     const std::string path = JoinPath(root, f.path);
     Hash128 h;
     manifest::HashFromBytes(f.entry.xxh3_128(), &h);
-    if (signed_hashes.insert(f.entry.xxh3_128()).second) {
+    auto [known, made_now] =
+        signed_hashes.emplace(f.entry.xxh3_128(), f.entry.sig_strong_len());
+    if (made_now) {
       FERRY_ASSIGN_OR_RETURN(std::string sig, SignatureOf(env, f, path, work));
       work->puts.push_back(PutItem{sig, SigKey(h)});
       ++work->signatures;
     }
+    // The stored signature says how long its strong sums are (32 for one
+    // published before File.sig_strong_len).
+    f.entry.set_sig_strong_len(known->second);
     bool changed = p != parent.end() && p->path() == f.path &&
                    p->xxh3_128() != f.entry.xxh3_128();
     if (!changed || p->sig_block_len() == 0) continue;

@@ -39,19 +39,28 @@ std::string DeltaKey(const Hash128& from, const Hash128& to);
 bool ParseDeltaKey(std::string_view key, Hash128* from, Hash128* to);
 
 // The stored signature of an object of `size` bytes (its manifest's
-// sig_block_len), fetched (a ranged GET of exactly the length such a
-// signature has, so a longer object sends no more; refused before any byte,
-// a second GET of the whole object, the loader capping it), checked against
-// the size and loaded; *bytes gets the bytes read (also on failure).
+// sig_block_len and sig_strong_len, 0 meaning 32), fetched (a ranged GET of
+// exactly the length such a signature has, so a longer object sends no more;
+// refused before any byte, a second GET of the whole object, the loader
+// capping it), checked against the size and the strong sum length and
+// loaded; *bytes gets the bytes read (also on failure).
 Result<std::unique_ptr<delta::Signature>> FetchSignature(
     Backend* backend, const Hash128& hash, uint64_t size,
-    uint32_t sig_block_len, uint64_t* bytes = nullptr);
+    uint32_t sig_block_len, uint32_t sig_strong_len, uint64_t* bytes = nullptr);
+
+// The length of such a signature: 12 + blocks × (4 + strong sum length).
+uint64_t SignatureBytes(uint64_t size, uint32_t sig_block_len,
+                        uint32_t sig_strong_len);
 
 // File.sig_block_len for an object of `size` bytes (0: none below the
 // minimum).
 uint32_t SigBlockLen(uint64_t size);
 
-// Sets sig_block_len on every file, and copies the parent's deltas onto the
+// File.sig_strong_len for a signature made now of an object of `size` bytes
+// (0 when SigBlockLen is).
+uint32_t SigStrongLen(uint64_t size);
+
+// Sets sig_block_len and sig_strong_len on every file, and copies the parent's deltas onto the
 // files whose path and content the parent had (so an unchanged tree gives
 // the parent's records). Both lists sorted by path.
 void CarryDeltaFields(std::vector<LocalFile>* files,
@@ -81,7 +90,8 @@ struct DeltaWork {
 
 // Lists the signature of every file with sig_block_len whose object the
 // parent did not already have a signature for (the one the scan made,
-// LocalFile::signature, else made now in work->tmp_dir), and makes a delta
+// LocalFile::signature, else made now in work->tmp_dir; a file whose object
+// the parent signed takes the parent's sig_strong_len), and makes a delta
 // for every changed path whose parent object has one (adding it to the
 // file's entry). A missing or damaged parent signature only costs that delta
 // (a note says why); a local file that cannot be read fails the call. Needs

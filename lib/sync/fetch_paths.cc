@@ -220,7 +220,7 @@ class CountingSink : public ByteSink {
 
 struct BlockJob {
   CacheKey target;
-  uint32_t sig_block_len = 0;
+  uint32_t sig_block_len = 0, sig_strong_len = 0;
   std::vector<std::string> bases;
   uint64_t window = 0;  // of each basis, the bytes scanned and copied from
   // The manifest's XXH3-64 of each part of part_size bytes (or none).
@@ -374,7 +374,8 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   WindowEnv window(env, job.window);
   uint64_t sig_bytes = 0;
   auto sig =
-      FetchSignature(backend, k.hash, k.size, job.sig_block_len, &sig_bytes);
+      FetchSignature(backend, k.hash, k.size, job.sig_block_len,
+                     job.sig_strong_len, &sig_bytes);
   counts->fetched = sig_bytes;
   FERRY_RETURN_IF_ERROR(sig.status());
   delta::BlockMatchOptions mo;
@@ -468,8 +469,7 @@ std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
   if (e.sig_block_len == 0 ||
       BlockBases(env, cache, key, e, deltas, roots).empty())
     return std::nullopt;
-  return delta::format::kSigHeaderBytes +
-         delta::format::BlockCount(key.size, e.sig_block_len) * 36;
+  return SignatureBytes(key.size, e.sig_block_len, e.sig_strong_len);
 }
 
 std::string BlocksPath(const Cache& cache, const CacheKey& key) {
@@ -498,7 +498,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   for (const CacheKey& k : keys) {
     auto it = first_entry.find(k.hash.ToHex());
     const Entry* e = it == first_entry.end() ? nullptr : it->second;
-    BlockJob job{k, e ? e->sig_block_len : 0, {}, BasisWindow(k.size)};
+    BlockJob job{k, e ? e->sig_block_len : 0, e ? e->sig_strong_len : 0, {},
+                 BasisWindow(k.size)};
     if (job.sig_block_len != 0) {
       for (const auto& [p, size] : BlockBases(env, cache, k, *e, deltas, roots)) {
         job.bases.push_back(p);

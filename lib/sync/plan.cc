@@ -40,6 +40,7 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
       return Status::Corruption(e.path, "hash is not 16 bytes");
     e.mode = f.mode();
     e.sig_block_len = f.sig_block_len();
+    e.sig_strong_len = f.sig_strong_len();
     e.first_delta = static_cast<uint32_t>(info.deltas.size());
     e.delta_count = static_cast<uint32_t>(f.deltas_size());
     for (const manifest::Delta& d : f.deltas()) {

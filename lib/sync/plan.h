@@ -24,6 +24,7 @@ struct Entry {
   Hash128 hash;
   uint32_t mode = 0644;
   uint32_t sig_block_len = 0;  // File.sig_block_len (0: no signature)
+  uint32_t sig_strong_len = 0;  // File.sig_strong_len (0: 32)
   std::string etag;  // unmanaged remotes: the object's ETag when listed
   // Where this file's part hashes start in ManifestInfo::part_hashes
   // (ceil(size / part_size) of them).

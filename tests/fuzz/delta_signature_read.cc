@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const SignatureParams& p = (*sig)->params();
-  if (p.magic != 0x72730147 || p.strong_len < 16 || p.strong_len > 32 ||
+  if (p.magic != 0x72730147 || p.strong_len < 8 || p.strong_len > 32 ||
       p.block_len < 128)
     std::abort();
   if (12 + (*sig)->blocks() * (4 + p.strong_len) != size) std::abort();

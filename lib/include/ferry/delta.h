@@ -3,8 +3,9 @@
 // and the new bytes, and patching a basis with a delta. Built on librsync's
 // streaming job API: every job takes its input in pieces and hands its
 // output to a sink as it is produced, so memory stays flat whatever the
-// file size (a loaded signature is the one thing held whole: 36 bytes per
-// block, about 0.2 % of a 256 MB file).
+// file size (a loaded signature is the one thing held whole: 4 + strong_len
+// bytes per block, 12 for the signatures ferry makes, under 0.1 % of a
+// 256 MB file).
 //
 // Untrusted input: signatures are checked before librsync reads them (MD4
 // and other kinds refused, lengths bounded, block count against the file
@@ -44,7 +45,9 @@ struct SignatureParams {
 
 // librsync's recommended parameters for a file of `size` bytes, as `rdiff
 // signature` picks them: block length 256 up to 64 KiB, else sqrt(size)
-// rounded down to a multiple of 128; strong sums of 32 bytes.
+// rounded down to a multiple of 128; strong sums of librsync's minimum length
+// for the size (`rdiff signature -S -1`), at least 8 bytes
+// (formats/delta/README.md).
 FERRY_EXPORT SignatureParams SignatureParamsFor(uint64_t size);
 
 // Makes the signature of a file of `size` bytes (the same bytes rdiff makes).
@@ -88,6 +91,8 @@ struct SignatureLimits {
   // count must then match it, which also catches truncation at a block
   // boundary.
   int64_t file_size = -1;
+  // The strong sum length it must have, when known (0: any accepted one).
+  uint32_t strong_len = 0;
 };
 
 // Reads a signature from untrusted bytes fed in pieces. Every refusal is

@@ -463,7 +463,9 @@ TEST_F(BlockMatchTest, ALyingSignatureFindsNothingOrIsRefused) {
   });
   ASSERT_OK((*b)->Update(data));
   ASSERT_OK((*b)->Finish());
-  for (size_t at = 12 + 4; at < bytes.size(); at += 36) bytes[at + 5] ^= 1;
+  const size_t per_block = 4 + (*b)->params().strong_len;
+  for (size_t at = 12 + 4; at < bytes.size(); at += per_block)
+    bytes[at + 5] ^= 1;
   SignatureLoader loader({});
   ASSERT_OK(loader.Update(bytes));
   auto lying = loader.Finish();

@@ -26,15 +26,18 @@ open("new", "wb").write(bytes(new))
 open("other", "wb").write(bytes(r.getrandbits(8) for _ in range(3 << 20)))
 PY
 
-# 1. Signatures: the same bytes as rdiff's.
+# 1. Signatures: the same bytes as rdiff's at librsync's minimum strong sum
+#    for the size (7 for 3 MB, floored at 8): 12 bytes a block.
 expect_rc 0 "$tool" signature old sig.ferry
-rdiff signature old sig.rdiff
-cmp sig.ferry sig.rdiff || fail "signature differs from rdiff's"
+rdiff signature -S 8 old sig.rdiff
+cmp sig.ferry sig.rdiff || fail "signature differs from rdiff -S 8's"
+[ "$(od -An -tu1 -j11 -N1 sig.ferry | tr -d ' ')" = 8 ] ||
+  fail "strong sum length is not 8"
 
 # 2. ferry's delta, applied by rdiff (raw and after zstd -d); the same bytes
 #    as rdiff's delta from the same signature.
 expect_rc 0 "$tool" delta sig.ferry new delta.ferry
-rdiff delta sig.rdiff new delta.rdiff
+rdiff delta sig.ferry new delta.rdiff
 cmp delta.ferry delta.rdiff || fail "delta differs from rdiff's"
 [ "$(stat -c %s delta.ferry)" -lt 100000 ] || fail "delta not small"
 rdiff patch old delta.ferry out.rdiff
@@ -48,7 +51,8 @@ cmp out.zst new || fail "rdiff patch of ferry's delta after zstd"
 #    read and applied by ferry.
 expect_rc 0 "$tool" patch old delta.rdiff out.ferry
 cmp out.ferry new || fail "ferry patch of rdiff's delta"
-for args in "-b 1024" "-b 4096 -S 16" "-b 65536 -S 24"; do
+# The 32-byte strong sums ferry published before (rdiff's default) too.
+for args in "-b 1024" "-S 32" "-b 4096 -S 16" "-b 65536 -S 24"; do
   # shellcheck disable=SC2086
   rdiff -f signature $args old sig.args
   expect_rc 0 "$tool" delta sig.args new delta.args
@@ -69,8 +73,9 @@ grep -q MD4 err.txt || fail "MD4 refusal does not say MD4"
 rdiff signature -R rollsum old sig.roll
 expect_rc 3 "$tool" delta sig.roll new d.roll
 grep -q rollsum err.txt || fail "rollsum refusal: $(cat err.txt)"
-rdiff signature -S 8 old sig.short
+rdiff signature -S 7 old sig.short
 expect_rc 3 "$tool" delta sig.short new d.short
+grep -q "strong sum" err.txt || fail "-S 7 refusal: $(cat err.txt)"
 
 # 5. Damaged deltas made by rdiff: cut short, a byte after the end, the
 #    output capped below the new size, a basis that is too short.

@@ -450,6 +450,22 @@ TEST(ManifestTest, DeltaFieldsFollowTheirRules) {
   File g = f;
   g.set_sig_block_len(1024);
   refused(g, "sig_block_len");
+  // sig_strong_len: 0 (32, manifests written before it) or 8..32, only with
+  // a signature.
+  for (uint32_t ok : {0u, 8u, 12u, 32u}) {
+    g = f;
+    g.set_sig_strong_len(ok);
+    EXPECT_TRUE(CheckFile(g, 100000).ok()) << ok;
+  }
+  for (uint32_t bad : {7u, 33u}) {
+    g = f;
+    g.set_sig_strong_len(bad);
+    refused(g, "sig_strong_len");
+  }
+  g = f;
+  g.set_sig_block_len(0);
+  g.set_sig_strong_len(8);
+  refused(g, "without a signature");
   g = f;
   g.mutable_deltas(1)->set_from_xxh3_128(std::string(16, '\x01'));
   refused(g, "sorted");

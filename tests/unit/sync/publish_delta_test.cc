@@ -122,6 +122,9 @@ TEST_F(PublishDeltaTest, LargeObjectsGetTheirRdiffSignature) {
   EXPECT_EQ(files["big.tfrecord"].sig_block_len(),
             delta::format::RecommendedBlockLen(2 << 20));
   EXPECT_EQ(files["small.txt"].sig_block_len(), 0u);
+  // librsync's minimum strong sum for 2 MiB (7), floored at 8.
+  EXPECT_EQ(files["big.tfrecord"].sig_strong_len(), 8u);
+  EXPECT_EQ(files["small.txt"].sig_strong_len(), 0u);
   std::string want;
   ASSERT_OK(delta::SignFile(Env::Default(), Src("big.tfrecord"),
                             [&](std::string_view d) {
@@ -129,6 +132,7 @@ TEST_F(PublishDeltaTest, LargeObjectsGetTheirRdiffSignature) {
                               return Status::OK();
                             }));
   EXPECT_TRUE(Get(sync::SigKey(big)) == want);
+  EXPECT_EQ(want.size(), 12u + 1490 * 12);  // ceil(2 MiB / 1408) blocks
   EXPECT_FALSE(Has(sync::SigKey(HashBytes("small"))));
   // Republishing the same tree is no new version and makes nothing.
   PublishReport again = Publish();
@@ -327,6 +331,33 @@ TEST_F(PublishDeltaTest, GcKeepsSignaturesAndDeltasWhileTheirObjectsAreKept) {
   r = CollectGarbage(backend_.get(), g, Env::Default());
   ASSERT_OK(r.status());
   EXPECT_TRUE(Has(".ferry/deltas/notes.txt"));
+}
+
+// An object the parent already signed keeps the parent's signature (named by
+// the object's hash, not made again), so its entry keeps the parent's
+// sig_strong_len: 0 (32-byte strong sums) for a signature published before
+// the field, whatever path the object is at now.
+TEST(SignatureStrongLenTest, AnObjectTheParentSignedKeepsItsStrongLen) {
+  const std::string bytes = RandomBytes(2 << 20, 24);
+  manifest::File old;
+  old.set_path("old.tfrecord");
+  old.set_size(bytes.size());
+  old.set_xxh3_128(manifest::HashToBytes(HashBytes(bytes)));
+  old.set_sig_block_len(sync::SigBlockLen(bytes.size()));  // strong_len 0
+  sync::LocalFile moved;
+  moved.path = "moved.tfrecord";
+  moved.info.size = bytes.size();
+  moved.entry.set_path(moved.path);
+  moved.entry.set_size(bytes.size());
+  moved.entry.set_xxh3_128(old.xxh3_128());
+  std::vector<sync::LocalFile> files = {moved};
+  sync::CarryDeltaFields(&files, {old});
+  EXPECT_EQ(files[0].entry.sig_strong_len(), 8u);  // as if signed now
+  sync::DeltaWork work;
+  ASSERT_OK(sync::MakeSignaturesAndDeltas(nullptr, Env::Default(), "/nowhere",
+                                          &files, {old}, nullptr, &work));
+  EXPECT_EQ(work.signatures, 0u);
+  EXPECT_EQ(files[0].entry.sig_strong_len(), 0u);
 }
 
 TEST(DeltaKeysTest, ParseWhatTheyMake) {

@@ -4,6 +4,7 @@
 // bucket to prove it), and any damaged, missing or wrong delta falls back to
 // the whole object with nothing wrong installed.
 #include <gtest/gtest.h>
+#include <librsync.h>
 #include <zstd.h>
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "ferry/delta.h"
 #include "ferry/publish.h"
 #include "ferry/sync.h"
+#include "formats/delta/rdiff_format.h"
 #include "remote/file_backend.h"
 #include "sync/deltas.h"
 #include "sync/fetch_paths.h"
@@ -34,6 +36,30 @@ std::string Zstd(const std::string& plain) {
       ZSTD_compress2(c, out.data(), out.size(), plain.data(), plain.size());
   ZSTD_freeCCtx(c);
   out.resize(n);
+  return out;
+}
+
+// The signature ferry published before File.sig_strong_len: strong sums of
+// 32 bytes (`rdiff signature`'s default), made by librsync itself.
+std::string Sign32(const std::string& data) {
+  rs_job_t* job = rs_sig_begin(
+      delta::format::RecommendedBlockLen(data.size()), 32,
+      RS_RK_BLAKE2_SIG_MAGIC);
+  rs_buffers_t buf{};
+  buf.next_in = const_cast<char*>(data.data());
+  buf.avail_in = data.size();
+  buf.eof_in = 1;
+  std::string out;
+  char piece[1 << 16];
+  rs_result r;
+  do {
+    buf.next_out = piece;
+    buf.avail_out = sizeof piece;
+    r = rs_job_iter(job, &buf);
+    out.append(piece, sizeof piece - buf.avail_out);
+  } while (r == RS_BLOCKED);
+  rs_job_free(job);
+  EXPECT_EQ(r, RS_DONE);
   return out;
 }
 
@@ -124,6 +150,18 @@ class SyncDeltaTest : public ::testing::Test {
               std::string::npos)
         << r.warnings[0];
     EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+    EXPECT_EQ(Partial(), std::vector<std::string>{});
+  }
+
+  // The shard's delta gone and its signature refused (the warning says
+  // `why`): both objects came whole, nothing left behind.
+  void ExpectSignatureRefused(const SyncReport& r, const std::string& why) {
+    EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+    EXPECT_EQ(r.objects_reused, 0u);
+    EXPECT_EQ(r.block_fallbacks, 1u);
+    EXPECT_EQ(r.objects_whole, 2u);
+    ASSERT_EQ(r.warnings.size(), 2u);  // the delta's and the signature's
+    EXPECT_NE(r.warnings[1].find(why), std::string::npos) << r.warnings[1];
     EXPECT_EQ(Partial(), std::vector<std::string>{});
   }
 
@@ -326,7 +364,7 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
   ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest")));
   const uint64_t blocks = (V2().size() + 1407) / 1408;
-  const uint64_t sig = 12 + 36 * blocks;
+  const uint64_t sig = 12 + 12 * blocks;  // strong sums of 8 bytes
   // The plan: the shard by block reuse (its signature, then ranges of at
   // most the object: the scan decides), small.txt whole.
   SyncReport plan = Sync(true, dir_.Join("old"), "cache2");
@@ -344,7 +382,7 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   EXPECT_EQ(r.bytes_reused, V2().size());
   EXPECT_EQ(r.block_fallbacks, 0u);
   EXPECT_EQ(r.objects_whole, 1u);  // small.txt: no signature
-  // The signature (12 + 36 bytes a block) and ranges around the 3 edits
+  // The signature (12 + 12 bytes a block) and ranges around the 3 edits
   // (12.5 KB novel; a gap below 256 KiB is fetched, not copied).
   EXPECT_LT(r.block_bytes_fetched - sig, 3 * (300u << 10));
   EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), V2().size());
@@ -381,7 +419,7 @@ TEST_F(SyncDeltaTest, AKilledBlockReuseGoesOnFromItsCheckedParts) {
   EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
   EXPECT_EQ(r.objects_reused, 1u);
   EXPECT_EQ(r.bytes_resumed, 3 * part);
-  const uint64_t sig = 12 + 36 * ((v2.size() + 1407) / 1408);
+  const uint64_t sig = 12 + 12 * ((v2.size() + 1407) / 1408);
   EXPECT_EQ(r.bytes_resumed + r.bytes_copied + (r.block_bytes_fetched - sig),
             v2.size());
   EXPECT_LT(r.block_bytes_fetched - sig, 300u << 10);  // the edit at 1.5 MB
@@ -423,19 +461,50 @@ TEST_F(SyncDeltaTest, ADamagedSignatureFallsBackToTheWholeObject) {
   ASSERT_OK(env_->RemoveFile(DeltaPath()));
   const std::string sig = Bucket(sync::SigKey(HashBytes(V2())));
   std::string bytes = test::ReadFile(env_, sig);
-  test::WriteFile(env_, sig, bytes.substr(0, bytes.size() - 36));
+  test::WriteFile(env_, sig, bytes.substr(0, bytes.size() - 12));
   SyncReport r = Sync();
-  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
-  EXPECT_EQ(r.objects_reused, 0u);
-  EXPECT_EQ(r.block_fallbacks, 1u);
-  EXPECT_EQ(r.objects_whole, 2u);
-  ASSERT_EQ(r.warnings.size(), 2u);  // the delta's and the signature's
+  ExpectSignatureRefused(r, "block reuse failed");
+  ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings[0].find("): falling back to the whole object"),
             std::string::npos)
       << r.warnings[0];
-  EXPECT_NE(r.warnings[1].find("block reuse failed"), std::string::npos)
-      << r.warnings[1];
-  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+// A manifest's File.sig_strong_len 0 (written before the field) means the
+// 32-byte strong sums ferry published then: such a signature is fetched
+// (exactly its 36 bytes a block) and loaded; listed as 8, it is refused.
+TEST_F(SyncDeltaTest, SignaturesWith32ByteStrongSumsStayReadable) {
+  const std::string v2 = V2();
+  const std::string sig = Sign32(v2);
+  const uint64_t blocks = (v2.size() + 1407) / 1408;
+  ASSERT_EQ(sig.size(), 12 + 36 * blocks);
+  test::WriteFile(env_, Bucket(sync::SigKey(HashBytes(v2))), sig);
+  uint64_t bytes = 0;
+  auto loaded = sync::FetchSignature(backend_.get(), HashBytes(v2), v2.size(),
+                                     1408, 0, &bytes);
+  ASSERT_OK(loaded.status());
+  EXPECT_EQ((*loaded)->params().strong_len, 32u);
+  EXPECT_EQ((*loaded)->blocks(), blocks);
+  EXPECT_EQ(bytes, sig.size());
+  EXPECT_EQ(sync::SignatureBytes(v2.size(), 1408, 0), sig.size());
+  EXPECT_EQ(sync::SignatureBytes(v2.size(), 1408, 8), 12 + 12 * blocks);
+  auto listed8 = sync::FetchSignature(backend_.get(), HashBytes(v2),
+                                      v2.size(), 1408, 8, &bytes);
+  ASSERT_FALSE(listed8.ok());
+  EXPECT_NE(listed8.status().message().find(
+                "strong sum length 32 where its manifest says 8"),
+            std::string_view::npos)
+      << listed8.status().ToString();
+}
+
+// The manifest lists v2's signature with 8-byte strong sums; the stored one
+// has 32 (the right blocks otherwise): refused, the object comes whole.
+TEST_F(SyncDeltaTest, ASignatureOfAnotherStrongLenThanListedFallsBack) {
+  SyncV1PublishV2();
+  ASSERT_OK(env_->RemoveFile(DeltaPath()));
+  test::WriteFile(env_, Bucket(sync::SigKey(HashBytes(V2()))), Sign32(V2()));
+  ExpectSignatureRefused(Sync(),
+                         "strong sum length 32 where its manifest says 8");
 }
 
 TEST_F(SyncDeltaTest, ALyingSignatureCostsTheRefetchOfItsBadParts) {
