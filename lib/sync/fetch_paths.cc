@@ -234,6 +234,7 @@ struct BlockCounts {
   uint64_t copied = 0;   // from the bases
   uint64_t resumed = 0;  // a killed run's checked parts kept
   uint64_t refetched_parts = 0;
+  uint64_t part_matched = 0;  // of copied: blocks confirmed by part hashes
 };
 
 // A file seen only up to `limit` bytes: as if it ended there.
@@ -380,9 +381,20 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   FERRY_RETURN_IF_ERROR(sig.status());
   delta::BlockMatchOptions mo;
   mo.threads = 1;  // objects run in parallel already
+  // The manifest's part hashes let the scan take whole unchanged parts
+  // without summing their blocks (same map; the checks below stay).
+  const bool has_parts =
+      !job.part_hashes.empty() && job.part_size > 0 &&
+      job.part_hashes.size() == manifest::PartCount(k.size, job.part_size);
+  if (has_parts) {
+    mo.part_hashes = job.part_hashes;
+    mo.part_size = job.part_size;
+  }
+  delta::BlockMatchStats stats;
   FERRY_ASSIGN_OR_RETURN(
       delta::BlockMap map,
-      delta::MatchBlocks(**sig, k.size, &window, job.bases, mo));
+      delta::MatchBlocks(**sig, k.size, &window, job.bases, mo, &stats));
+  counts->part_matched = stats.part_bytes;
   if (map.found_bytes() == 0)
     return Status::Cancelled("no block of it in the local files");
   const delta::BlockPlan plan = delta::PlanRanges(map, kRangeGap);
@@ -393,10 +405,7 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   }
   // Parts are held in memory until checked: none above 64 MiB.
   static const std::vector<uint64_t> kNone;
-  const bool checked = !job.part_hashes.empty() && job.part_size > 0 &&
-                       job.part_size <= (uint64_t{64} << 20) &&
-                       job.part_hashes.size() ==
-                           manifest::PartCount(k.size, job.part_size);
+  const bool checked = has_parts && job.part_size <= (uint64_t{64} << 20);
   const std::string part = BlocksPath(cache, k);
   const std::string prev = part + ".prev";
   FERRY_RETURN_IF_ERROR(KeepAside(env, part, prev));
@@ -551,6 +560,7 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     ++report->objects_fetched;
     report->bytes_reused += k.size;
     report->bytes_copied += counts[i].copied;
+    report->bytes_part_matched += counts[i].part_matched;
     (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part");
     (void)env->RemoveFile(cache->PartialPath(k) + ".ferry-part.journal");
     done.emplace_back(k, cache->PartialPath(k));

@@ -225,6 +225,8 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Uint(r.block_bytes_fetched)
       .Key("bytes_copied")
       .Uint(r.bytes_copied)
+      .Key("bytes_part_matched")
+      .Uint(r.bytes_part_matched)
       .Key("bytes_produced")
       .Uint(r.bytes_reused)
       .Key("fallbacks")

@@ -111,6 +111,9 @@ struct SyncReport {
   // failed, fetched whole.
   uint64_t objects_reused = 0, block_bytes_fetched = 0, bytes_reused = 0;
   uint64_t bytes_copied = 0, block_fallbacks = 0;
+  // Of bytes_copied, the blocks the scan took by the manifest's part
+  // hashes (whole unchanged parts, no block summed).
+  uint64_t bytes_part_matched = 0;
   // A dry run: block_bytes_fetched are the signatures' bytes, and the
   // ranges (which the scan decides) at most this many (the objects' sizes,
   // counted in bytes_fetched: an upper bound).

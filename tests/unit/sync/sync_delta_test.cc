@@ -402,6 +402,22 @@ TEST_F(SyncDeltaTest, ThePreviousVersionInDestIsABasis) {
   EXPECT_TRUE(r.warnings.empty());
 }
 
+TEST_F(SyncDeltaTest, UnchangedPartsAreMatchedByTheManifestsPartHashes) {
+  // Parts of 256 KiB: the edits at 100,000 (in place), 700,000 (insert)
+  // and 1,500,000 (removal) leave part 1 unchanged at its offset and the
+  // parts between the insert and the removal unchanged at a shift; the
+  // scan takes them by their XXH3-64s without summing their blocks.
+  part_size_ = 256 << 10;
+  SyncV1PublishV2();
+  DropCachedV1();
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_GE(r.bytes_part_matched, uint64_t{256} << 10);
+  EXPECT_LE(r.bytes_part_matched, r.bytes_copied);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
 TEST_F(SyncDeltaTest, AKilledBlockReuseGoesOnFromItsCheckedParts) {
   // Parts of 256 KiB; what a killed block reuse left: 3 good parts, a
   // damaged one, a good one. The next run keeps the 3 and goes on from
