@@ -136,13 +136,10 @@ static Status CheckDeltaFields(const File& file) {
        file.sig_strong_len() > delta::format::kMaxStrongLen))
     return Status::Corruption(
         "sig_strong_len " + std::to_string(file.sig_strong_len()) +
-        (file.sig_block_len() == 0 ? " without a signature"
-                                   : " outside " +
-                                         std::to_string(
-                                             delta::format::kMinStrongLen) +
-                                         ".." +
-                                         std::to_string(
-                                             delta::format::kMaxStrongLen)));
+        (file.sig_block_len() == 0
+             ? " without a signature"
+             : " outside " + std::to_string(delta::format::kMinStrongLen) +
+                   ".." + std::to_string(delta::format::kMaxStrongLen)));
   for (int i = 0; i < file.deltas_size(); ++i) {
     const Delta& d = file.deltas(i);
     if (d.from_xxh3_128().size() != 16 || d.from_xxh3_128() == file.xxh3_128())

@@ -15,8 +15,8 @@ SignatureParams SignatureParamsFor(uint64_t size) {
   SignatureParams p;
   p.magic = magic;
   p.block_len = static_cast<uint32_t>(block_len);
-  p.strong_len = std::max(static_cast<uint32_t>(strong_len),
-                          format::kMinStrongLen);
+  p.strong_len =
+      std::max(static_cast<uint32_t>(strong_len), format::kMinStrongLen);
   (void)r;  // the recommended arguments are valid for every size
   return p;
 }
@@ -138,11 +138,11 @@ Status SignatureLoader::Update(std::string_view data) {
     m.error = format::ParseSignatureHeader(m.head, &m.header);
     if (!m.error.ok()) return m.error;
     if (m.limits.strong_len != 0 && m.header.strong_len != m.limits.strong_len)
-      m.error = Status::Corruption(
-          "signature", "strong sum length " +
-                           std::to_string(m.header.strong_len) +
-                           " where its manifest says " +
-                           std::to_string(m.limits.strong_len));
+      m.error = Status::Corruption("signature",
+                                   "strong sum length " +
+                                       std::to_string(m.header.strong_len) +
+                                       " where its manifest says " +
+                                       std::to_string(m.limits.strong_len));
     if (!m.error.ok()) return m.error;
     m.job =
         std::make_unique<Job>(rs_loadsig_begin(&m.sig), "signature",

@@ -308,8 +308,8 @@ class Packer {
   std::string src_, out_;
   const PackOptions& o_;
   Env* env_;
-  Backend* remote_;    // OUT in a bucket, else null
-  std::string stage_;  // OUT in a bucket: this process's local folder
+  Backend* remote_;            // OUT in a bucket, else null
+  std::string stage_;          // OUT in a bucket: this process's local folder
   bool stage_locked_ = false;  // stage_ is this process's (its lock held)
   std::vector<SplitItem> items_;
   std::vector<Hash128> hashes_;
@@ -333,8 +333,8 @@ Record Packer::Build(size_t i) const {
   auto kind = env_->Stat(JoinPath(src_, it.path));
   if (kind.ok() && kind->type != FileType::kRegular) {
     r.error = Status::FailedPrecondition(
-        std::string("not a regular file (") + FileTypeName(kind->type) +
-        ")" + (planned_ ? " since the plan: rerun ferry pack --plan" : ""));
+        std::string("not a regular file (") + FileTypeName(kind->type) + ")" +
+        (planned_ ? " since the plan: rerun ferry pack --plan" : ""));
     return r;
   }
   auto data = ReadInputFile(env_, JoinPath(src_, it.path),
@@ -1028,8 +1028,8 @@ Result<std::string> Packer::PlanId() const {
   FERRY_ASSIGN_OR_RETURN(FileInfo info,
                          env_->Stat(JoinPath(out_, pack::kPlanFile)));
   return std::to_string(info.dev) + ":" + std::to_string(info.ino) + " " +
-         std::to_string(info.size) + " " + std::to_string(info.mtime_ns) +
-         " " + std::to_string(info.ctime_ns);
+         std::to_string(info.size) + " " + std::to_string(info.mtime_ns) + " " +
+         std::to_string(info.ctime_ns);
 }
 
 Status Packer::CheckPlanUnchanged() const {
@@ -1121,9 +1121,10 @@ Result<DoneShard> Packer::WriteShard(size_t s, size_t k, const std::string& dir,
       });
   FERRY_RETURN_IF_ERROR(st);
   // Into a local OUT the commit is the write; a bucket's is the upload.
-  FERRY_RETURN_IF_ERROR(shard->Finish(
-      remote() ? std::function<Status()>()
-               : std::function<Status()>([&] { return CheckPlanUnchanged(); })));
+  FERRY_RETURN_IF_ERROR(shard->Finish(remote() ? std::function<Status()>()
+                                               : std::function<Status()>([&] {
+                                                   return CheckPlanUnchanged();
+                                                 })));
   return DoneShard{name,
                    k,
                    end,

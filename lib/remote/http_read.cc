@@ -22,8 +22,8 @@ class CheckedSink : public ByteSink {
                const HttpResponse& r) {
     judged_ = true;
     const std::string* answer_etag = FindHeader(r.headers, "etag");
-    const bool changed = !etag->empty() && answer_etag != nullptr &&
-                         *answer_etag != *etag;
+    const bool changed =
+        !etag->empty() && answer_etag != nullptr && *answer_etag != *etag;
     if (asked && r.status == 200 && !changed) {
       // The whole object of exactly the length asked from 0: the range.
       const std::string* cl = FindHeader(r.headers, "content-length");
@@ -37,9 +37,10 @@ class CheckedSink : public ByteSink {
       // gets the same answer (after one, a glitch: retried).
       if (!backend->ranges_seen())
         return Status::NotSupported(
-            what, "the server ignores Range (answered 200 with the whole "
-                  "object to " +
-                      RangeHeader(*asked) + ")");
+            what,
+            "the server ignores Range (answered 200 with the whole "
+            "object to " +
+                RangeHeader(*asked) + ")");
     }
     // Asked past the end: the caller's mistake, not worth a retry.
     const std::string* cr = FindHeader(r.headers, "content-range");

@@ -40,7 +40,9 @@ class Publisher {
   // max_open: objects held at once, waiting or being published (each holds a
   // descriptor); 0 = MaxOpen().
   explicit Publisher(Env* env, bool durable = true, size_t max_open = 0)
-      : env_(env), durable_(durable), max_open_(max_open ? max_open : MaxOpen()) {}
+      : env_(env),
+        durable_(durable),
+        max_open_(max_open ? max_open : MaxOpen()) {}
   ~Publisher() { Close(); }
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
@@ -75,7 +77,7 @@ class Publisher {
   std::mutex mu_;
   std::condition_variable work_, room_;
   std::vector<std::unique_ptr<Download>> waiting_;
-  size_t held_ = 0;  // waiting_ and the batch being published
+  size_t held_ = 0;     // waiting_ and the batch being published
   size_t blocked_ = 0;  // Adds waiting for room
   Outcome outcome_;
   bool closing_ = false;

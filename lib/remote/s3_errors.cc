@@ -90,8 +90,8 @@ Status S3ErrorStatus(const S3ErrorContext& c, const HttpResponse& r) {
     }
     return Status::IOError(c.what, hint + detail);
   }
-  // S3's own code for a request feature the server lacks (e.g. a
-  // conditional write on an older S3-compatible server); not a stub.
+  // S3's error code for a request feature the server lacks (e.g. a
+  // conditional write sent to an older S3-compatible server).
   if (code == "NotImplemented" || r.status == 501)
     return Status::NotSupported(
         c.what, "the server does not implement this; " + detail);

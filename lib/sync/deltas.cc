@@ -126,22 +126,19 @@ Result<std::string> SignatureOf(Env* env, const LocalFile& f,
 
 }  // namespace
 
-Result<std::unique_ptr<delta::Signature>> FetchSignature(Backend* backend,
-                                                         const Hash128& hash,
-                                                         uint64_t size,
-                                                         uint32_t sig_block_len,
-                                                         uint32_t sig_strong_len,
-                                                         uint64_t* bytes) {
+Result<std::unique_ptr<delta::Signature>> FetchSignature(
+    Backend* backend, const Hash128& hash, uint64_t size,
+    uint32_t sig_block_len, uint32_t sig_strong_len, uint64_t* bytes) {
   delta::SignatureLimits limits;
   limits.file_size = static_cast<int64_t>(size);
-  limits.strong_len = sig_strong_len != 0 ? sig_strong_len
-                                          : delta::format::kLegacyStrongLen;
+  limits.strong_len =
+      sig_strong_len != 0 ? sig_strong_len : delta::format::kLegacyStrongLen;
   limits.max_bytes = SignatureBytes(size, sig_block_len, sig_strong_len);
   delta::SignatureLoader loader(limits);
   LoaderSink sink(&loader);
   // Never more than that asked: a bigger object there costs nothing.
-  Status s = backend->Read(SigKey(hash), ByteRange{0, limits.max_bytes}, {},
-                           &sink);
+  Status s =
+      backend->Read(SigKey(hash), ByteRange{0, limits.max_bytes}, {}, &sink);
   if (!s.ok() && sink.read == 0 && !s.IsNotFound()) {
     // Refused before a byte came (shorter than such a signature, or a
     // server that ignores Range): read whole, for the loader to say what is
@@ -155,11 +152,11 @@ Result<std::unique_ptr<delta::Signature>> FetchSignature(Backend* backend,
 
 uint64_t SignatureBytes(uint64_t size, uint32_t sig_block_len,
                         uint32_t sig_strong_len) {
-  const uint32_t strong = sig_strong_len != 0
-                              ? sig_strong_len
-                              : delta::format::kLegacyStrongLen;
+  const uint32_t strong =
+      sig_strong_len != 0 ? sig_strong_len : delta::format::kLegacyStrongLen;
   return delta::format::kSigHeaderBytes +
-         delta::format::BlockCount(size, sig_block_len) * (4 + uint64_t{strong});
+         delta::format::BlockCount(size, sig_block_len) *
+             (4 + uint64_t{strong});
 }
 
 std::string SigKey(const Hash128& hash) {
@@ -188,7 +185,8 @@ uint32_t SigBlockLen(uint64_t size) {
 }
 
 uint32_t SigStrongLen(uint64_t size) {
-  return SigBlockLen(size) == 0 ? 0 : delta::SignatureParamsFor(size).strong_len;
+  return SigBlockLen(size) == 0 ? 0
+                                : delta::SignatureParamsFor(size).strong_len;
 }
 
 bool SignWhileHashing(const std::vector<manifest::File>& parent,

@@ -60,9 +60,9 @@ uint32_t SigBlockLen(uint64_t size);
 // (0 when SigBlockLen is).
 uint32_t SigStrongLen(uint64_t size);
 
-// Sets sig_block_len and sig_strong_len on every file, and copies the parent's deltas onto the
-// files whose path and content the parent had (so an unchanged tree gives
-// the parent's records). Both lists sorted by path.
+// Sets sig_block_len and sig_strong_len on every file, and copies the parent's
+// deltas onto the files whose path and content the parent had (so an unchanged
+// tree gives the parent's records). Both lists sorted by path.
 void CarryDeltaFields(std::vector<LocalFile>* files,
                       const std::vector<manifest::File>& parent);
 

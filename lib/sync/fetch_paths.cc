@@ -14,8 +14,8 @@
 
 #include "ferry/delta.h"
 #include "ferry/hash.h"
-#include "formats/manifest/manifest.h"
 #include "formats/delta/rdiff_format.h"
+#include "formats/manifest/manifest.h"
 #include "sync/deltas.h"
 #include "sync/layout.h"
 
@@ -156,8 +156,8 @@ class PartWriter : public ByteSink {
     while (!data.empty()) {
       const uint64_t end = std::min(size_, written_ + unit_);
       if (pos() == end)
-        return Status::Corruption("blocks", "more bytes than the object's " +
-                                                std::to_string(size_));
+        return Status::Corruption(
+            "blocks", "more bytes than the object's " + std::to_string(size_));
       const size_t n =
           static_cast<size_t>(std::min<uint64_t>(end - pos(), data.size()));
       buf_.append(data.substr(0, n));
@@ -185,8 +185,8 @@ class PartWriter : public ByteSink {
     if (checks() && manifest::PartHash(buf_) != hashes_[p]) {
       bad_part = p;
       buf_.clear();
-      return Status::Corruption(
-          "blocks", "part " + std::to_string(p) + " does not match its XXH3-64");
+      return Status::Corruption("blocks", "part " + std::to_string(p) +
+                                              " does not match its XXH3-64");
     }
     hasher_->Update(buf_);
     FERRY_RETURN_IF_ERROR(out_->Append(buf_));
@@ -248,9 +248,9 @@ class WindowFile : public RandomAccessFile {
       *result = {};
       return Status::OK();
     }
-    return file_->Read(offset, static_cast<size_t>(std::min<uint64_t>(
-                                   n, limit_ - offset)),
-                       result, scratch);
+    return file_->Read(
+        offset, static_cast<size_t>(std::min<uint64_t>(n, limit_ - offset)),
+        result, scratch);
   }
   Result<uint64_t> Size() const override {
     FERRY_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
@@ -307,15 +307,16 @@ Status Assemble(const delta::BlockPlan& plan, uint64_t from,
                        plan.copies[c].new_offset < plan.fetches[f].offset);
     const uint64_t at =
         copy ? plan.copies[c].new_offset : plan.fetches[f].offset;
-    const uint64_t length = copy ? plan.copies[c].length : plan.fetches[f].length;
+    const uint64_t length =
+        copy ? plan.copies[c].length : plan.fetches[f].length;
     if (at + length <= from) {
       (copy ? c : f)++;
       continue;
     }
     const uint64_t skip = from > at ? from - at : 0;
     if (at + skip != w->pos())
-      return Status::Corruption(
-          "block plan", "leaves a gap at " + std::to_string(w->pos()));
+      return Status::Corruption("block plan",
+                                "leaves a gap at " + std::to_string(w->pos()));
     if (copy) {
       const delta::BlockPlan::Copy& cp = plan.copies[c++];
       if (cp.basis < 0 || static_cast<size_t>(cp.basis) >= bases.size())
@@ -326,9 +327,9 @@ Status Assemble(const delta::BlockPlan& plan, uint64_t from,
     } else {
       const delta::BlockPlan::Range& r = plan.fetches[f++];
       CountingSink got(w);
-      Status s = backend->Read(ObjectKey(k.hash),
-                               ByteRange{r.offset + skip, r.length - skip}, {},
-                               &got);
+      Status s =
+          backend->Read(ObjectKey(k.hash),
+                        ByteRange{r.offset + skip, r.length - skip}, {}, &got);
       counts->fetched += got.n;
       FERRY_RETURN_IF_ERROR(s);
       if (got.n != r.length - skip)
@@ -374,9 +375,8 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   const CacheKey& k = job.target;
   WindowEnv window(env, job.window);
   uint64_t sig_bytes = 0;
-  auto sig =
-      FetchSignature(backend, k.hash, k.size, job.sig_block_len,
-                     job.sig_strong_len, &sig_bytes);
+  auto sig = FetchSignature(backend, k.hash, k.size, job.sig_block_len,
+                            job.sig_strong_len, &sig_bytes);
   counts->fetched = sig_bytes;
   FERRY_RETURN_IF_ERROR(sig.status());
   delta::BlockMatchOptions mo;
@@ -507,10 +507,14 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   for (const CacheKey& k : keys) {
     auto it = first_entry.find(k.hash.ToHex());
     const Entry* e = it == first_entry.end() ? nullptr : it->second;
-    BlockJob job{k, e ? e->sig_block_len : 0, e ? e->sig_strong_len : 0, {},
+    BlockJob job{k,
+                 e ? e->sig_block_len : 0,
+                 e ? e->sig_strong_len : 0,
+                 {},
                  BasisWindow(k.size)};
     if (job.sig_block_len != 0) {
-      for (const auto& [p, size] : BlockBases(env, cache, k, *e, deltas, roots)) {
+      for (const auto& [p, size] :
+           BlockBases(env, cache, k, *e, deltas, roots)) {
         job.bases.push_back(p);
         if (size > job.window)
           report->warnings.push_back(
@@ -532,8 +536,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   std::vector<Status> results(jobs.size());
   std::vector<BlockCounts> counts(jobs.size());
   RunJobs(jobs.size(), options.threads, [&](size_t i) {
-    results[i] = ReuseOne(env, *cache, backend, jobs[i], options.fsync,
-                          &counts[i]);
+    results[i] =
+        ReuseOne(env, *cache, backend, jobs[i], options.fsync, &counts[i]);
     if (!results[i].ok()) RemoveBlocksLeft(env, *cache, jobs[i].target);
   });
   std::vector<std::pair<CacheKey, std::string>> done;
@@ -569,8 +573,9 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   return whole;
 }
 
-void NameFallbackPaths(const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
-                       const std::vector<CacheKey>& whole, SyncReport* report) {
+void NameFallbackPaths(
+    const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
+    const std::vector<CacheKey>& whole, SyncReport* report) {
   std::set<std::string> left;
   for (const CacheKey& k : whole) left.insert(k.hash.ToHex());
   for (const auto& [k, i] : fallbacks)
@@ -611,8 +616,8 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas, const PatchOptions& options,
-    const std::function<std::string(const CacheKey&)>& name,
-    SyncReport* report, std::vector<std::pair<CacheKey, size_t>>* fallbacks) {
+    const std::function<std::string(const CacheKey&)>& name, SyncReport* report,
+    std::vector<std::pair<CacheKey, size_t>>* fallbacks) {
   std::vector<DeltaPlan> plans;
   std::vector<CacheKey> whole;
   for (const CacheKey& k : keys) {
