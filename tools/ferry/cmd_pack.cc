@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "ferry/atomic_file.h"
+#include "ferry/backend_wrapper.h"
 #include "ferry/json.h"
 #include "ferry/pack.h"
 #include "ferry/remote.h"
@@ -56,35 +57,18 @@ std::shared_ptr<PauseHook> PauseHookFromEnv() {
       PauseHook{std::strtoull(after, nullptr, 10), 0, file});
 }
 
-class PausingBackend : public Backend {
+class PausingBackend : public BackendWrapper {
  public:
   PausingBackend(std::unique_ptr<Backend> b, std::shared_ptr<PauseHook> hook)
-      : b_(std::move(b)), hook_(std::move(hook)) {}
-  const BackendCaps& caps() const override { return b_->caps(); }
-  std::string Describe() const override { return b_->Describe(); }
-  Status List(std::string_view p, const ListOptions& o,
-              const std::function<Status(const ObjectInfo&)>& v) override {
-    return b_->List(p, o, v);
-  }
-  Result<ObjectInfo> Stat(std::string_view k) override { return b_->Stat(k); }
-  Status Read(std::string_view k, const ByteRange& r, const ReadOptions& o,
-              ByteSink* s) override {
-    return b_->Read(k, r, o, s);
-  }
-  Result<SmallObject> ReadIfChanged(std::string_view k, std::string_view e,
-                                    uint64_t max) override {
-    return b_->ReadIfChanged(k, e, max);
-  }
+      : BackendWrapper(std::move(b)), hook_(std::move(hook)) {}
   Result<ObjectInfo> Write(std::string_view k, ByteSource* s,
                            const WriteOptions& o) override {
-    auto r = b_->Write(k, s, o);
+    auto r = BackendWrapper::Write(k, s, o);
     hook_->Wrote();
     return r;
   }
-  Status Delete(std::string_view k) override { return b_->Delete(k); }
 
  private:
-  std::unique_ptr<Backend> b_;
   std::shared_ptr<PauseHook> hook_;
 };
 
@@ -128,9 +112,8 @@ Result<PackSummary> RunMode(const PackArgs& a, const PackOptions& o) {
   const std::string& w = a.worker;
   const size_t slash = w.find('/');
   auto number = [&](size_t from, size_t to, unsigned* v) {
-    return from < to &&
-           std::from_chars(w.data() + from, w.data() + to, *v) ==
-               std::from_chars_result{w.data() + to, std::errc()};
+    return from < to && std::from_chars(w.data() + from, w.data() + to, *v) ==
+                            std::from_chars_result{w.data() + to, std::errc()};
   };
   if (slash == std::string::npos || !number(0, slash, &i) ||
       !number(slash + 1, w.size(), &n) || n == 0 || i >= n || n > 1000000) {

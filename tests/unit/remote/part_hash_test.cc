@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ferry/backend_wrapper.h"
 #include "ferry/remote.h"
 #include "ferry/transfer.h"
 #include "formats/manifest/manifest.h"
@@ -22,31 +23,17 @@ constexpr uint64_t kPart = 64 << 10;
 // Forwards to a file:// backend; a read that covers byte flip_at flips it
 // (flips_left times; -1: always); reads that start at or after fail_from
 // fail for good. Counts the bytes it served.
-class FlakyBackend : public Backend {
+class FlakyBackend : public BackendWrapper {
  public:
   explicit FlakyBackend(std::unique_ptr<Backend> base)
-      : base_(std::move(base)) {}
-  const BackendCaps& caps() const override { return base_->caps(); }
-  std::string Describe() const override { return base_->Describe(); }
-  Status List(std::string_view prefix, const ListOptions& options,
-              const std::function<Status(const ObjectInfo&)>& visit) override {
-    return base_->List(prefix, options, visit);
-  }
-  Result<ObjectInfo> Stat(std::string_view key) override {
-    return base_->Stat(key);
-  }
+      : BackendWrapper(std::move(base)) {}
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
     if (range.offset >= fail_from)
       return Status::IOError(std::string(key), "injected failure");
     Sink s(this, range.offset, sink);
-    return base_->Read(key, range, options, &s);
+    return BackendWrapper::Read(key, range, options, &s);
   }
-  Result<ObjectInfo> Write(std::string_view key, ByteSource* source,
-                           const WriteOptions& options) override {
-    return base_->Write(key, source, options);
-  }
-  Status Delete(std::string_view key) override { return base_->Delete(key); }
 
   uint64_t flip_at = UINT64_MAX;
   int flips_left = 0;
@@ -75,8 +62,6 @@ class FlakyBackend : public Backend {
     uint64_t offset_;
     ByteSink* next_;
   };
-
-  std::unique_ptr<Backend> base_;
 };
 
 class PartHashTest : public ::testing::Test {

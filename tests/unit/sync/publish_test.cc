@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "ferry/backend_wrapper.h"
 #include "remote/file_backend.h"
 #include "sync/layout.h"
 #include "testutil/test_util.h"
@@ -61,26 +62,16 @@ class RewriteOnUpload : public EnvWrapper {
 
 // A backend that promises no conditional writes and ignores conditions (a
 // server that does not enforce If-Match): publish must check HEAD itself.
-class UnconditionalBackend : public Backend {
+class UnconditionalBackend : public BackendWrapper {
  public:
-  explicit UnconditionalBackend(Backend* b) : b_(b) {
+  explicit UnconditionalBackend(Backend* b) : BackendWrapper(b) {
     caps_ = b->caps();
     caps_.conditional_writes = false;
   }
   const BackendCaps& caps() const override { return caps_; }
-  std::string Describe() const override { return b_->Describe(); }
-  Status List(std::string_view p, const ListOptions& o,
-              const std::function<Status(const ObjectInfo&)>& v) override {
-    return b_->List(p, o, v);
-  }
-  Result<ObjectInfo> Stat(std::string_view k) override { return b_->Stat(k); }
-  Status Read(std::string_view k, const ByteRange& r, const ReadOptions& o,
-              ByteSink* s) override {
-    return b_->Read(k, r, o, s);
-  }
   Result<ObjectInfo> Write(std::string_view k, ByteSource* s,
                            const WriteOptions&) override {
-    auto r = b_->Write(k, s, {});
+    auto r = BackendWrapper::Write(k, s, {});
     if (k.rfind(".ferry/manifests/", 0) == 0 && on_manifest_written) {
       auto f = std::move(on_manifest_written);
       on_manifest_written = nullptr;
@@ -90,10 +81,8 @@ class UnconditionalBackend : public Backend {
   }
   // Runs once, after the next manifest is written (before HEAD is checked).
   std::function<void()> on_manifest_written;
-  Status Delete(std::string_view k) override { return b_->Delete(k); }
 
  private:
-  Backend* b_;
   BackendCaps caps_;
 };
 
@@ -110,7 +99,7 @@ class PublishTest : public ::testing::Test {
     return rel.empty() ? dir_.Join("src") : dir_.Join("src/" + rel);
   }
   void Write(const std::string& rel, const std::string& data) {
-    Env::Default()->CreateDirs(DirName(Src(rel)));
+    EXPECT_OK(Env::Default()->CreateDirs(DirName(Src(rel))));
     test::WriteFile(Env::Default(), Src(rel), data);
   }
   // Files written now are "racily clean" for the stat cache for 100 ms.
@@ -287,7 +276,7 @@ void RaceTest(
   auto base = ferry::Publish(src, backend, opt, env);
   ASSERT_TRUE(base.ok()) << base.status().ToString();
   const std::string other = dir->Join("other");
-  Env::Default()->CreateDirs(other);
+  ASSERT_OK(Env::Default()->CreateDirs(other));
   test::WriteFile(Env::Default(), JoinPath(other, "theirs"), "t");
   Hash128 theirs;
   PublishOptions o2 = opt;
