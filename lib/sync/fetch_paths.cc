@@ -507,11 +507,11 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   for (const CacheKey& k : keys) {
     auto it = first_entry.find(k.hash.ToHex());
     const Entry* e = it == first_entry.end() ? nullptr : it->second;
-    BlockJob job{k,
-                 e ? e->sig_block_len : 0,
-                 e ? e->sig_strong_len : 0,
-                 {},
-                 BasisWindow(k.size)};
+    BlockJob job;
+    job.target = k;
+    job.sig_block_len = e ? e->sig_block_len : 0;
+    job.sig_strong_len = e ? e->sig_strong_len : 0;
+    job.window = BasisWindow(k.size);
     if (job.sig_block_len != 0) {
       for (const auto& [p, size] :
            BlockBases(env, cache, k, *e, deltas, roots)) {
