@@ -17,6 +17,7 @@
 #include "formats/delta/rdiff_format.h"
 #include "formats/manifest/manifest.h"
 #include "sync/deltas.h"
+#include "sync/fs_util.h"
 #include "sync/layout.h"
 
 namespace ferry::sync {
@@ -342,7 +343,8 @@ Status Assemble(const delta::BlockPlan& plan, uint64_t from,
 // What a killed run left in BlocksPath (part) is moved to prev, unless
 // prev is longer (a killed resume leaves both): the longer start is kept.
 Status KeepAside(Env* env, const std::string& part, const std::string& prev) {
-  if (!env->FileExists(part)) return Status::OK();
+  (void)RegularFileOrRemove(env, prev);  // never open a FIFO left there
+  if (!RegularFileOrRemove(env, part)) return Status::OK();
   auto a = env->Stat(part);
   auto b = env->Stat(prev);
   if (b.ok() && (!a.ok() || b->size > a->size)) return env->RemoveFile(part);
@@ -353,6 +355,7 @@ Status KeepAside(Env* env, const std::string& part, const std::string& prev) {
 // XXH3-64 (w checks them); *resumed: the bytes kept.
 void Resume(Env* env, const std::string& prev, std::vector<char>* buf,
             PartWriter* w, uint64_t* resumed) {
+  if (!RegularFileOrRemove(env, prev)) return;  // nothing (usable) to keep
   auto file = env->NewRandomAccessFile(prev);
   if (!file.ok()) return;  // nothing to keep
   auto size = (*file)->Size();

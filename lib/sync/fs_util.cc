@@ -216,4 +216,12 @@ bool IsWithin(const std::string& path, const std::string& base) {
          (path.size() == base.size() || path[base.size()] == '/');
 }
 
+bool RegularFileOrRemove(Env* env, const std::string& path) {
+  auto st = env->Stat(path);
+  if (!st.ok()) return false;
+  if (st->type == FileType::kRegular) return true;
+  (void)env->RemoveFile(path);
+  return false;
+}
+
 }  // namespace ferry::sync

@@ -79,6 +79,12 @@ class ByteLockSet {
 // Never follows a symbolic link out of it.
 Status RemoveTree(Env* env, const std::string& path);
 
+// For a file ferry left in its own folders (partial/: a download, a
+// .blocks file): true when path is a regular file (through links); anything
+// else there (a FIFO, whose open would block, a device, a directory) is
+// removed, or left, and false. False when there is nothing.
+bool RegularFileOrRemove(Env* env, const std::string& path);
+
 // What identifies a file's bytes without reading them: inode, size, and
 // the times of its last write and last inode change (ctime cannot be set
 // back by a user; a link or chmod changes it too).

@@ -132,7 +132,7 @@ std::vector<std::string> BasisRoots(sync::DestKind kind,
 // indexed: used if it is the object.
 Result<bool> TakeLeftover(Env* env, Cache* cache, const CacheKey& k) {
   const std::string p = cache->PartialPath(k);
-  if (!env->FileExists(p)) return false;
+  if (!sync::RegularFileOrRemove(env, p)) return false;
   uint64_t size = 0;
   auto h = HashFile(env, p, &size);
   if (h.ok() && *h == k.hash && size == k.size) {
@@ -173,13 +173,13 @@ struct Fetcher {
             [&](const CacheKey& k) { return ObjectName(k, *first_path); },
             report, &delta_fallbacks));
     FERRY_ASSIGN_OR_RETURN(
-        whole, sync::ReuseBlocks(
-                   env, cache, backend, whole, *first_entry, info->deltas,
-                   *basis_roots, po,
-                   [&](const CacheKey& k) { return PartHashes(k); },
-                   info->part_size,
-                   [&](const CacheKey& k) { return ObjectName(k, *first_path); },
-                   report));
+        whole,
+        sync::ReuseBlocks(
+            env, cache, backend, whole, *first_entry, info->deltas,
+            *basis_roots, po, [&](const CacheKey& k) { return PartHashes(k); },
+            info->part_size,
+            [&](const CacheKey& k) { return ObjectName(k, *first_path); },
+            report));
     sync::NameFallbackPaths(delta_fallbacks, whole, report);
     return Fetch(whole);
   }
@@ -488,9 +488,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         report.delta_bytes_fetched += plan->delta_size;
         report.bytes_patched += k.size;
         report.bytes_fetched += plan->delta_size;
-      } else if (auto sig = sync::PlanBlockReuse(env, cache.get(), k,
-                                                 files[firsts[j]],
-                                                 manifest.deltas, dry_roots)) {
+      } else if (auto sig =
+                     sync::PlanBlockReuse(env, cache.get(), k, files[firsts[j]],
+                                          manifest.deltas, dry_roots)) {
         ++report.objects_reused;
         report.block_bytes_fetched += *sig;
         report.block_range_bytes_max += k.size;

@@ -5,9 +5,9 @@
 // the whole object with nothing wrong installed.
 #include <gtest/gtest.h>
 #include <librsync.h>
-#include <zstd.h>
-
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <map>
 #include <string>
@@ -42,9 +42,8 @@ std::string Zstd(const std::string& plain) {
 // The signature ferry published before File.sig_strong_len: strong sums of
 // 32 bytes (`rdiff signature`'s default), made by librsync itself.
 std::string Sign32(const std::string& data) {
-  rs_job_t* job = rs_sig_begin(
-      delta::format::RecommendedBlockLen(data.size()), 32,
-      RS_RK_BLAKE2_SIG_MAGIC);
+  rs_job_t* job = rs_sig_begin(delta::format::RecommendedBlockLen(data.size()),
+                               32, RS_RK_BLAKE2_SIG_MAGIC);
   rs_buffers_t buf{};
   buf.next_in = const_cast<char*>(data.data());
   buf.avail_in = data.size();
@@ -443,6 +442,25 @@ TEST_F(SyncDeltaTest, AKilledBlockReuseGoesOnFromItsCheckedParts) {
   EXPECT_EQ(Partial(), std::vector<std::string>{});
 }
 
+TEST_F(SyncDeltaTest, FifosLeftInPartialAreRemovedNotOpened) {
+  // A FIFO where a killed run's .blocks, .blocks.prev or finished download
+  // would be: opening it would block forever; it is removed and the object
+  // made as if nothing were there.
+  SyncV1PublishV2();
+  DropCachedV1();
+  const std::string base = JoinPath(PartialDir(), HashBytes(V2()).ToHex());
+  ASSERT_OK(env_->CreateDirs(PartialDir()));
+  for (const std::string& p : {base, base + ".blocks", base + ".blocks.prev"})
+    ASSERT_EQ(mkfifo(p.c_str(), 0600), 0) << p;
+  alarm(120);  // a hang fails the test instead of stalling the suite
+  SyncReport r = Sync();
+  alarm(0);
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_EQ(r.bytes_resumed, 0u);
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
 TEST_F(SyncDeltaTest, AKilledResumeKeepsTheLongerStart) {
   // A resume killed while copying the kept parts leaves a short .blocks
   // beside the longer .blocks.prev: the longer one is resumed.
@@ -504,8 +522,8 @@ TEST_F(SyncDeltaTest, SignaturesWith32ByteStrongSumsStayReadable) {
   EXPECT_EQ(bytes, sig.size());
   EXPECT_EQ(sync::SignatureBytes(v2.size(), 1408, 0), sig.size());
   EXPECT_EQ(sync::SignatureBytes(v2.size(), 1408, 8), 12 + 12 * blocks);
-  auto listed8 = sync::FetchSignature(backend_.get(), HashBytes(v2),
-                                      v2.size(), 1408, 8, &bytes);
+  auto listed8 = sync::FetchSignature(backend_.get(), HashBytes(v2), v2.size(),
+                                      1408, 8, &bytes);
   ASSERT_FALSE(listed8.ok());
   EXPECT_NE(listed8.status().message().find(
                 "strong sum length 32 where its manifest says 8"),
@@ -565,9 +583,9 @@ TEST_F(SyncDeltaTest, AHugeBasisIsSearchedOnlyAroundTheObjectsSize) {
   EXPECT_GT(r.bytes_copied, V2().size() / 2);
   EXPECT_EQ(r.block_fallbacks, 0u);
   ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find(
-                "only the first " +
-                std::to_string(sync::BasisWindow(V2().size())) + " bytes"),
+  EXPECT_NE(r.warnings[0].find("only the first " +
+                               std::to_string(sync::BasisWindow(V2().size())) +
+                               " bytes"),
             std::string::npos)
       << r.warnings[0];
   EXPECT_EQ(sync::BasisWindow(V2().size()), 4 * V2().size() + (16 << 20));
