@@ -457,7 +457,7 @@ uint64_t BasisWindow(uint64_t size) {
 std::vector<std::pair<std::string, uint64_t>> BlockBases(
     Env* env, const Cache* cache, const CacheKey& key, const Entry& e,
     const std::vector<DeltaSource>& deltas,
-    const std::vector<std::string>& roots) {
+    const std::vector<std::string>& roots, CachedBases* others) {
   std::vector<std::string> paths;
   for (const std::string& root : roots) paths.push_back(JoinPath(root, e.path));
   const uint64_t end = uint64_t{e.first_delta} + e.delta_count;
@@ -465,11 +465,19 @@ std::vector<std::pair<std::string, uint64_t>> BlockBases(
     paths.push_back(
         cache->ObjectPath(CacheKey{key.remote_key, deltas[i].from, 0}));
   std::vector<std::pair<std::string, uint64_t>> out;
-  for (const std::string& p : paths) {
+  std::set<std::pair<uint64_t, uint64_t>> seen;  // (device, inode)
+  auto add = [&](const std::string& p) {
     auto st = env->Stat(p);
     if (st.ok() && !st->is_dir && st->type == FileType::kRegular &&
-        st->size > 0)
+        st->size > 0 && seen.emplace(st->dev, st->ino).second)
       out.emplace_back(p, st->size);
+  };
+  for (const std::string& p : paths) add(p);
+  if (out.empty() && cache && others) {
+    for (const std::string& p : others->Choose(key, e)) {
+      if (out.size() >= kMaxCachedBases) break;
+      add(p);
+    }
   }
   return out;
 }
@@ -477,9 +485,10 @@ std::vector<std::pair<std::string, uint64_t>> BlockBases(
 std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
                                        const CacheKey& key, const Entry& e,
                                        const std::vector<DeltaSource>& deltas,
-                                       const std::vector<std::string>& roots) {
+                                       const std::vector<std::string>& roots,
+                                       CachedBases* others) {
   if (e.sig_block_len == 0 ||
-      BlockBases(env, cache, key, e, deltas, roots).empty())
+      BlockBases(env, cache, key, e, deltas, roots, others).empty())
     return std::nullopt;
   return SignatureBytes(key.size, e.sig_block_len, e.sig_strong_len);
 }
@@ -501,7 +510,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas,
-    const std::vector<std::string>& roots, const PatchOptions& options,
+    const std::vector<std::string>& roots, CachedBases* others,
+    const PatchOptions& options,
     const std::function<std::vector<uint64_t>(const CacheKey&)>& part_hashes,
     uint64_t part_size, const std::function<std::string(const CacheKey&)>& name,
     SyncReport* report) {
@@ -517,7 +527,7 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     job.window = BasisWindow(k.size);
     if (job.sig_block_len != 0) {
       for (const auto& [p, size] :
-           BlockBases(env, cache, k, *e, deltas, roots)) {
+           BlockBases(env, cache, k, *e, deltas, roots, others)) {
         job.bases.push_back(p);
         if (size > job.window)
           report->warnings.push_back(

@@ -28,6 +28,7 @@
 #include "ferry/result.h"
 #include "ferry/sync.h"
 #include "sync/cache.h"
+#include "sync/cached_bases.h"
 #include "sync/plan.h"
 
 namespace ferry::sync {
@@ -98,11 +99,14 @@ void NameFallbackPaths(const std::vector<std::pair<CacheKey, size_t>>& fallbacks
 
 // The bases path 3 would use for key (e: its first file), with their
 // sizes: the file at e.path below each of roots and the cached sources of
-// its listed deltas (cache may be null), regular non-empty files only.
+// its listed deltas (cache may be null); when none of those is there (a
+// new path, a rename), up to kMaxCachedBases other cached objects of the
+// remote that others (may be null) chooses. Regular non-empty files only,
+// each file once (two links to one inode are one basis).
 std::vector<std::pair<std::string, uint64_t>> BlockBases(
     Env* env, const Cache* cache, const CacheKey& key, const Entry& e,
     const std::vector<DeltaSource>& deltas,
-    const std::vector<std::string>& roots);
+    const std::vector<std::string>& roots, CachedBases* others);
 
 // For a dry run: when key would try block reuse (a signature and a basis),
 // the bytes of its signature; nullopt otherwise. What the scan finds (the
@@ -110,11 +114,13 @@ std::vector<std::pair<std::string, uint64_t>> BlockBases(
 std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
                                        const CacheKey& key, const Entry& e,
                                        const std::vector<DeltaSource>& deltas,
-                                       const std::vector<std::string>& roots);
+                                       const std::vector<std::string>& roots,
+                                       CachedBases* others);
 
 // Path 3 for each of keys (their locks held) that has a signature (its
 // first file's sig_block_len) and a local basis (BlockBases: DEST's current
-// view or folder, --basis DIR, the cached sources of its listed deltas); of
+// view or folder, --basis DIR, the cached sources of its listed deltas,
+// else other cached objects others chooses); of
 // each basis only the first BasisWindow(size) bytes (a note says when a
 // basis is cut). GET .ferry/sigs/<hash> ─► delta::MatchBlocks over the
 // bases ─► PlanRanges(kRangeGap) ─► in new offset order, blocks copied from
@@ -131,7 +137,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas,
-    const std::vector<std::string>& roots, const PatchOptions& options,
+    const std::vector<std::string>& roots, CachedBases* others,
+    const PatchOptions& options,
     const std::function<std::vector<uint64_t>(const CacheKey&)>& part_hashes,
     uint64_t part_size, const std::function<std::string(const CacheKey&)>& name,
     SyncReport* report);

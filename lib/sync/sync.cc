@@ -14,6 +14,7 @@
 #include "ferry/atomic_file.h"
 #include "formats/manifest/manifest.h"
 #include "sync/cache.h"
+#include "sync/cached_bases.h"
 #include "sync/fetch_paths.h"
 #include "sync/fetching.h"
 #include "sync/fs_util.h"
@@ -157,6 +158,8 @@ struct Fetcher {
   const std::unordered_map<std::string, const Entry*>* first_entry;
   // Folders whose file at an object's path is a basis for block reuse.
   const std::vector<std::string>* basis_roots;
+  // Other cached objects, bases for objects those folders do not cover.
+  sync::CachedBases* others;
 
   // Objects patched from a delta against a cached one where the manifest
   // lists one, then built from blocks of local files where the manifest
@@ -176,8 +179,8 @@ struct Fetcher {
         whole,
         sync::ReuseBlocks(
             env, cache, backend, whole, *first_entry, info->deltas,
-            *basis_roots, po, [&](const CacheKey& k) { return PartHashes(k); },
-            info->part_size,
+            *basis_roots, others, po,
+            [&](const CacheKey& k) { return PartHashes(k); }, info->part_size,
             [&](const CacheKey& k) { return ObjectName(k, *first_path); },
             report));
     sync::NameFallbackPaths(delta_fallbacks, whole, report);
@@ -463,6 +466,13 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
       id.ToHex() + (sel_key.empty() ? "" : "." + sel_key);
   std::string view = o.in_place ? paths.dest : JoinPath(paths.views, view_name);
   report.view = view;
+  // Other cached objects as block reuse's bases (read only if needed).
+  std::vector<Hash128> prefer;
+  if (cur.ok() && cur->remote_key == rk) {
+    auto cur_id = Hash128::FromHex(cur->id);
+    if (cur_id.ok()) prefer.push_back(*cur_id);
+  }
+  sync::CachedBases others(env, cache.get(), rk, &manifest, std::move(prefer));
 
   if (o.dry_run) {
     // The plan: each object's path and the bytes it is expected to move
@@ -488,9 +498,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
         report.delta_bytes_fetched += plan->delta_size;
         report.bytes_patched += k.size;
         report.bytes_fetched += plan->delta_size;
-      } else if (auto sig =
-                     sync::PlanBlockReuse(env, cache.get(), k, files[firsts[j]],
-                                          manifest.deltas, dry_roots)) {
+      } else if (auto sig = sync::PlanBlockReuse(
+                     env, cache.get(), k, files[firsts[j]], manifest.deltas,
+                     dry_roots, &others)) {
         ++report.objects_reused;
         report.block_bytes_fetched += *sig;
         report.block_range_bytes_max += k.size;
@@ -640,9 +650,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   const std::vector<std::string> basis_roots =
       BasisRoots(kind, cur_view, paths, o);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  Fetcher fetcher{env,          cache.get(), backend.get(), &o.transfer,
-                  &report,      &first_path, &first_part,   &manifest,
-                  &first_entry, &basis_roots};
+  Fetcher fetcher{env,          cache.get(),  backend.get(), &o.transfer,
+                  &report,      &first_path,  &first_part,   &manifest,
+                  &first_entry, &basis_roots, &others};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
         env->CreateDirs(DirName(cache->PartialPath(keys[0]))));

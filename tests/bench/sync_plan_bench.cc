@@ -10,6 +10,12 @@
 //                                 one key per (hash, size) as sync.cc does,
 //                                 and diffs against v1's objects; prints the
 //                                 time of each step and RSS per entry
+//   sync_plan_bench bases DIR     block reuse's choice of other cached
+//                                 objects (sync/cached_bases.h): v1 as the
+//                                 one manifest a cache holds, v2 synced;
+//                                 the time of reading it (the first Choose)
+//                                 and of a Choose for each of v2's new
+//                                 objects
 // Each step runs in its own process, so the peak RSS is the plan's own.
 #include <time.h>
 
@@ -24,6 +30,8 @@
 #include <vector>
 
 #include "formats/manifest/manifest.h"
+#include "sync/cache.h"
+#include "sync/cached_bases.h"
 #include "sync/plan.h"
 
 using namespace ferry;
@@ -165,12 +173,64 @@ int Plan(const std::string& dir) {
   return 0;
 }
 
+int Bases(const std::string& dir) {
+  auto id1 = Hash128::FromHex(ReadAll(dir + "/v1.id"));
+  if (!id1.ok()) return 1;
+  auto cache = sync::Cache::Open(Env::Default(), dir + "/cache");
+  if (!cache.ok()) {
+    fprintf(stderr, "%s\n", cache.status().ToString().c_str());
+    return 1;
+  }
+  Env* env = Env::Default();
+  if (!env->CreateDirs(dir + "/cache/manifests").ok()) return 1;
+  std::ofstream((*cache)->ManifestPath(*id1), std::ios::binary)
+      << ReadAll(dir + "/v1");
+  auto m2 = Load(dir, "v2");
+  if (!m2.ok()) return 1;
+  auto m1 = Load(dir, "v1");
+  if (!m1.ok()) return 1;
+  std::vector<const sync::Entry*> fresh;  // v2's objects v1 lacks
+  {
+    std::vector<std::pair<uint64_t, uint64_t>> old;
+    for (const sync::Entry& e : m1->files)
+      old.emplace_back(e.hash.high, e.hash.low);
+    std::sort(old.begin(), old.end());
+    for (const sync::Entry& e : m2->files)
+      if (!std::binary_search(old.begin(), old.end(),
+                              std::make_pair(e.hash.high, e.hash.low)))
+        fresh.push_back(&e);
+  }
+  const long rss0 = StatusKb("VmRSS:");
+  sync::CachedBases bases(env, cache->get(), std::string(32, '0'), &*m2, {});
+  auto t0 = std::chrono::steady_clock::now();
+  const double c0 = CpuSeconds();
+  size_t named = 0;
+  double first_s = 0;
+  for (const sync::Entry* e : fresh) {
+    named += bases.Choose(sync::CacheKey{"", e->hash, e->size}, *e).size();
+    if (first_s == 0) first_s = Seconds(t0);
+  }
+  const double total_s = Seconds(t0), cpu = CpuSeconds() - c0;
+  printf(
+      "{\"entries\":%zu,\"manifests_read\":%zu,\"postings\":%zu,"
+      "\"load_and_first_choose_s\":%.4f,\"chooses\":%zu,\"total_s\":%.4f,"
+      "\"cpu_s\":%.4f,\"us_per_later_choose\":%.2f,\"candidates_named\":%zu,"
+      "\"rss_growth_kb\":%ld}\n",
+      m1->files.size(), bases.manifests_read(), bases.postings(), first_s,
+      fresh.size(), total_s, cpu,
+      fresh.size() > 1 ? (total_s - first_s) * 1e6 / (fresh.size() - 1) : 0.0,
+      named, StatusKb("VmRSS:") - rss0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "synth" && argc == 4) return Synth(std::stoull(argv[2]), argv[3]);
   if (cmd == "plan" && argc == 3) return Plan(argv[2]);
-  fprintf(stderr, "usage: sync_plan_bench synth N DIR | plan DIR\n");
+  if (cmd == "bases" && argc == 3) return Bases(argv[2]);
+  fprintf(stderr,
+          "usage: sync_plan_bench synth N DIR | plan DIR | bases DIR\n");
   return 2;
 }

@@ -343,10 +343,13 @@ TEST_F(SyncDeltaTest, AKilledPatchIsDiscardedByTheNextRun) {
     test::WriteFile(
         env_, JoinPath(partial, rk + "/" + HashBytes(V2() + "3").ToHex() + ext),
         "garbage");
-  const std::string hex = HashBytes(V2()).ToHex();
-  ASSERT_OK(env_->RemoveFile(
-      dir_.Join("cache/objects/" + rk + "/" + hex.substr(0, 2) + "/" + hex)));
-  // (and the view's file at that path, a basis for block reuse, too)
+  // (and v1's object, at that path in the cached v1 manifest, and the
+  // view's file there: bases for block reuse, too)
+  for (const std::string& v : {V2(), V1()}) {
+    const std::string hex = HashBytes(v).ToHex();
+    ASSERT_OK(env_->RemoveFile(
+        dir_.Join("cache/objects/" + rk + "/" + hex.substr(0, 2) + "/" + hex)));
+  }
   ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest/big.tfrecord")));
   r = Sync();
   EXPECT_EQ(r.objects_patched, 0u);
@@ -602,6 +605,104 @@ TEST_F(SyncDeltaTest, ABasisWithNoBlockOfTheObjectIsQuietlyPassedOver) {
   EXPECT_EQ(r.block_fallbacks, 0u);
   EXPECT_EQ(r.objects_whole, 2u);
   EXPECT_TRUE(r.warnings.empty());
+}
+
+// Other cached objects as bases (docs/delta.md "Sync side", path 3).
+
+// V1 with a 5,000-byte record inserted at 1.5 MB: its parts of 256 KiB
+// before the insert are V1's.
+std::string V1WithARecord() {
+  std::string s = V1();
+  s.insert(1500000, RandomBytes(5000, 34));
+  return s;
+}
+
+TEST_F(SyncDeltaTest, ARenamedFileReusesTheBlocksOfTheCachedOldObject) {
+  // v2 renames a.tfrecord to b.tfrecord and inserts a record: no delta
+  // (a new path), no file at b's path in DEST; the cached object of v1's
+  // a.tfrecord shares b's first 5 part hashes and is the basis.
+  part_size_ = 256 << 10;
+  Write("a.tfrecord", V1());
+  Write("small.txt", "v1");
+  Publish();
+  Sync();
+  ASSERT_OK(env_->RemoveFile(dir_.Join("src/a.tfrecord")));
+  const std::string b = V1WithARecord();
+  Write("b.tfrecord", b);
+  Publish();
+  SyncReport plan = Sync(/*dry_run=*/true);
+  EXPECT_EQ(plan.objects_reused, 1u);
+  EXPECT_EQ(plan.objects_whole, 0u);
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_EQ(r.objects_whole, 0u);
+  EXPECT_EQ(r.block_fallbacks, 0u);
+  // --json paths.blocks: most of b copied from the cached a, the insert's
+  // part (and its neighbour within the gap) fetched.
+  const uint64_t sig = 12 + 12 * ((b.size() + 1407) / 1408);
+  EXPECT_GT(r.bytes_copied, b.size() / 2);
+  EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), b.size());
+  EXPECT_LT(r.block_bytes_fetched, b.size() / 2);
+  EXPECT_EQ(r.bytes_fetched, r.block_bytes_fetched);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaTest, AnUnrelatedCachedObjectIsNotChosen) {
+  // v2 adds b.tfrecord, of the size of v1's a.tfrecord but sharing no
+  // part and no path with it: no basis, no signature fetched.
+  part_size_ = 256 << 10;
+  Write("a.tfrecord", RandomBytes(2 << 20, 50));
+  Publish();
+  Sync();
+  Write("b.tfrecord", RandomBytes(2 << 20, 51));
+  Publish();
+  EXPECT_EQ(Sync(/*dry_run=*/true).objects_reused, 0u);
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_whole, 1u);
+  EXPECT_EQ(r.objects_reused, 0u);
+  EXPECT_EQ(r.block_bytes_fetched, 0u);
+  EXPECT_EQ(r.bytes_fetched, uint64_t{2} << 20);
+}
+
+TEST_F(SyncDeltaTest, ACachedObjectOfAnotherRemoteIsNeverABasis) {
+  // The cache holds a.tfrecord of remote `bucket` (and its manifest); a
+  // sync of `bucket2`, whose b.tfrecord shares its parts, into another DEST
+  // does not use it (docs/sync.md "Cross-remote safety"): b comes whole.
+  part_size_ = 256 << 10;
+  Write("a.tfrecord", V1());
+  Publish();
+  Sync();
+  test::WriteFile(env_, dir_.Join("src2/b.tfrecord"), V1WithARecord());
+  auto backend2 = remote::NewFileBackend(dir_.Join("bucket2"), "bucket2", env_);
+  PublishOptions po;
+  po.cache_dir = dir_.Join("pubcache2");
+  po.use_stat_cache = false;
+  po.part_size = part_size_;
+  ASSERT_OK(
+      ferry::Publish(dir_.Join("src2"), backend2.get(), po, env_).status());
+  SyncOptions o;
+  o.remote = dir_.Join("bucket2");
+  o.dest = dir_.Join("nodes/dest2");
+  o.cache_dir = dir_.Join("cache");
+  o.dry_run = true;
+  auto plan = ferry::Sync(o, env_);
+  ASSERT_OK(plan.status());
+  EXPECT_EQ(plan->objects_reused, 0u);
+  o.dry_run = false;
+  auto r = ferry::Sync(o, env_);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest2")), Tree(dir_.Join("src2")));
+  EXPECT_EQ(r->objects_whole, 1u);
+  EXPECT_EQ(r->objects_reused, 0u);
+  EXPECT_EQ(r->block_bytes_fetched, 0u);
+  // The same file published to `bucket` is made from the cached a.
+  ASSERT_OK(env_->RemoveFile(dir_.Join("src/a.tfrecord")));
+  Write("b.tfrecord", V1WithARecord());
+  Publish();
+  EXPECT_EQ(Sync().objects_reused, 1u);
 }
 
 }  // namespace
