@@ -23,12 +23,15 @@
 namespace ferry::sync {
 namespace {
 
-// A delta as it arrives: counted against the size the manifest lists,
-// zstd-decompressed (window capped) and fed to the patcher.
+// A delta as it arrives: counted against the size the manifest lists (a
+// byte more is an error naming the key `what`: the stored object is not
+// the one listed), zstd-decompressed (window capped) and fed to the
+// patcher.
 class DeltaSink : public ByteSink {
  public:
-  DeltaSink(uint64_t listed, delta::Patcher* patcher)
-      : listed_(listed),
+  DeltaSink(std::string what, uint64_t listed, delta::Patcher* patcher)
+      : what_(std::move(what)),
+        listed_(listed),
         patcher_(patcher),
         dctx_(ZSTD_createDCtx()),
         buf_(ZSTD_DStreamOutSize()) {
@@ -39,9 +42,9 @@ class DeltaSink : public ByteSink {
   Status Append(std::string_view data) override {
     read_ += data.size();
     if (read_ > listed_)
-      return Status::Corruption("delta", "longer than the " +
-                                             std::to_string(listed_) +
-                                             " bytes the manifest lists");
+      return Status::Corruption(what_, "the object is longer than the " +
+                                           std::to_string(listed_) +
+                                           " bytes the manifest lists");
     ZSTD_inBuffer in{data.data(), data.size(), 0};
     while (in.pos < in.size) {
       if (frame_done_)
@@ -62,9 +65,9 @@ class DeltaSink : public ByteSink {
   // After the last byte: the whole listed size, one complete frame.
   Status Finish() const {
     if (read_ != listed_)
-      return Status::Corruption("delta", std::to_string(read_) +
-                                             " bytes, the manifest lists " +
-                                             std::to_string(listed_));
+      return Status::Corruption(
+          what_, "the object has " + std::to_string(read_) +
+                     " bytes, the manifest lists " + std::to_string(listed_));
     if (!frame_done_)
       return Status::Corruption("delta", "its zstd frame is cut short");
     return Status::OK();
@@ -72,6 +75,7 @@ class DeltaSink : public ByteSink {
   uint64_t read() const { return read_; }
 
  private:
+  std::string what_;
   uint64_t listed_;
   delta::Patcher* patcher_;
   ZSTD_DCtx* dctx_;
@@ -98,11 +102,13 @@ Status PatchOne(Env* env, const Cache& cache, Backend* backend,
       }));
   if (plan.delta_size == 0)
     return Status::Corruption("delta", "the manifest lists it as empty");
-  DeltaSink sink(plan.delta_size, patcher.get());
-  // A ranged GET of the listed size: a bigger object at the delta's key
-  // (a lie, a mistake) costs no more than the listed bytes on the wire.
-  Status s = backend->Read(DeltaKey(plan.basis.hash, k.hash),
-                           ByteRange{0, plan.delta_size}, {}, &sink);
+  const std::string key = DeltaKey(plan.basis.hash, k.hash);
+  DeltaSink sink(key, plan.delta_size, patcher.get());
+  // The whole object, not a range of the listed size: a bigger object at
+  // the delta's key (a lie, a mistake) is reported, not read in part as if
+  // it were the delta. The sink stops the GET at the first byte past the
+  // listed size (what a server sent meanwhile is at most a socket buffer).
+  Status s = backend->Read(key, ByteRange{}, {}, &sink);
   *fetched = sink.read();
   FERRY_RETURN_IF_ERROR(s);
   FERRY_RETURN_IF_ERROR(sink.Finish());

@@ -2,7 +2,7 @@
 // side"), after the cache and DEST's files: a delta from an object the cache
 // holds (path 2), else the whole object (the transfer engine, sync.cc).
 //
-// Path 2: GET .ferry/deltas/<old>-<new> (a ranged GET of the listed size)
+// Path 2: GET .ferry/deltas/<old>-<new> (the whole object; past the listed size an error)
 // ─► zstd (window capped, exactly the listed size) ─► delta::Patcher(basis = the cached old object, output capped
 // at the object's size) ─► partial/<rk>/<hex>.patch, hashed as it is written
 // ─► size and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. Any
