@@ -26,6 +26,12 @@
 #   zsync         for each file v0 and v2 differ in, zsync -i DEST's v0 file
 #                 (a cp -a of v0) from a zsyncmake control file of the v2
 #                 file on the same nginx.
+# And over S3 (S3=0 leaves it out): the same bucket copied into s3rver
+# (aws s3 cp; ferry talks to s3rver directly, not through the signature
+# proxy, which would carry every byte over lo twice), ferry deltas v1 -> v2
+# and signature only v0 -> v2 from s3://ferry-test/bucket: wall, wire,
+# ferry's bytes fetched (--json: s3rver logs no exact sizes) and the requests
+# s3rver logged, by kind.
 # Timed: the incremental v1 -> v2 and v0 -> v2 (DEST synced to v1 or v0
 # untimed before, rsync's and zsync's DEST a cp -a of v1 or v0). The kinds of
 # requests (ref, manifest, delta, signature, object, zsync-control, range,
@@ -42,7 +48,7 @@
 set -euo pipefail
 ferry=$(readlink -f "$1")
 shards=${SHARDS:-12} changed=${CHANGED:-6} small=${SMALL:-200}
-rounds=${ROUNDS:-3} links=${LINKS:-200mbit}
+rounds=${ROUNDS:-3} links=${LINKS:-200mbit} s3=${S3:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/bench-delta-sync.XXXXXX)
 chmod 755 "$work"
@@ -237,20 +243,27 @@ check() {  # NAME DEST
   fi
 }
 
-ferry_inc() {  # NAME BUCKET [FROM (default v1)]
+ferry_inc() {  # NAME URL [FROM (default v1)]: URL of a bucket, without @ref
   local d=$work/dest-$1 c=$work/cache-$1 w0 r0
   rm -rf "$d" "$work/.dest-$1.ferry-views" "$c"
-  "${in[@]}" "$ferry" sync -q "$http_url/$2@${3:-v1}" "$d" --cache "$c"
+  "${in[@]}" "$ferry" sync -q "$2@${3:-v1}" "$d" --cache "$c"
   access_mark
+  s3_at=$(stat -c %s "$net_srv/s3rver.log" 2>/dev/null || echo 0)
   w0=$(lo_rx) r0=$(tcp_retrans)
   run "$1" "${in[@]}" bash -c '"$1" sync --json "$2" "$3" --cache "$4" > "$5"' _ \
-    "$ferry" "$http_url/$2@v2" "$d" "$c" "$work/$1.json"
+    "$ferry" "$2@v2" "$d" "$c" "$work/$1.json"
   add wire_of "$1" "$(( $(lo_rx) - w0 ))"
   retrans[$1]=$(( $(tcp_retrans) - r0 ))
-  add bytes_of "$1" "$(access_bytes)"
-  reqs[$1]=$(access_requests)
-  access_parts > "$work/$1.parts"
-  access_since > "$work/$1.access"
+  if [ "${2#s3://}" != "$2" ]; then  # s3rver: ferry's bytes, its log's requests
+    add bytes_of "$1" "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_fetched"])' "$work/$1.json")"
+    s3_parts > "$work/$1.parts"
+    reqs[$1]=$(awk '{s += $2} END {print s + 0}' "$work/$1.parts")
+  else
+    add bytes_of "$1" "$(access_bytes)"
+    reqs[$1]=$(access_requests)
+    access_parts > "$work/$1.parts"
+    access_since > "$work/$1.access"
+  fi
   check "$1" "$d"
 }
 zsync_inc() {  # NAME: the files v0 and v2 differ in, each zsync -i DEST's v0 file
@@ -283,21 +296,59 @@ rsync_inc() {  # NAME
   check "$1" "$d"
 }
 
+# s3rver's log since s3_at (a line per response: "info: <key, its first 16
+# characters cut> 206 5ms 1.2kb" once colours are removed), by kind of key:
+# kind, count.
+s3_parts() {
+  tail -c +"$((s3_at + 1))" "$net_srv/s3rver.log" | sed 's/\x1b\[[0-9;]*m//g' | awk '
+    $1 == "info:" && $3 ~ /^[0-9][0-9][0-9]$/ { u = $2; st = $3
+      if (u ~ /\/\.ferry\/refs\//) k = "ref"
+      else if (u ~ /\/\.ferry\/manifests\//) k = "manifest"
+      else if (u ~ /\/\.ferry\/deltas\//) k = (st == 404 ? "delta-404" : "delta")
+      else if (u ~ /\/\.ferry\/sigs\//) k = "signature"
+      else if (u ~ /\/\.ferry\/objects\//) k = (st == 206 ? "range" : "object")
+      else k = "other"
+      n[k]++ }
+    END { for (k in n) printf "%s %d\n", k, n[k] }' | sort
+}
+# s3rver (the servers' own, on the link) holds a copy of the bucket; ferry
+# and aws talk to it directly with the tests' credentials.
+s3_env() {  # URL
+  export AWS_ACCESS_KEY_ID=$FERRY_TEST_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$FERRY_TEST_S3_SECRET_KEY
+  export AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1 AWS_PAGER=""
+  export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
+  unset AWS_SESSION_TOKEN AWS_PROFILE
+  export AWS_ENDPOINT_URL=$1
+}
+
 bench_link() {  # LINK
-  local link=$1 rate=${1%%+*} r l
+  local link=$1 rate=${1%%+*} r l s3_url
   net_start "$rate"
   start_own
+  s3_url=$FERRY_TEST_S3RVER_URL
+  if [ "$s3" = 1 ]; then
+    s3_env "$s3_url"
+    t0=$(date +%s%N)
+    "${in[@]}" aws s3 cp --quiet --recursive "$www/bucket" "s3://$FERRY_TEST_S3_BUCKET/bucket/"
+    echo "s3rver: the bucket copied in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  fi
   if [ "$link" != "$rate" ]; then
     net_latency "${http_url##*:}" 10; http_url=$lurl
     net_latency "${rsync_url##*:}" 10; rsync_url=rsync://127.0.0.1:${lurl##*:}
+    if [ "$s3" = 1 ]; then net_latency "${s3_url##*:}" 10; s3_url=$lurl; fi
   fi
+  [ "$s3" = 1 ] && s3_env "$s3_url"
   for r in $(seq "$rounds"); do
-    ferry_inc "deltas_$link" bucket
+    ferry_inc "deltas_$link" "$http_url/bucket"
     rsync_inc "rsync_$link"
-    ferry_inc "blocks_$link" blocks
-    ferry_inc "whole_$link" whole
-    ferry_inc "sigonly_$link" bucket v0
+    ferry_inc "blocks_$link" "$http_url/blocks"
+    ferry_inc "whole_$link" "$http_url/whole"
+    ferry_inc "sigonly_$link" "$http_url/bucket" v0
     zsync_inc "zsync_$link"
+    if [ "$s3" = 1 ]; then
+      ferry_inc "s3deltas_$link" "s3://$FERRY_TEST_S3_BUCKET/bucket"
+      ferry_inc "s3sigonly_$link" "s3://$FERRY_TEST_S3_BUCKET/bucket" v0
+    fi
   done
   own_stop
   net_stop
@@ -342,7 +393,28 @@ bench_link() {  # LINK
       "$work/${t}_$l.parts"
   done
   echo "  the deltas fetched (zstd -d, rdiff commands): $(delta_parts "$work/deltas_$l.access")"
-  for t in deltas rsync blocks whole sigonly zsync; do echo "  walls $t:${walls[${t}_$l]}"; done
+  if [ "$s3" = 1 ]; then
+    echo "== $l, S3 (s3rver, direct): bytes = ferry's --json bytes_fetched (deltas, signatures, ranges, objects)"
+    for t in s3deltas s3sigonly; do
+      case $t in s3deltas) name="deltas v1->v2" nv=$novel ;; s3sigonly) name="sig only v0->v2" nv=$novel0 ;; esac
+      printf '  %-16s %7s ms  fetched %11s bytes (%7sx novel)  wire %11s bytes  peak RSS %7s KiB  %s requests%s\n' \
+        "$name" "$(median "${walls[${t}_$l]}")" "$(median "${bytes_of[${t}_$l]}")" \
+        "$(ratio "$(median "${bytes_of[${t}_$l]}")" "$nv")" "$(median "${wire_of[${t}_$l]}")" \
+        "${rss[${t}_$l]}" "${reqs[${t}_$l]}" "${failed[${t}_$l]:+  FAILED}"
+    done
+    echo "  S3 / HTTP wall: deltas $(ratio "$(median "${walls[s3deltas_$l]}")" "$(median "${walls[deltas_$l]}")")," \
+      "signature only $(ratio "$(median "${walls[s3sigonly_$l]}")" "$(median "${walls[sigonly_$l]}")");" \
+      "wire: deltas $(ratio "$(median "${wire_of[s3deltas_$l]}")" "$(median "${wire_of[deltas_$l]}")")," \
+      "signature only $(ratio "$(median "${wire_of[s3sigonly_$l]}")" "$(median "${wire_of[sigonly_$l]}")")"
+    for t in s3deltas s3sigonly; do
+      echo "  ferry $t' paths: $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paths"])' "$work/${t}_$l.json")"
+      echo "  $t requests by kind (s3rver's log, last round): $(tr '\n' ' ' < "$work/${t}_$l.parts")"
+    done
+  fi
+  for t in deltas rsync blocks whole sigonly zsync ${s3:+s3deltas s3sigonly}; do
+    [ -n "${walls[${t}_$l]:-}" ] && echo "  walls $t:${walls[${t}_$l]}"
+  done
+  return 0
 }
 
 for link in $links; do bench_link "$link"; done
