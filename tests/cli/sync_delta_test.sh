@@ -6,7 +6,8 @@
 # versions (the last two without deltas: block reuse from DEST's previous
 # files): after every kill DEST is one whole version, and the final run
 # leaves DEST byte-identical to the last one, checked, with nothing left in
-# the cache's partial/ folder.
+# the cache's partial/ folder; a renamed shard is made from the cached object
+# of its old path.
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/testlib.sh"
@@ -120,4 +121,25 @@ expect_rc 0 "$FERRY" sync --check nodes/ds
 left=$(find cache/partial -type f)
 [ -z "$left" ] || fail "left in partial/: $left"
 echo "kill loop: $rounds kills, $killed_in_patch with a patch or block reuse in progress"
+
+# 3. v7 renames shard-0 and inserts 1,000 bytes after its first 8 MiB part:
+# no delta (a new path), no file there in DEST; the cached object of v6's
+# shard-0 shares that part's XXH3-64 and is the basis (docs/delta.md "Other
+# cached objects as bases"): --json paths.blocks counts its bytes.
+/usr/bin/python3 - <<'PY'
+import os
+d = open("src/shard-0.tfrecord", "rb").read()
+os.remove("src/shard-0.tfrecord")
+at = (8 << 20) + 1000
+open("src/renamed-0.tfrecord", "wb").write(d[:at] + os.urandom(1000) + d[at:])
+PY
+expect_rc 0 "$FERRY" publish src "file://$work/bucket" --json
+cp -r src v7tree
+expect_rc 0 "$FERRY" sync --json bucket nodes/ds --cache cache
+same_tree nodes/ds v7tree || fail "v7 differs"
+[ "$(json 'd["paths"]["blocks"]["objects"]')" = 1 ] || fail "rename: $(cat out.txt)"
+[ "$(json 'd["paths"]["whole"]["objects"]')" = 0 ] || fail "rename came whole: $(cat out.txt)"
+[ "$(json 'd["paths"]["blocks"]["bytes_copied"] > (8 << 20)')" = True ] || fail "rename copied: $(cat out.txt)"
+[ "$(json 'd["paths"]["blocks"]["bytes_fetched"] < (1 << 20)')" = True ] || fail "rename fetched: $(cat out.txt)"
+echo "rename: $(json 'd["paths"]["blocks"]')"
 echo "sync deltas: ok"
