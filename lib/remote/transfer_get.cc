@@ -66,6 +66,9 @@ struct Req : LoopRequest {
 };
 
 constexpr size_t kWriteBatch = 256u << 10;
+// Pieces at least this big are written as they come (libcurl hands over
+// up to its 256 KiB buffer when the socket has that much).
+constexpr size_t kDirectWrite = 64u << 10;
 
 // Journalled parts a resume found bad and fetches again.
 void CountBadResumedParts(const Download& dl, TransferReport* report) {
@@ -238,9 +241,19 @@ class GetEngine : public CurlMultiLoop::Client {
           Status::Unavailable(r->http.url, "body longer than asked");
       return false;
     }
-    if (r->unwritten.empty()) r->unwritten.reserve(kWriteBatch);
-    r->unwritten.append(data);
-    r->received += data.size();
+    if (r->unwritten.empty() && data.size() >= kDirectWrite) {
+      // A big piece goes straight to the file: no copy into the batch.
+      Status s = r->obj->dl->Write(r->range.offset + r->received, data);
+      if (!s.ok()) {
+        r->body_status = s;
+        return false;
+      }
+      r->received += data.size();
+    } else {
+      if (r->unwritten.empty()) r->unwritten.reserve(kWriteBatch);
+      r->unwritten.append(data);
+      r->received += data.size();
+    }
     if (r->unwritten.size() >= kWriteBatch) {
       Status s = WriteKept(r);
       if (!s.ok()) {
