@@ -38,7 +38,26 @@ Download::Download(GetItem item, uint64_t part_size, std::string url, Env* env,
       env_(env),
       durable_(durable),
       part_path_(item_.dest + ".ferry-part"),
-      journal_path_(item_.dest + ".ferry-part.journal") {}
+      journal_path_(item_.dest + ".ferry-part.journal") {
+  for (const ByteRange& r : item_.ranges) {
+    for (uint64_t done = 0; done < r.length;) {
+      const uint64_t n = std::min(part_size_, r.length - done);
+      pieces_.push_back(ByteRange{r.offset + done, n});
+      done += n;
+    }
+  }
+}
+
+ByteRange Download::FirstRange() const {
+  return ranged() ? pieces_[0] : ByteRange{0, part_size_};
+}
+
+uint64_t Download::wanted() const {
+  if (!ranged()) return size_;
+  uint64_t n = 0;
+  for (const ByteRange& r : pieces_) n += r.length;
+  return n;
+}
 
 Download::~Download() {
   if (file_) Abandon();
@@ -54,7 +73,7 @@ Status Download::Open() {
   FERRY_RETURN_IF_ERROR(CheckRegularOrMissing(journal_path_));
   FERRY_ASSIGN_OR_RETURN(file_, PartFile::Open(part_path_, /*wait=*/false));
   bool resumed = false;
-  if (env_->FileExists(journal_path_)) {
+  if (!ranged() && env_->FileExists(journal_path_)) {
     auto bytes = ReadFileToString(env_, journal_path_, 64u << 20);
     auto st = bytes.ok() ? ParseJournal(*bytes)
                          : Result<JournalState>(bytes.status());
@@ -106,6 +125,7 @@ Status Download::SetKnown(uint64_t size, std::string etag,
   known_ = true;
   size_ = size;
   etag_ = std::move(etag);
+  if (ranged()) return SetKnownRanges(part0_in_flight);
   uint64_t n = (size + part_size_ - 1) / part_size_;
   if (checks_parts() && n != item_.part_hashes.size())
     return Status::Corruption(
@@ -139,7 +159,32 @@ Status Download::SetKnown(uint64_t size, std::string etag,
   return Status::OK();
 }
 
+Status Download::SetKnownRanges(bool part0_in_flight) {
+  if (checks_parts() || item_.have_expected)
+    return Status::InvalidArgument(
+        item_.key, "ranges are fetched without part or object hashes");
+  uint64_t end = 0;
+  for (const ByteRange& r : item_.ranges) {
+    if (r.length == 0 || r.offset < end || r.offset > size_ ||
+        r.length > size_ - r.offset)
+      return Status::Corruption(
+          item_.key, "has " + std::to_string(size_) + " bytes: the range at " +
+                         std::to_string(r.offset) + " of " +
+                         std::to_string(r.length) +
+                         " bytes is not inside it (or out of order)");
+    end = r.offset + r.length;
+  }
+  state_.assign(pieces_.size(), kTodo);
+  hashers_.clear();
+  next_todo_ = 0;
+  done_ = 0;
+  if (part0_in_flight) state_[0] = kInFlight;
+  // The file is the object's size; the bytes between the ranges stay holes.
+  return file_->Truncate(size_);
+}
+
 ByteRange Download::PartRange(uint64_t part) const {
+  if (ranged()) return pieces_[part];
   uint64_t off = part * part_size_;
   return ByteRange{off, std::min(part_size_, size_ - off)};
 }

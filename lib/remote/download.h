@@ -49,7 +49,16 @@ class Download {
   // The item's part_hash_size when it brings part hashes, else the
   // engine's part size.
   uint64_t part_size() const { return part_size_; }
+  // With GetItem::ranges, each range cut into pieces of at most the part
+  // size: those are the parts (of unequal sizes).
   ByteRange PartRange(uint64_t part) const;
+  // Only the item's ranges are fetched (GetItem::ranges).
+  bool ranged() const { return !pieces_.empty(); }
+  // What the first request asks for before the object is known: part 0 of
+  // the object (the first piece with ranges).
+  ByteRange FirstRange() const;
+  // The bytes to fetch: the object's size, or the ranges' (once known).
+  uint64_t wanted() const;
   // The next part to fetch (marked in flight), or nullopt.
   std::optional<uint64_t> TakePart();
   void ReturnPart(uint64_t part);  // in flight -> to do (a retry later)
@@ -109,6 +118,8 @@ class Download {
   Result<uint64_t> ReadPartHash(uint64_t part) const;
   // Drops journalled parts that no longer match their hashes.
   Status RecheckResumedParts();
+  // SetKnown for an item with ranges.
+  Status SetKnownRanges(bool part0_in_flight);
   struct PartHasher;
 
   GetItem item_;
@@ -125,6 +136,7 @@ class Download {
   std::string etag_;
   enum : uint8_t { kTodo, kInFlight, kDone };
   std::vector<uint8_t> state_;
+  std::vector<ByteRange> pieces_;  // GetItem::ranges cut at the part size
   uint64_t next_todo_ = 0;
   uint64_t done_ = 0;
   uint64_t resumed_bytes_ = 0;

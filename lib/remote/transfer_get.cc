@@ -166,7 +166,7 @@ class GetEngine : public CurlMultiLoop::Client {
       o->probing = true;
       // One request learns size and ETag and fetches the first part: no
       // HEAD round trip per object.
-      Req* r = NewReq(o, 0, ByteRange{0, dl.part_size()}, "");
+      Req* r = NewReq(o, 0, dl.FirstRange(), "");
       r->probe = true;
       loop_.Start(r);
       return true;
@@ -176,7 +176,7 @@ class GetEngine : public CurlMultiLoop::Client {
     Req* r = NewReq(o, *part, dl.PartRange(*part), dl.etag());
     // An object of one part needs no Range (s3rver, for one, mishandles
     // "bytes=0-0"): a plain GET, its ETag checked.
-    r->whole = dl.parts() == 1;
+    r->whole = dl.parts() == 1 && !dl.ranged();
     loop_.Start(r);
     return true;
   }
@@ -192,7 +192,7 @@ class GetEngine : public CurlMultiLoop::Client {
     report_->bytes_resumed += raw->dl->resumed_bytes();
     CountBadResumedParts(*raw->dl, report_);
     if (raw->dl->known()) {
-      progress_.AddTotal(raw->dl->size(), raw->dl->resumed_bytes());
+      progress_.AddTotal(raw->dl->wanted(), raw->dl->resumed_bytes());
       if (raw->dl->AllDone()) Finish(raw);
     }
   }
@@ -270,6 +270,8 @@ class GetEngine : public CurlMultiLoop::Client {
   // Judges the answer's headers before any byte is kept. A probe's answer
   // makes the object known; the probe then is the request for part 0.
   bool Accept(Req* r, const HttpResponse& response) {
+    if (r->obj->dl->ranged() && response.status == 200)
+      return RefuseWhole(r, response);
     auto a =
         CheckGetAnswer(r->http.url, asked(r), r->if_match, r->probe, response);
     if (!a.ok()) {
@@ -315,7 +317,7 @@ class GetEngine : public CurlMultiLoop::Client {
         r->body_status = s;
         return false;
       }
-      progress_.AddTotal(*a->total, 0);
+      progress_.AddTotal(o->dl->wanted(), 0);
       o->probing = false;
       r->probe = false;
       r->part = 0;
@@ -331,6 +333,27 @@ class GetEngine : public CurlMultiLoop::Client {
     if (response.status == 206) r->obj->ranged = true;
     r->answer = *a;
     return true;
+  }
+
+  // A 200 to a GET of an item that wants only some ranges: never data. The
+  // object changed (another ETag to If-Range), else, before any 206 came
+  // for it, the server ignores Range (NotSupported: asking again gets the
+  // same; sync's block reuse then takes the whole object), else a glitch,
+  // retried.
+  bool RefuseWhole(Req* r, const HttpResponse& response) {
+    auto a =
+        CheckGetAnswer(r->http.url, r->range, r->if_match, false, response);
+    if (!a.ok() && a.status().IsFailedPrecondition()) {
+      r->body_status = a.status();
+    } else if (!r->obj->ranged) {
+      r->body_status = Status::NotSupported(
+          r->http.url,
+          "the server ignores Range (answered 200 with the whole object)");
+    } else {
+      r->body_status = Status::Unavailable(
+          r->http.url, "answered 200 (the whole object) to a Range");
+    }
+    return false;
   }
 
   // A 200 to a ranged GET of a known object that carries its ETag (none
@@ -501,7 +524,8 @@ class GetEngine : public CurlMultiLoop::Client {
     const Download& dl = *o->dl;
     report_->bytes_resumed -= dl.resumed_bytes();
     report_->bytes_discarded += o->fetched;
-    progress_.Undo(dl.known() ? dl.size() : 0, dl.resumed_bytes() + o->fetched);
+    progress_.Undo(dl.known() ? dl.wanted() : 0,
+                   dl.resumed_bytes() + o->fetched);
     o->fetched = 0;
     Status s = o->dl->Restart();
     if (!s.ok()) Fail(o, s);

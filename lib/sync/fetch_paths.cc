@@ -1,6 +1,7 @@
 // Path 2 of a sync: objects patched from deltas (docs/delta.md "Sync side").
 #include "sync/fetch_paths.h"
 
+#include <xxhash.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -14,9 +15,11 @@
 
 #include "ferry/delta.h"
 #include "ferry/hash.h"
+#include "ferry/transfer.h"
 #include "formats/delta/rdiff_format.h"
 #include "formats/manifest/manifest.h"
 #include "sync/deltas.h"
+#include "sync/fetching.h"
 #include "sync/fs_util.h"
 #include "sync/layout.h"
 
@@ -242,6 +245,8 @@ struct BlockCounts {
   uint64_t resumed = 0;  // a killed run's checked parts kept
   uint64_t refetched_parts = 0;
   uint64_t part_matched = 0;  // of copied: blocks confirmed by part hashes
+  uint64_t requests =
+      0;  // the signature's and Backend::Read's (not the engine's)
 };
 
 // A file seen only up to `limit` bytes: as if it ended there.
@@ -301,12 +306,20 @@ Status CopyRange(const RandomAccessFile& basis, uint64_t offset,
   return Status::OK();
 }
 
+// Where a plan's ranges come from: the file the transfer engine filled
+// (each range at its offset in the object) from `from` on; before that (a
+// resume that kept fewer parts than were planned), Backend::Read.
+struct RangeSource {
+  const RandomAccessFile* file = nullptr;  // null: all by Backend::Read
+  uint64_t from = std::numeric_limits<uint64_t>::max();
+};
+
 // Writes the plan's bytes from `from` on (where w is) to w: blocks copied
-// from the bases, ranges fetched (Backend::Read, one ranged GET each).
+// from the bases, ranges from src.
 Status Assemble(const delta::BlockPlan& plan, uint64_t from,
                 const std::vector<std::unique_ptr<RandomAccessFile>>& bases,
-                Backend* backend, const CacheKey& k, std::vector<char>* buf,
-                PartWriter* w, BlockCounts* counts) {
+                const RangeSource& src, Backend* backend, const CacheKey& k,
+                std::vector<char>* buf, PartWriter* w, BlockCounts* counts) {
   size_t c = 0, f = 0;
   while (c < plan.copies.size() || f < plan.fetches.size()) {
     const bool copy = f == plan.fetches.size() ||
@@ -331,16 +344,27 @@ Status Assemble(const delta::BlockPlan& plan, uint64_t from,
       FERRY_RETURN_IF_ERROR(CopyRange(*bases[cp.basis], cp.basis_offset + skip,
                                       cp.length - skip, buf, w));
       counts->copied += cp.length - skip;
-    } else {
-      const delta::BlockPlan::Range& r = plan.fetches[f++];
+      continue;
+    }
+    const delta::BlockPlan::Range& r = plan.fetches[f++];
+    uint64_t p = r.offset + skip;
+    const uint64_t end = r.offset + r.length;
+    if (p < src.from) {  // not fetched by the engine
+      const uint64_t stop = std::min(end, src.from);
       CountingSink got(w);
+      ++counts->requests;
       Status s =
-          backend->Read(ObjectKey(k.hash),
-                        ByteRange{r.offset + skip, r.length - skip}, {}, &got);
+          backend->Read(ObjectKey(k.hash), ByteRange{p, stop - p}, {}, &got);
       counts->fetched += got.n;
       FERRY_RETURN_IF_ERROR(s);
-      if (got.n != r.length - skip)
+      if (got.n != stop - p)
         return Status::Corruption("object", "a range came short");
+      p = stop;
+    }
+    if (p < end) {
+      if (src.file == nullptr)
+        return Status::Corruption("block plan", "a range was not fetched");
+      FERRY_RETURN_IF_ERROR(CopyRange(*src.file, p, end - p, buf, w));
     }
   }
   return Status::OK();
@@ -355,6 +379,40 @@ Status KeepAside(Env* env, const std::string& part, const std::string& prev) {
   auto b = env->Stat(prev);
   if (b.ok() && (!a.ok() || b->size > a->size)) return env->RemoveFile(part);
   return env->RenameFile(part, prev);
+}
+
+// The bytes of prev's whole parts, from the first, that match their
+// XXH3-64 (hashes: the manifest's, each part_size bytes of an object of
+// size bytes): what Resume will keep.
+uint64_t ResumablePrefix(Env* env, const std::string& prev, uint64_t size,
+                         const std::vector<uint64_t>& hashes,
+                         uint64_t part_size, std::vector<char>* buf) {
+  if (hashes.empty() || !RegularFileOrRemove(env, prev)) return 0;
+  auto file = env->NewRandomAccessFile(prev);
+  if (!file.ok()) return 0;
+  auto have = (*file)->Size();
+  if (!have.ok()) return 0;
+  uint64_t kept = 0;
+  XXH3_state_t* state = XXH3_createState();
+  for (uint64_t p = 0; p < hashes.size(); ++p) {
+    const uint64_t length = std::min(part_size, size - kept);
+    if (kept + length > *have) break;
+    XXH3_64bits_reset(state);
+    bool read = true;
+    for (uint64_t done = 0; read && done < length;) {
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(length - done, buf->size()));
+      std::string_view got;
+      read = (*file)->Read(kept + done, n, &got, buf->data()).ok() &&
+             got.size() == n;
+      if (read) XXH3_64bits_update(state, got.data(), got.size());
+      done += n;
+    }
+    if (!read || XXH3_64bits_digest(state) != hashes[p]) break;
+    kept += length;
+  }
+  XXH3_freeState(state);
+  return kept;
 }
 
 // Copies prev's whole parts into w, from the first, while they match their
@@ -375,15 +433,25 @@ void Resume(Env* env, const std::string& prev, std::vector<char>* buf,
   w->bad_part.reset();
 }
 
-// One object by block reuse into BlocksPath, going on from what a killed
-// run left there: each part checked as it completes (one that fails is
-// fetched whole once more), the whole checked, renamed to its partial
-// path. Cancelled: no basis holds any of its blocks.
-Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
-                const BlockJob& job, bool fsync, BlockCounts* counts) {
+// One object's block reuse between its steps.
+struct BlockWork {
+  delta::BlockPlan plan;
+  bool checked = false;  // parts checked against the manifest's XXH3-64
+  uint64_t from = 0;     // a killed run's checked parts end here
+  std::vector<ByteRange> ranges;  // the plan's ranges from `from` on
+  bool fetched = false;           // the engine brought them into RangesPath
+};
+
+// Step 1 of one object's block reuse: its signature, the scan of the bases,
+// the plan, and (a killed run's BlocksPath set aside as .prev) where its
+// checked parts end. Cancelled: no basis holds any of its blocks.
+Status PlanOne(Env* env, const Cache& cache, Backend* backend,
+               const BlockJob& job, uint64_t gap, BlockWork* work,
+               BlockCounts* counts) {
   const CacheKey& k = job.target;
   WindowEnv window(env, job.window);
   uint64_t sig_bytes = 0;
+  ++counts->requests;
   auto sig = FetchSignature(backend, k.hash, k.size, job.sig_block_len,
                             job.sig_strong_len, &sig_bytes);
   counts->fetched = sig_bytes;
@@ -406,33 +474,69 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   counts->part_matched = stats.part_bytes;
   if (map.found_bytes() == 0)
     return Status::Cancelled("no block of it in the local files");
-  const delta::BlockPlan plan = delta::PlanRanges(map, kRangeGap);
+  work->plan = delta::PlanRanges(map, gap);
+  // Parts are held in memory until checked: none above 64 MiB.
+  work->checked = has_parts && job.part_size <= (uint64_t{64} << 20);
+  const std::string part = BlocksPath(cache, k);
+  const std::string prev = part + ".prev";
+  FERRY_RETURN_IF_ERROR(KeepAside(env, part, prev));
+  (void)env->RemoveFile(RangesPath(cache, k));  // a killed run's
+  std::vector<char> buf(1 << 20);
+  if (work->checked)
+    work->from = ResumablePrefix(env, prev, k.size, job.part_hashes,
+                                 job.part_size, &buf);
+  for (const delta::BlockPlan::Range& r : work->plan.fetches) {
+    const uint64_t end = r.offset + r.length;
+    if (end <= work->from) continue;
+    const uint64_t at = std::max(r.offset, work->from);
+    work->ranges.push_back(ByteRange{at, end - at});
+  }
+  return Status::OK();
+}
+
+// Step 3 of one object's block reuse (step 2: its ranges fetched into
+// RangesPath): into BlocksPath, going on from what a killed run left there,
+// copies from the bases and ranges from the fetched file, each part checked
+// as it completes (one that fails is fetched whole once more), the whole
+// checked, renamed to its partial path.
+Status AssembleOne(Env* env, const Cache& cache, Backend* backend,
+                   const BlockJob& job, const BlockWork& work, bool fsync,
+                   BlockCounts* counts) {
+  const CacheKey& k = job.target;
+  WindowEnv window(env, job.window);
   std::vector<std::unique_ptr<RandomAccessFile>> bases;
   for (const std::string& b : job.bases) {
     FERRY_ASSIGN_OR_RETURN(auto f, window.NewRandomAccessFile(b));
     bases.push_back(std::move(f));
   }
-  // Parts are held in memory until checked: none above 64 MiB.
+  RangeSource src;
+  std::unique_ptr<RandomAccessFile> ranges;
+  if (work.fetched) {
+    FERRY_ASSIGN_OR_RETURN(ranges,
+                           env->NewRandomAccessFile(RangesPath(cache, k)));
+    src.file = ranges.get();
+    src.from = work.from;
+  }
   static const std::vector<uint64_t> kNone;
-  const bool checked = has_parts && job.part_size <= (uint64_t{64} << 20);
   const std::string part = BlocksPath(cache, k);
   const std::string prev = part + ".prev";
-  FERRY_RETURN_IF_ERROR(KeepAside(env, part, prev));
   FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(part));
   Hasher128 hasher;
-  PartWriter w(out.get(), &hasher, k.size, checked ? job.part_hashes : kNone,
-               job.part_size);
+  PartWriter w(out.get(), &hasher, k.size,
+               work.checked ? job.part_hashes : kNone, job.part_size);
   std::vector<char> buf(1 << 20);
-  if (checked) Resume(env, prev, &buf, &w, &counts->resumed);
+  if (work.checked) Resume(env, prev, &buf, &w, &counts->resumed);
   (void)env->RemoveFile(prev);  // (a kill from here on leaves part longer)
   for (std::set<uint64_t> again;;) {
-    Status s = Assemble(plan, w.pos(), bases, backend, k, &buf, &w, counts);
+    Status s =
+        Assemble(work.plan, w.pos(), bases, src, backend, k, &buf, &w, counts);
     if (s.ok()) break;
     if (!w.bad_part || again.count(*w.bad_part)) return s;
     const uint64_t p = *w.bad_part;
     again.insert(p);
     w.bad_part.reset();
     ++counts->refetched_parts;
+    ++counts->requests;
     CountingSink got(&w);
     s = backend->Read(ObjectKey(k.hash), w.Part(p), {}, &got);
     counts->fetched += got.n;
@@ -451,7 +555,6 @@ Status ReuseOne(Env* env, const Cache& cache, Backend* backend,
   FERRY_RETURN_IF_ERROR(out->Close());
   return env->RenameFile(part, cache.PartialPath(k));
 }
-
 }  // namespace
 
 uint64_t BasisWindow(uint64_t size) {
@@ -503,13 +606,22 @@ std::string BlocksPath(const Cache& cache, const CacheKey& key) {
   return cache.PartialPath(key) + ".blocks";
 }
 
+std::string RangesPath(const Cache& cache, const CacheKey& key) {
+  return BlocksPath(cache, key) + ".ranges";
+}
+
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(PatchPath(cache, key));
+  // Ranges are not resumed (the .blocks file is).
+  (void)env->RemoveFile(RangesPath(cache, key));
+  (void)env->RemoveFile(RangesPath(cache, key) + ".ferry-part");
 }
 
 void RemoveBlocksLeft(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(BlocksPath(cache, key));
   (void)env->RemoveFile(BlocksPath(cache, key) + ".prev");
+  (void)env->RemoveFile(RangesPath(cache, key));
+  (void)env->RemoveFile(RangesPath(cache, key) + ".ferry-part");
 }
 
 Result<std::vector<CacheKey>> ReuseBlocks(
@@ -554,9 +666,53 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   if (jobs.empty()) return whole;
   std::vector<Status> results(jobs.size());
   std::vector<BlockCounts> counts(jobs.size());
+  std::vector<BlockWork> works(jobs.size());
+  // 1: signatures, scans and plans, several objects at once.
   RunJobs(jobs.size(), options.threads, [&](size_t i) {
-    results[i] =
-        ReuseOne(env, *cache, backend, jobs[i], options.fsync, &counts[i]);
+    results[i] = PlanOne(env, *cache, backend, jobs[i], options.range_gap,
+                         &works[i], &counts[i]);
+  });
+  // 2: every object's ranges through the transfer engine in one run: many
+  // ranges (of one object and of several) in flight at once, --connections
+  // and --bwlimit shared, each answer checked and retried as a part is.
+  std::vector<GetItem> items;
+  std::unordered_map<std::string, size_t> by_key;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!results[i].ok() || works[i].ranges.empty()) continue;
+    GetItem item;
+    item.key = ObjectKey(jobs[i].target.hash);
+    item.dest = RangesPath(*cache, jobs[i].target);
+    item.have_expected_size = true;
+    item.expected_size = jobs[i].target.size;
+    item.ranges = works[i].ranges;
+    by_key[item.key] = i;
+    works[i].fetched = true;
+    items.push_back(std::move(item));
+  }
+  if (!items.empty()) {
+    TransferOptions topt =
+        options.transfer ? *options.transfer : TransferOptions();
+    topt.dry_run = false;
+    topt.fsync = false;  // a scratch file, read back at once
+    topt.progress = nullptr;
+    auto r = GetObjects(backend, std::move(items), topt, env);
+    if (!r.ok()) {
+      for (const auto& [key, i] : by_key) results[i] = r.status();
+    } else {
+      CountTransfer(*r, report);
+      report->block_bytes_fetched += r->bytes;
+      for (const auto& [key, s] : r->failures) {
+        auto it = by_key.find(key);
+        if (it != by_key.end()) results[it->second] = s;
+      }
+    }
+  }
+  // 3: each object assembled, checked and renamed.
+  RunJobs(jobs.size(), options.threads, [&](size_t i) {
+    if (results[i].ok())
+      results[i] = AssembleOne(env, *cache, backend, jobs[i], works[i],
+                               options.fsync, &counts[i]);
+    (void)env->RemoveFile(RangesPath(*cache, jobs[i].target));
     if (!results[i].ok()) RemoveBlocksLeft(env, *cache, jobs[i].target);
   });
   std::vector<std::pair<CacheKey, std::string>> done;
@@ -568,7 +724,7 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     report->bytes_resumed += counts[i].resumed;
     if (counts[i].refetched_parts > 0)
       report->retries["part-hash"] += counts[i].refetched_parts;
-    if (fetched > 0) ++report->requests;  // at least the signature
+    report->requests += counts[i].requests;
     if (!results[i].ok()) {
       if (results[i].code() != Status::Code::kCancelled) {
         ++report->block_fallbacks;

@@ -2,13 +2,14 @@
 // side"), after the cache and DEST's files: a delta from an object the cache
 // holds (path 2), else the whole object (the transfer engine, sync.cc).
 //
-// Path 2: GET .ferry/deltas/<old>-<new> (the whole object; past the listed size an error)
-// ─► zstd (window capped, exactly the listed size) ─► delta::Patcher(basis = the cached old object, output capped
-// at the object's size) ─► partial/<rk>/<hex>.patch, hashed as it is written
-// ─► size and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. Any
-// error sends the object to the whole-object path; nothing that failed a
-// check is installed. A killed patch leaves only the .patch file, which the
-// next run that locks the object removes.
+// Path 2: GET .ferry/deltas/<old>-<new> (the whole object; past the listed size
+// an error) ─► zstd (window capped, exactly the listed size) ─►
+// delta::Patcher(basis = the cached old object, output capped at the object's
+// size) ─► partial/<rk>/<hex>.patch, hashed as it is written ─► size and
+// XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. Any error sends
+// the object to the whole-object path; nothing that failed a check is
+// installed. A killed patch leaves only the .patch file, which the next run
+// that locks the object removes.
 //
 // Thread-safety: functions of their arguments; the cache is used by the
 // calling thread only (patches run on worker threads).
@@ -27,6 +28,7 @@
 #include "ferry/remote.h"
 #include "ferry/result.h"
 #include "ferry/sync.h"
+#include "ferry/transfer.h"
 #include "sync/cache.h"
 #include "sync/cached_bases.h"
 #include "sync/plan.h"
@@ -46,6 +48,10 @@ struct DeltaPlan {
 std::string PatchPath(const Cache& cache, const CacheKey& key);
 // Where block reuse assembles an object before it is checked.
 std::string BlocksPath(const Cache& cache, const CacheKey& key);
+// Where the transfer engine puts the ranges block reuse fetches (each at its
+// offset in the object; holes between), read back as the object is
+// assembled and removed after.
+std::string RangesPath(const Cache& cache, const CacheKey& key);
 // Removes what a killed patch of key left (its lock held). A killed block
 // reuse's BlocksPath is kept: the next one goes on from its checked parts.
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key);
@@ -74,6 +80,10 @@ Result<std::optional<DeltaPlan>> ChooseDelta(
 struct PatchOptions {
   bool fsync = true;  // the patched file is synced before its rename
   int threads = 4;    // patches at once
+  // Block reuse's ranges go through the transfer engine with these options
+  // (--connections, --bwlimit, retries; null: the defaults).
+  const TransferOptions* transfer = nullptr;
+  uint64_t range_gap = kRangeGap;  // PlanRanges' gap
 };
 
 // Path 2 for each of keys (their locks held) that the manifest lists a
@@ -89,13 +99,14 @@ Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,
     const std::vector<DeltaSource>& deltas, const PatchOptions& options,
-    const std::function<std::string(const CacheKey&)>& name,
-    SyncReport* report, std::vector<std::pair<CacheKey, size_t>>* fallbacks);
+    const std::function<std::string(const CacheKey&)>& name, SyncReport* report,
+    std::vector<std::pair<CacheKey, size_t>>* fallbacks);
 
 // Ends each fallback's warning with the path its object took next: block
 // reuse, or (in whole: the keys left for it) the whole object.
-void NameFallbackPaths(const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
-                       const std::vector<CacheKey>& whole, SyncReport* report);
+void NameFallbackPaths(
+    const std::vector<std::pair<CacheKey, size_t>>& fallbacks,
+    const std::vector<CacheKey>& whole, SyncReport* report);
 
 // The bases path 3 would use for key (e: its first file), with their
 // sizes: the file at e.path below each of roots and the cached sources of
@@ -122,17 +133,20 @@ std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
 // view or folder, --basis DIR, the cached sources of its listed deltas,
 // else other cached objects others chooses); of
 // each basis only the first BasisWindow(size) bytes (a note says when a
-// basis is cut). GET .ferry/sigs/<hash> ─► delta::MatchBlocks over the
-// bases ─► PlanRanges(kRangeGap) ─► in new offset order, blocks copied from
-// the bases and ranges fetched (Backend::Read) into
+// basis is cut). Per object (options.threads at once): GET
+// .ferry/sigs/<hash> ─► delta::MatchBlocks over the bases ─►
+// PlanRanges(options.range_gap). Then every object's ranges in one run of
+// the transfer engine (options.transfer: --connections, --bwlimit, retries;
+// GetItem::ranges) into RangesPath. Then per object: in new offset order,
+// blocks copied from the bases and ranges from RangesPath into
 // partial/<rk>/<hex>.blocks, each part (part_hashes(k): the manifest's
 // XXH3-64 of each part_size bytes) checked as it completes and fetched
-// whole once more if it fails (retries["part-hash"]) ─► size and XXH3-128
-// checked ─► renamed to partial/<rk>/<hex> ─► cache. A .blocks file a
-// killed run left is resumed: its whole parts that still match are kept
-// (bytes_resumed). An object no basis holds a block of goes whole quietly;
-// any error sends it whole with a warning. Returns the keys left for the
-// whole-object path.
+// whole once more if it fails (retries["part-hash"], Backend::Read) ─►
+// size and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. A
+// .blocks file a killed run left is resumed: its whole parts that still
+// match are kept (bytes_resumed) and only the ranges after them fetched. An
+// object no basis holds a block of goes whole quietly; any error sends it
+// whole with a warning. Returns the keys left for the whole-object path.
 Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
     const std::unordered_map<std::string, const Entry*>& first_entry,

@@ -168,6 +168,7 @@ struct Fetcher {
     sync::PatchOptions po;
     po.fsync = transfer->fsync;
     po.threads = std::min(4, std::max(1, transfer->connections));
+    po.transfer = transfer;
     std::vector<std::pair<CacheKey, size_t>> delta_fallbacks;
     FERRY_ASSIGN_OR_RETURN(
         std::vector<CacheKey> whole,

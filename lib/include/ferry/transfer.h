@@ -50,6 +50,17 @@ struct GetItem {
   // its journalled parts again and fetches only the bad ones.
   std::vector<uint64_t> part_hashes;
   uint64_t part_hash_size = 0;
+  // When not empty, only these byte ranges of the object are fetched (sync's
+  // block reuse): each into the same offsets of dest, which gets the
+  // object's size (sparse between the ranges). A range goes as ranged GETs
+  // of at most the part size, several at once, each checked as a part is
+  // (206, exactly the Content-Range asked, the ETag of the object's first
+  // answer by If-Match / If-Range; short or long bodies retried); a 200
+  // before any 206 means the server ignores Range: NotSupported at once.
+  // No journal (nothing is resumed), no part hashes and no expected hash
+  // (dest is not the object). Ranges: sorted, not overlapping, not empty,
+  // inside the object (else the item fails with Corruption).
+  std::vector<ByteRange> ranges;
 };
 
 struct PutItem {

@@ -88,6 +88,45 @@ TEST(FileTransferTest, FileTransfersAskTheBucket) {
   }
 }
 
+// GetItem::ranges: only those bytes are fetched, each at its offset in
+// the object (cut into parts of at most the part size); the rest of the
+// file is holes (zeros), its size the object's. A range past the object's
+// end fails the item with Corruption and leaves no file.
+TEST(FileTransferTest, RangesOfAnObjectLandAtTheirOffsets) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  const std::string object = test::RandomBytes(100000, 3);
+  test::WriteFile(env, dir.Join("bucket/k"), object);
+  auto backend = OpenBackend("file://" + dir.Join("bucket"), {}, env);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  TransferOptions opt;
+  opt.part_size = 4096;
+  GetItem item;
+  item.key = "k";
+  item.dest = dir.Join("got.bin");
+  item.ranges = {ByteRange{10, 20}, ByteRange{5000, 10000},
+                 ByteRange{99990, 10}};
+  auto r = GetObjects(backend->get(), {item}, opt, env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->failures.empty());
+  EXPECT_EQ(r->bytes, 10030u);
+  EXPECT_EQ(r->requests, 1u + 1 + 3 + 1);  // a stat; 10000 B in 3 parts
+  std::string want(object.size(), '\0');
+  for (const ByteRange& b : item.ranges)
+    want.replace(b.offset, b.length, object.substr(b.offset, b.length));
+  EXPECT_TRUE(test::ReadFile(env, dir.Join("got.bin")) == want);
+
+  item.dest = dir.Join("past.bin");
+  item.ranges = {ByteRange{99990, 11}};
+  r = GetObjects(backend->get(), {item}, opt, env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_TRUE(r->failures[0].second.IsCorruption())
+      << r->failures[0].second.ToString();
+  EXPECT_FALSE(env->FileExists(dir.Join("past.bin")));
+  EXPECT_FALSE(env->FileExists(dir.Join("past.bin.ferry-part")));
+}
+
 // A file whose size, as its open handle says, is 100 bytes more than it
 // holds: it shrank after the put looked at it.
 class ShrinkingEnv : public EnvWrapper {

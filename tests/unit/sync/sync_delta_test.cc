@@ -408,6 +408,54 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   EXPECT_EQ(Partial(), std::vector<std::string>{});
 }
 
+// A clock 100 s further on at each reading: a --bwlimit bucket is always
+// full, so nothing sleeps, and the readings count how often it was asked.
+class CountingClockEnv : public EnvWrapper {
+ public:
+  CountingClockEnv() : EnvWrapper(Env::Default()) {}
+  uint64_t NowMicros() override { return (++reads_) * 100000000; }
+  uint64_t reads() const { return reads_; }
+
+ private:
+  uint64_t reads_ = 0;
+};
+
+TEST_F(SyncDeltaTest, BlockReuseRangesAreMeteredByTheBandwidthLimit) {
+  // The same v1 -> v2 sync by block reuse (fresh caches and DESTs, --basis
+  // holding v1) without a limit and at 1 kB/s. At that rate the run's bucket
+  // hands out at most 1 kB (a second's worth) at a time, so the ranges ask
+  // it at least once per kB: the limited run reads the clock that many more
+  // times. (Before the ranges went through the transfer engine, they passed
+  // no bucket: only small.txt's 2 bytes did.)
+  SyncV1PublishV2();
+  test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
+  const uint64_t sig = 12 + 12 * ((V2().size() + 1407) / 1408);
+  auto run = [&](uint64_t bwlimit, const std::string& name,
+                 uint64_t* range_bytes) {
+    CountingClockEnv env;
+    SyncOptions o;
+    o.remote = dir_.Join("bucket");
+    o.dest = dir_.Join("nodes/" + name);
+    o.cache_dir = dir_.Join("cache-" + name);
+    o.basis_dir = dir_.Join("old");
+    o.transfer.bwlimit = bwlimit;
+    auto r = ferry::Sync(o, &env);
+    EXPECT_OK(r.status());
+    if (!r.ok()) return uint64_t{0};
+    EXPECT_EQ(r->objects_reused, 1u);
+    EXPECT_TRUE(r->warnings.empty());
+    EXPECT_EQ(Tree(o.dest), Tree(dir_.Join("src")));
+    *range_bytes = r->block_bytes_fetched - sig;
+    return env.reads();
+  };
+  uint64_t free_bytes = 0, limited_bytes = 0;
+  const uint64_t free_reads = run(0, "free", &free_bytes);
+  const uint64_t limited_reads = run(1000, "limited", &limited_bytes);
+  EXPECT_EQ(free_bytes, limited_bytes);
+  EXPECT_GT(limited_bytes, 5000u);  // the blocks around 3.5 KB of novel bytes
+  EXPECT_GE(limited_reads, free_reads + limited_bytes / 1000);
+}
+
 TEST_F(SyncDeltaTest, ThePreviousVersionInDestIsABasis) {
   SyncV1PublishV2();
   DropCachedV1();
