@@ -28,7 +28,7 @@ void Opener::Loop() {
   for (size_t i = 0; i < items_.size(); ++i) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      room_cv_.wait(lock, [this] { return stop_ || ready_.size() < kAhead; });
+      room_cv_.wait(lock, [this] { return stop_ || ready_.size() < ahead_; });
       if (stop_) return;
     }
     std::string url = base_url_ + "/" + items_[i].key;

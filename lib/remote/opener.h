@@ -10,6 +10,7 @@
 #ifndef FERRY_LIB_REMOTE_OPENER_H_
 #define FERRY_LIB_REMOTE_OPENER_H_
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -30,13 +31,15 @@ namespace ferry::remote {
 class Opener {
  public:
   // Each item's download fetches base_url + "/" + key.
+  // At most `ahead` (≤ kAhead) downloads are opened and not yet taken.
   Opener(std::vector<GetItem> items, uint64_t part_size, std::string base_url,
-         Env* env, bool durable = true)
+         Env* env, bool durable = true, size_t ahead = kAhead)
       : items_(std::move(items)),
         part_size_(part_size),
         base_url_(std::move(base_url)),
         env_(env),
-        durable_(durable) {}
+        durable_(durable),
+        ahead_(std::max<size_t>(1, std::min(ahead, kAhead))) {}
   ~Opener();
   Opener(const Opener&) = delete;
   Opener& operator=(const Opener&) = delete;
@@ -59,6 +62,7 @@ class Opener {
   const std::string base_url_;
   Env* env_;
   const bool durable_;
+  const size_t ahead_;
   size_t taken_ = 0;  // the loop's count of Next calls
   std::mutex mu_;
   std::condition_variable ready_cv_, room_cv_;

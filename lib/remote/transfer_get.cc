@@ -91,13 +91,13 @@ class GetEngine : public CurlMultiLoop::Client {
   GetEngine(HttpBackend* backend, std::vector<GetItem> items,
             const TransferOptions& options, Env* env, TransferReport* report)
       : backend_(backend),
+        fds_(PlanDescriptors(options.connections)),
         opener_(std::move(items), options.part_size, backend->Describe(), env,
-                options.fsync),
-        opt_(options),
+                options.fsync, fds_.ahead),
+        opt_(WithinDescriptors(options)),
         env_(env),
         report_(report),
-        loop_(backend->settings(), options, {.buffer_size = 256L << 10},
-              report),
+        loop_(backend->settings(), opt_, {.buffer_size = 256L << 10}, report),
         progress_(loop_.progress()) {
     progress_.SetFilesTotal(opener_.size());
   }
@@ -580,14 +580,15 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   HttpBackend* backend_;
+  const DescriptorPlan fds_;  // before opener_, opt_ and publisher_
   Opener opener_;
-  const TransferOptions& opt_;
+  const TransferOptions opt_;  // the caller's, connections within fds_
   Env* env_;
   TransferReport* report_;
   CurlMultiLoop loop_;
   ProgressTicker& progress_;
   std::list<std::unique_ptr<Obj>> open_;
-  Publisher publisher_{env_, opt_.fsync};  // after env_ and opt_
+  Publisher publisher_{env_, opt_.fsync, fds_.publish};  // after env_, opt_
   // After loop_ (its wake-ups) and open_ (its downloads): goes first.
   PartSyncer syncer_{[this] { loop_.Wakeup(); }};
 };

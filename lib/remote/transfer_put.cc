@@ -57,10 +57,10 @@ class PutEngine : public CurlMultiLoop::Client {
             const TransferOptions& options, Env* env, TransferReport* report)
       : backend_(backend),
         items_(std::move(items)),
-        opt_(options),
+        opt_(WithinDescriptors(options)),
         env_(env),
         report_(report),
-        loop_(backend->settings(), options, {.upload_buffer_size = 256L << 10},
+        loop_(backend->settings(), opt_, {.upload_buffer_size = 256L << 10},
               report),
         progress_(loop_.progress()) {
     progress_.SetFilesTotal(items_.size());
@@ -220,7 +220,7 @@ class PutEngine : public CurlMultiLoop::Client {
 
   HttpBackend* backend_;
   std::vector<PutItem> items_;
-  const TransferOptions& opt_;
+  const TransferOptions opt_;  // the caller's, connections within the limit
   Env* env_;
   TransferReport* report_;
   CurlMultiLoop loop_;

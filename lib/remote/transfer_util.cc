@@ -1,6 +1,12 @@
 #include "remote/transfer_util.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <chrono>
+
+#include "remote/opener.h"
+#include "remote/publisher.h"
 
 namespace ferry::remote {
 
@@ -8,6 +14,28 @@ uint64_t NowMicros() {
   return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count());
+}
+
+DescriptorPlan PlanDescriptors(uint64_t nofile_limit, int connections) {
+  const uint64_t b = nofile_limit > 64 ? nofile_limit - 32 : nofile_limit / 2;
+  DescriptorPlan plan;
+  plan.connections = int(std::clamp<uint64_t>(
+      uint64_t(std::max(1, connections)), 1, std::max<uint64_t>(1, b / 10)));
+  plan.ahead = size_t(std::clamp<uint64_t>(b / 8, 1, Opener::kAhead));
+  plan.publish = size_t(std::clamp<uint64_t>(b / 4, 1, Publisher::kMaxOpen));
+  return plan;
+}
+
+DescriptorPlan PlanDescriptors(int connections) {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+    return PlanDescriptors(uint64_t{1} << 20, connections);
+  return PlanDescriptors(uint64_t(lim.rlim_cur), connections);
+}
+
+TransferOptions WithinDescriptors(TransferOptions options) {
+  options.connections = PlanDescriptors(options.connections).connections;
+  return options;
 }
 
 void ProgressTicker::Tick(bool last) {

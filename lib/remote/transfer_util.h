@@ -15,6 +15,23 @@ namespace ferry::remote {
 
 uint64_t NowMicros();  // steady clock
 
+// How the HTTP engine shares the process's descriptors (soft RLIMIT_NOFILE;
+// a Slurm job or container may set it low): 32 are left to the rest of the
+// process; of the remainder B, connections take at most B/10 (each holds a
+// socket, one kept for reuse, and up to two in-progress objects' part file
+// and journal), downloads opened ahead at most B/8 (a part file each, at
+// most Opener::kAhead) and files waiting for one syncfs at most B/4 (at most
+// Publisher::kMaxOpen). Each at least 1, so a run always makes progress.
+struct DescriptorPlan {
+  int connections;
+  size_t ahead;
+  size_t publish;
+};
+DescriptorPlan PlanDescriptors(uint64_t nofile_limit, int connections);
+DescriptorPlan PlanDescriptors(int connections);  // this process's limit now
+// options with its connections as many as the process's limit allows.
+TransferOptions WithinDescriptors(TransferOptions options);
+
 // Calls TransferOptions::progress at most five times a second, and at the end.
 class ProgressTicker {
  public:

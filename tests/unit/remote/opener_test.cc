@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "remote/publisher.h"
+#include "remote/transfer_util.h"
 #include "testutil/test_util.h"
 
 namespace ferry::remote {
@@ -66,6 +68,32 @@ TEST(OpenerTest, UntakenDownloadsLeaveNoPartFiles) {
   auto left = ListFilesRecursive(env, dir.Join("out"));
   ASSERT_TRUE(left.ok());
   EXPECT_TRUE(left->empty()) << left->front();
+}
+
+// The engine's share of descriptors follows the process's limit: at the
+// usual 1024 the defaults; at a low limit fewer connections, fewer opened
+// ahead, smaller syncfs batches, their sum within the limit; never zero.
+TEST(DescriptorPlanTest, FollowsTheLimitAndNeverReachesIt) {
+  DescriptorPlan usual = PlanDescriptors(1024, 16);
+  EXPECT_EQ(usual.connections, 16);
+  EXPECT_EQ(usual.ahead, Opener::kAhead);
+  EXPECT_EQ(usual.publish, size_t{248});
+  EXPECT_EQ(PlanDescriptors(uint64_t{1} << 20, 16).publish,
+            Publisher::kMaxOpen);
+  for (uint64_t limit : {8, 20, 32, 64, 128, 256}) {
+    DescriptorPlan p = PlanDescriptors(limit, 16);
+    SCOPED_TRACE(limit);
+    EXPECT_GE(p.connections, 1);
+    EXPECT_GE(p.ahead, size_t{1});
+    EXPECT_GE(p.publish, size_t{1});
+    // sockets (2 a connection), in-progress objects (2 + 2 a connection,
+    // each a part file and a journal), opened ahead, waiting for syncfs
+    uint64_t held = 2 * uint64_t(p.connections) +
+                    2 * (2 * uint64_t(p.connections) + 2) + p.ahead + p.publish;
+    if (limit >= 64) EXPECT_LT(held, limit - 16);
+  }
+  EXPECT_EQ(PlanDescriptors(64, 16).connections, 3);
+  EXPECT_EQ(PlanDescriptors(1024, 4).connections, 4);  // never more than asked
 }
 
 }  // namespace
