@@ -66,8 +66,11 @@ inline constexpr uint64_t kBasisMargin = uint64_t{16} << 20;
 uint64_t BasisWindow(uint64_t size);
 
 // Missing ranges closer than this are fetched as one GET (S3 has no
-// multi-range requests; a round trip costs more than this many bytes).
-inline constexpr uint64_t kRangeGap = uint64_t{256} << 10;
+// multi-range requests). The ranges go through the transfer engine in
+// parallel, so another range costs its headers and one GET's price, not a
+// round trip: 4 KiB is about what a GET costs on S3 in egress bytes
+// (docs/delta.md "Speed" has the measurement).
+inline constexpr uint64_t kRangeGap = uint64_t{4} << 10;
 
 // The smallest of e's listed deltas (deltas: ManifestInfo::deltas) whose
 // source object the cache holds for key's remote, or nullopt. With check

@@ -467,6 +467,32 @@ TEST_F(SyncDeltaTest, ThePreviousVersionInDestIsABasis) {
   EXPECT_TRUE(r.warnings.empty());
 }
 
+TEST_F(SyncDeltaTest, RangesAFewBlocksApartAreFetchedApart) {
+  // Two 500-byte edits 64 KiB apart: block reuse fetches the blocks around
+  // each (two ranges of at most 2 blocks of 1,408 bytes), not the 64 KiB
+  // between them. Ranges are merged only across holes below kRangeGap
+  // (4 KiB): they go in parallel, so another range costs its headers, not a
+  // round trip (at 256 KiB the two made one range of 66 KB).
+  Write("big.tfrecord", V1());
+  Write("small.txt", "v1");
+  Publish();
+  Sync();
+  std::string v2 = V1();
+  v2.replace(300000, 500, RandomBytes(500, 41));
+  v2.replace(300000 + 65536, 500, RandomBytes(500, 42));
+  Write("big.tfrecord", v2);
+  Write("small.txt", "v2");
+  Publish();
+  DropCachedV1();
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 1u);
+  const uint64_t sig = 12 + 12 * ((v2.size() + 1407) / 1408);
+  EXPECT_LE(r.block_bytes_fetched - sig, 4u * 1408);
+  EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), v2.size());
+  EXPECT_TRUE(r.warnings.empty());
+}
+
 TEST_F(SyncDeltaTest, UnchangedPartsAreMatchedByTheManifestsPartHashes) {
   // Parts of 256 KiB: the edits at 100,000 (in place), 700,000 (insert)
   // and 1,500,000 (removal) leave part 1 unchanged at its offset and the
