@@ -306,7 +306,7 @@ s3_parts() {
       else if (u ~ /\/\.ferry\/manifests\//) k = "manifest"
       else if (u ~ /\/\.ferry\/deltas\//) k = (st == 404 ? "delta-404" : "delta")
       else if (u ~ /\/\.ferry\/sigs\//) k = "signature"
-      else if (u ~ /\/\.ferry\/objects\//) k = (st == 206 ? "range" : "object")
+      else if (u ~ /\/\.ferry\/objects\//) k = "object"
       else k = "other"
       n[k]++ }
     END { for (k in n) printf "%s %d\n", k, n[k] }' | sort
