@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <map>
 
+#include "delta/refine.h"
 #include "ferry/delta.h"
+#include "formats/delta/rdiff_delta.h"
 #include "formats/delta/rdiff_format.h"
+#include "sync/delta_refine.h"
 #include "sync/layout.h"
 
 namespace ferry::sync {
@@ -86,22 +89,92 @@ Result<std::unique_ptr<delta::Signature>> ParentSignature(
                         old.sig_strong_len());
 }
 
-// The delta from the signature's file to the local file, compressed into
-// out_path: its compressed size, or Cancelled when that is not below half
-// the file's size.
-Result<uint64_t> MakeDelta(const delta::Signature& sig, Env* env,
+// Refines a delta (docs/delta.md "Refining a delta"): the old object's blocks
+// next to its literals, read from the bucket and checked against the old
+// object's signature, let its copies grow into the literals. Writes the
+// refined delta to out_path and returns its compressed size, or 0 when
+// nothing was gained (nothing left at out_path). An error (a read that
+// failed) leaves the caller's delta as it was.
+Result<uint64_t> RefineDelta(Backend* backend, const manifest::File& old,
+                             const delta::Signature& sig,
+                             const delta::format::DeltaReader& made, Env* env,
+                             const std::string& path,
+                             const std::string& out_path, uint64_t limit,
+                             const std::function<void(std::string_view)>& note,
+                             DeltaWork* work) {
+  if (made.literal_bytes() == 0) return 0;
+  const std::vector<uint64_t> blocks =
+      delta::BlocksAround(made.commands(), sig.params().block_len, old.size());
+  if (blocks.empty()) return 0;
+  const Hash128 from = HashOf(old);
+  RefineReads reads;
+  auto old_blocks =
+      ReadOldBlocks(backend, ObjectKey(from), old.size(),
+                    sig.params().block_len, blocks, kMaxRefineRead, &reads);
+  work->refine_bytes_read += reads.bytes;
+  work->refine_requests += reads.requests;
+  FERRY_RETURN_IF_ERROR(old_blocks.status());
+  FERRY_ASSIGN_OR_RETURN(auto file, env->NewRandomAccessFile(path));
+  delta::RefineStats stats;
+  FERRY_ASSIGN_OR_RETURN(auto refined,
+                         delta::RefineCommands(made.commands(), sig, old.size(),
+                                               *old_blocks, *file, &stats));
+  if (stats.blocks_refused > 0 && note)
+    note(path + ": " + std::to_string(stats.blocks_refused) +
+         " block(s) of the parent object " + from.ToHex() +
+         " read from the bucket do not match its signature: not used");
+  if (stats.literal_bytes_after >= stats.literal_bytes_before) return 0;
+  FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(out_path));
+  ZstdFileSink zstd(std::move(out), limit);
+  Status s = delta::WriteDelta(
+      refined, *file, [&](std::string_view d) { return zstd.Append(d); });
+  if (s.ok()) s = zstd.Finish();
+  if (!s.ok()) {
+    (void)env->RemoveFile(out_path);
+    if (s.code() == Status::Code::kCancelled) return 0;  // not smaller
+    return s;
+  }
+  ++work->deltas_refined;
+  work->literal_bytes_saved +=
+      stats.literal_bytes_before - stats.literal_bytes_after;
+  return zstd.written();
+}
+
+// The delta from the old object (whose signature is `sig`) to the local
+// file, refined, compressed into out_path: its compressed size, or Cancelled
+// when that is not below half the file's size.
+Result<uint64_t> MakeDelta(Backend* backend, const manifest::File& old,
+                           const delta::Signature& sig, Env* env,
                            const LocalFile& now, const std::string& path,
-                           const std::string& out_path) {
+                           const std::string& out_path,
+                           const std::function<void(std::string_view)>& note,
+                           DeltaWork* work) {
   FERRY_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(out_path));
   ZstdFileSink zstd(std::move(file), now.info.size / 2);
-  Status s = delta::DeltaFile(
-      sig, env, path, [&](std::string_view d) { return zstd.Append(d); });
+  delta::format::DeltaReader made;  // its commands, for the refinement
+  Status s = delta::DeltaFile(sig, env, path, [&](std::string_view d) {
+    FERRY_RETURN_IF_ERROR(made.Update(d));
+    return zstd.Append(d);
+  });
+  if (s.ok()) s = made.Finish();
   if (s.ok()) s = zstd.Finish();
   if (!s.ok()) {
     (void)env->RemoveFile(out_path);
     return s;
   }
-  return zstd.written();
+  const std::string refined_path = out_path + ".refined";
+  auto refined = RefineDelta(backend, old, sig, made, env, path, refined_path,
+                             zstd.written(), note, work);
+  if (!refined.ok()) {
+    (void)env->RemoveFile(refined_path);
+    if (note)
+      note(path + ": delta from " + HashOf(old).ToHex() + " not refined (" +
+           refined.status().ToString() + ")");
+    return zstd.written();
+  }
+  if (*refined == 0) return zstd.written();
+  FERRY_RETURN_IF_ERROR(env->RenameFile(refined_path, out_path));
+  return *refined;
 }
 
 // The signature file of a file: the one the scan made while hashing it, else
@@ -283,7 +356,7 @@ Status MakeSignaturesAndDeltas(
     }
     std::string tmp =
         JoinPath(work->tmp_dir, "delta-" + from.ToHex() + "-" + h.ToHex());
-    auto size = MakeDelta(**sig, env, f, path, tmp);
+    auto size = MakeDelta(backend, *p, **sig, env, f, path, tmp, note, work);
     if (!size.ok()) {
       if (size.status().code() != Status::Code::kCancelled)
         return size.status();

@@ -81,6 +81,12 @@ struct DeltaWork {
   uint64_t deltas = 0;          // made and kept
   uint64_t delta_bytes = 0;     // their compressed size
   uint64_t deltas_dropped = 0;  // not smaller than half the object
+  // Refinement (docs/delta.md): deltas made smaller by it, the literal bytes
+  // it turned into copies, and the old object's bytes and GETs it read.
+  uint64_t deltas_refined = 0;
+  uint64_t literal_bytes_saved = 0;
+  uint64_t refine_bytes_read = 0;
+  uint64_t refine_requests = 0;
   // Makes tmp_dir, a new folder under tmp_base: the scan's signatures
   // (ScanOptions::sign_dir) and the deltas are made there.
   Status Begin(Env* env, const std::string& tmp_base);

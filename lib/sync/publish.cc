@@ -410,6 +410,10 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   report.deltas_uploaded = work.deltas;
   report.delta_bytes = work.delta_bytes;
   report.deltas_dropped = work.deltas_dropped;
+  report.deltas_refined = work.deltas_refined;
+  report.delta_literal_bytes_saved = work.literal_bytes_saved;
+  report.delta_refine_bytes_read = work.refine_bytes_read;
+  report.delta_refine_requests = work.refine_requests;
 
   manifest::Header header;
   header.set_format_version(manifest::kFormatVersion);

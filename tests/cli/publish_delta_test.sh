@@ -44,6 +44,30 @@ d="bucket/.ferry/deltas/$a-$b"
 zstd -q -d "$d" -o delta.raw
 rdiff patch "$(obj "$a")" delta.raw out.v2
 cmp out.v2 v2 || fail "rdiff patch of the stored delta does not give v2"
+# The delta is refined (docs/delta.md): its literals are the 100 replaced
+# and 3,000 inserted bytes, not the 1,664-byte blocks around them.
+[ "$(json 'd["deltas_refined"]')" = 1 ] || fail "not refined: $(cat out.txt)"
+literals=$(/usr/bin/python3 - delta.raw <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+assert d[:4] == b"rs\x026", "magic"
+i, lit = 4, 0
+while True:
+    op = d[i]; i += 1
+    if op == 0:
+        break
+    if op <= 0x40:
+        n = op
+    elif op <= 0x44:
+        w = 1 << (op - 0x41); n = int.from_bytes(d[i:i + w], "big"); i += w
+    else:
+        k = op - 0x45; i += (1 << (k // 4)) + (1 << (k % 4)); continue
+    lit += n; i += n
+assert i == len(d), "bytes after END"
+print(lit)
+PY
+)
+[ "$literals" = 3100 ] || fail "delta literals: $literals bytes, not the 3100 novel ones"
 
 # gc keeping only HEAD: v1's object, signature and the delta from it go.
 expect_rc 0 "$FERRY" gc "file://$work/bucket" --keep 1 --grace 0s --json

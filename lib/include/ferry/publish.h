@@ -83,6 +83,11 @@ struct PublishReport {
   // object).
   uint64_t signatures_uploaded = 0, deltas_uploaded = 0, delta_bytes = 0;
   uint64_t deltas_dropped = 0;
+  // Deltas refined with the parent object's bytes around their literals,
+  // the literal bytes that became copies, and the bytes and ranged GETs of
+  // the parent objects read for it.
+  uint64_t deltas_refined = 0, delta_literal_bytes_saved = 0;
+  uint64_t delta_refine_bytes_read = 0, delta_refine_requests = 0;
   // True when the backend itself refused a HEAD write that lost a race
   // (conditional write); false when HEAD was checked just before writing.
   bool ref_conditional = false;

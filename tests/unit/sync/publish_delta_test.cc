@@ -11,8 +11,10 @@
 #include <map>
 #include <thread>
 
+#include "ferry/backend_wrapper.h"
 #include "ferry/delta.h"
 #include "ferry/publish.h"
+#include "formats/delta/rdiff_delta.h"
 #include "formats/delta/rdiff_format.h"
 #include "remote/file_backend.h"
 #include "sync/deltas.h"
@@ -261,6 +263,89 @@ TEST_F(PublishDeltaTest, AChangedPathGetsADeltaThatPatchesToTheNewBytes) {
   EXPECT_EQ(v3.deltas_uploaded, 0u);
   EXPECT_EQ(Files(v3.id)["big.tfrecord"].deltas_size(), 1);
   (void)v1;
+}
+
+// v1 with one 300-byte record inserted inside a block (2 MiB: 1408-byte
+// blocks; the insert at 1,000,000 lies in block 710).
+std::string Record() { return RandomBytes(300, 41); }
+std::string V1WithRecord() {
+  std::string s = V1();
+  s.insert(1000000, Record());
+  return s;
+}
+
+// The stored delta's commands (after zstd -d); it must patch v1 into `want`.
+delta::format::DeltaReader StoredDelta(const std::string& stored,
+                                       const std::string& basis_path,
+                                       const std::string& want) {
+  delta::format::DeltaReader reader;
+  const std::string raw = Unzstd(stored);
+  EXPECT_OK(reader.Update(raw));
+  EXPECT_OK(reader.Finish());
+  auto basis = Env::Default()->NewRandomAccessFile(basis_path);
+  EXPECT_OK(basis.status());
+  std::string out;
+  auto p = delta::Patcher::Create(basis->get(), want.size(),
+                                  [&](std::string_view d) {
+                                    out.append(d);
+                                    return Status::OK();
+                                  });
+  EXPECT_OK(p.status());
+  EXPECT_OK((*p)->Update(raw));
+  EXPECT_OK((*p)->Finish().status());
+  EXPECT_TRUE(out == want);
+  return reader;
+}
+
+TEST_F(PublishDeltaTest, AOneRecordInsertCostsItsBytesNotWholeBlocks) {
+  Write("big.tfrecord", V1());
+  Publish();
+  Write("big.tfrecord", V1WithRecord());
+  PublishReport r = Publish();
+  ASSERT_EQ(r.deltas_uploaded, 1u);
+  EXPECT_EQ(r.deltas_refined, 1u);
+  const Hash128 a = HashBytes(V1());
+  auto delta =
+      StoredDelta(Get(sync::DeltaKey(a, HashBytes(V1WithRecord()))),
+                  dir_.Join("bucket/" + sync::ObjectKey(a)), V1WithRecord());
+  // librsync alone sends the block around the insert too (1,708 bytes).
+  EXPECT_EQ(delta.literal_bytes(), Record().size());
+  EXPECT_EQ(r.delta_literal_bytes_saved, 1408u);
+  // The one block next to the literal on both sides, in one ranged GET.
+  EXPECT_EQ(r.delta_refine_requests, 1u);
+  EXPECT_EQ(r.delta_refine_bytes_read, 1408u);
+  EXPECT_TRUE(notes_.empty());
+}
+
+// Fails every read of an object (signatures and the rest pass).
+class ObjectReadsFail : public BackendWrapper {
+ public:
+  using BackendWrapper::BackendWrapper;
+  Status Read(std::string_view key, const ByteRange& range,
+              const ReadOptions& options, ByteSink* sink) override {
+    if (key.substr(0, sync::kObjectsDir.size()) == sync::kObjectsDir)
+      return Status::IOError(std::string(key), "injected");
+    return BackendWrapper::Read(key, range, options, sink);
+  }
+};
+
+TEST_F(PublishDeltaTest, AFailedReadOfTheParentObjectKeepsTheDeltaUnrefined) {
+  Write("big.tfrecord", V1());
+  Publish();
+  Write("big.tfrecord", V1WithRecord());
+  ObjectReadsFail failing(backend_.get());
+  auto r = ferry::Publish(dir_.Join("src"), &failing, opt_, Env::Default());
+  ASSERT_OK(r.status());
+  ASSERT_EQ(r->deltas_uploaded, 1u);
+  EXPECT_EQ(r->deltas_refined, 0u);
+  const Hash128 a = HashBytes(V1());
+  auto delta =
+      StoredDelta(Get(sync::DeltaKey(a, HashBytes(V1WithRecord()))),
+                  dir_.Join("bucket/" + sync::ObjectKey(a)), V1WithRecord());
+  EXPECT_EQ(delta.literal_bytes(), Record().size() + 1408);
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_NE(notes_[0].find("not refined"), std::string::npos) << notes_[0];
+  EXPECT_NE(notes_[0].find("injected"), std::string::npos) << notes_[0];
 }
 
 TEST_F(PublishDeltaTest, AFullyChangedFileGetsNoDelta) {

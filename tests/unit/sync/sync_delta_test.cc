@@ -225,6 +225,34 @@ TEST_F(SyncDeltaTest, V2PatchesTheCachedV1InsteadOfFetchingTheObject) {
   EXPECT_EQ(again->bytes_fetched, 0u);
 }
 
+// Publish refines v2's delta with v1's blocks read from the bucket. There
+// v1's object was altered to hold v2's bytes around the first edit: were
+// those blocks used, the delta would copy them from v1 and sync, patching
+// its true v1, would make other bytes (caught by the hash: a fallback).
+// They do not match v1's signature, so they are not used: the delta stays
+// as librsync made it there and patches the cached v1 into v2.
+TEST_F(SyncDeltaTest, ARefinementIsNotMisledByATamperedParentObject) {
+  Write("big.tfrecord", V1());
+  Write("small.txt", "v1");
+  Publish();
+  Sync();
+  const std::string v1_key = Bucket(sync::ObjectKey(HashBytes(V1())));
+  std::string tampered = test::ReadFile(env_, v1_key);
+  tampered.replace(100000, 500, RandomBytes(500, 32));
+  ASSERT_OK(env_->RemoveFile(v1_key));  // objects are read-only
+  test::WriteFile(env_, v1_key, tampered);
+  Write("big.tfrecord", V2());
+  Write("small.txt", "v2");
+  PublishReport v2 = Publish();
+  ASSERT_EQ(v2.deltas_uploaded, 1u);
+  EXPECT_EQ(v2.deltas_refined, 1u);  // at the other two edits
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_patched, 1u);
+  EXPECT_EQ(r.delta_fallbacks, 0u);
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
 TEST_F(SyncDeltaTest, AMissingDeltaFallsBackToTheNextPath) {
   SyncV1PublishV2();
   ASSERT_OK(env_->RemoveFile(DeltaPath()));
