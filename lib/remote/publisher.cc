@@ -85,18 +85,28 @@ void Publisher::PublishBatch(std::vector<std::unique_ptr<Download>>& batch) {
     Status s = synced.ok() ? dl->Publish(/*sync_dir=*/false) : synced;
     if (s.ok()) {
       ++out.done;
+      out.installed.push_back(dl->item());
     } else {
       dl->Abandon();
       out.failures.emplace_back(dl->item().key, s);
     }
   }
   batch.clear();  // closes the part files: their locks go
+  std::set<std::string> unsynced;
   for (const std::string& dir : dirs) {
     Status s = env_->SyncDir(dir);
-    if (!s.ok()) out.failures.emplace_back(dir, s);
+    if (s.ok()) continue;
+    unsynced.insert(dir);
+    out.failures.emplace_back(dir, s);
   }
+  if (!unsynced.empty())
+    std::erase_if(out.installed, [&](const GetItem& item) {
+      return unsynced.count(DirName(item.dest)) > 0;
+    });
   std::lock_guard<std::mutex> lock(mu_);
   outcome_.done += out.done;
+  for (GetItem& item : out.installed)
+    outcome_.installed.push_back(std::move(item));
   for (auto& f : out.failures) outcome_.failures.push_back(std::move(f));
 }
 

@@ -32,6 +32,10 @@ class Publisher {
   // What was published since the last TakeOutcome.
   struct Outcome {
     uint64_t done = 0;
+    // The items published whose folder was synced too (TransferOptions::
+    // on_installed; an item of a folder whose sync failed counts as done,
+    // and the folder as a failure).
+    std::vector<GetItem> installed;
     // A failed object's key, or a folder that could not be synced.
     std::vector<std::pair<std::string, Status>> failures;
   };

@@ -76,12 +76,22 @@ void CountBadResumedParts(const Download& dl, TransferReport* report) {
     report->retries["part-hash"] += dl.bad_resumed_parts();
 }
 
+// An item is at its final name: counted, and the caller told.
+void Installed(const GetItem& item, const TransferOptions& opt,
+               ProgressTicker* progress, TransferReport* report) {
+  ++report->files_done;
+  progress->FileDone();
+  if (opt.on_installed) opt.on_installed(item);
+}
+
 // Counts what the publisher put into place (or failed to).
-void CountPublished(Publisher* publisher, ProgressTicker* progress,
-                    TransferReport* report) {
+void CountPublished(Publisher* publisher, const TransferOptions& opt,
+                    ProgressTicker* progress, TransferReport* report) {
   Publisher::Outcome out = publisher->TakeOutcome();
   report->files_done += out.done;
   for (uint64_t i = 0; i < out.done; ++i) progress->FileDone();
+  if (opt.on_installed)
+    for (const GetItem& item : out.installed) opt.on_installed(item);
   report->files_failed += out.failures.size();
   for (auto& f : out.failures) report->failures.push_back(std::move(f));
 }
@@ -544,8 +554,7 @@ class GetEngine : public CurlMultiLoop::Client {
     if (o->dl->journalled()) {  // parts synced already: one fsync of little
       Status s = o->dl->Finish();
       if (!s.ok()) return Fail(o, s);
-      ++report_->files_done;
-      progress_.FileDone();
+      Installed(o->dl->item(), opt_, &progress_, report_);
       return Close(o);
     }
     // Small objects: an fsync each would cost more than the transfer. They
@@ -557,7 +566,7 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   // Counts what the publisher put into place (or failed to).
-  void Published() { CountPublished(&publisher_, &progress_, report_); }
+  void Published() { CountPublished(&publisher_, opt_, &progress_, report_); }
 
   std::unique_ptr<Obj> Take(Obj* o) {
     for (auto it = open_.begin(); it != open_.end(); ++it) {
@@ -686,10 +695,7 @@ Result<TransferReport> GetObjects(Backend* backend, std::vector<GetItem> items,
     Status s = remote::GetOne(backend, dl.get(), options, &bucket, &report);
     if (s.ok() && dl->journalled()) {
       s = dl->Finish();
-      if (s.ok()) {
-        ++report.files_done;
-        progress.FileDone();
-      }
+      if (s.ok()) remote::Installed(dl->item(), options, &progress, &report);
     } else if (s.ok()) {
       s = dl->Verify(/*sync=*/false);
       if (s.ok()) publisher.Add(std::move(dl));
@@ -699,11 +705,11 @@ Result<TransferReport> GetObjects(Backend* backend, std::vector<GetItem> items,
       ++report.files_failed;
       report.failures.emplace_back(key, s);
     }
-    remote::CountPublished(&publisher, &progress, &report);
+    remote::CountPublished(&publisher, options, &progress, &report);
     progress.Tick(false);
   }
   publisher.Close();
-  remote::CountPublished(&publisher, &progress, &report);
+  remote::CountPublished(&publisher, options, &progress, &report);
   bucket.Settle();
   progress.Tick(true);
   return report;

@@ -3,8 +3,11 @@
 // a changed object, a locked destination.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <thread>
 
+#include "ferry/hash.h"
 #include "ferry/transfer.h"
 #include "remote/http_backend.h"
 #include "remote/journal.h"
@@ -216,6 +219,53 @@ TEST_F(TransferGetTest, BandwidthLimitedRunStillCompletes) {
   TransferReport r = Get({Item("bw.bin", tmp_.Join("bw.bin"))});
   ASSERT_EQ(r.files_failed, 0u) << r.failures[0].second.ToString();
   EXPECT_EQ(test::ReadFile(env_, tmp_.Join("bw.bin")), data);
+}
+
+}  // namespace
+}  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// The HTTP engine calls on_installed once per item that got its final name
+// (many small ones, published in batches on the publisher's thread, and one
+// of many parts), on the calling thread with the file in place; never for
+// a missing object nor for one whose bytes are not the expected ones.
+TEST_F(TransferGetTest,
+       OnInstalledIsCalledOncePerInstalledItemNeverForAFailed) {
+  std::vector<GetItem> items;
+  for (int i = 0; i < 40; ++i) {
+    std::string key = "s/" + std::to_string(i);
+    std::string data = test::RandomBytes(1000 + i, 100 + i);
+    Serve(key, data);
+    items.push_back(Item(key, tmp_.Join(key)));
+    items.back().have_expected = true;
+    items.back().expected = HashBytes(data);
+  }
+  std::string big = test::RandomBytes((1 << 20) + 7, 7);
+  Serve("big", big);
+  items.push_back(Item("big", tmp_.Join("big")));
+  Serve("bad", "not the expected bytes");
+  items.push_back(Item("bad", tmp_.Join("bad")));
+  items.back().have_expected = true;
+  items.back().expected = HashBytes("other bytes");
+  items.push_back(Item("missing", tmp_.Join("missing")));
+  std::map<std::string, int> calls;
+  bool all_there = true, all_on_caller = true;
+  const auto caller = std::this_thread::get_id();
+  opt_.on_installed = [&](const GetItem& item) {
+    ++calls[item.key];
+    all_there = all_there && env_->FileExists(item.dest);
+    all_on_caller = all_on_caller && std::this_thread::get_id() == caller;
+  };
+  TransferReport r = Get(items);
+  EXPECT_EQ(r.files_done, 41u);
+  EXPECT_EQ(r.files_failed, 2u);
+  std::map<std::string, int> want{{"big", 1}};
+  for (int i = 0; i < 40; ++i) want["s/" + std::to_string(i)] = 1;
+  EXPECT_EQ(calls, want);
+  EXPECT_TRUE(all_there);
+  EXPECT_TRUE(all_on_caller);
 }
 
 }  // namespace

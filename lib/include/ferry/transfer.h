@@ -88,6 +88,15 @@ struct TransferOptions {
   bool fsync = true;
   // Called from the event loop now and then (and once at the end).
   std::function<void(const TransferProgress&)> progress;
+  // Downloads: called once for each item as it gets its final name (dest:
+  // verified, and with fsync its bytes and folder synced), with the item as
+  // given. Never for an item that fails, nor twice for one; in the order
+  // the items land, not their order in the list. Called on the thread that
+  // called GetObjects (the engine's event loop runs there), one call at a
+  // time, before GetObjects returns; every transfer waits while it runs, so
+  // it should hand any slow work to another thread (ferry sync moves the
+  // object into its cache and links it into the new view on one).
+  std::function<void(const GetItem&)> on_installed;
 };
 
 struct TransferReport {

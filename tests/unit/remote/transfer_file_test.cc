@@ -3,6 +3,10 @@
 // source that changes during a put fails naming the file.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <thread>
+
+#include "ferry/hash.h"
 #include "ferry/remote.h"
 #include "ferry/transfer.h"
 #include "remote/token_bucket.h"
@@ -256,6 +260,52 @@ TEST(FileTransferTest, PutToFilesSyncsOnceBeforeAnyRename) {
     ASSERT_TRUE(got.ok()) << item.key;
     EXPECT_EQ(*got, *want) << item.key;
   }
+}
+
+// on_installed is called once for each item that got its final name, on
+// the calling thread, when the file is there under that name: small
+// objects (published in batches) and objects of several parts (journalled)
+// alike; never for a missing object nor for one whose bytes do not match.
+TEST(FileTransferTest, OnInstalledIsCalledOncePerInstalledItemNeverForAFailed) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  const std::string small = test::RandomBytes(1000, 3);
+  const std::string big = test::RandomBytes(10000, 4);  // 3 parts of 4096
+  test::WriteFile(env, dir.Join("bucket/small"), small);
+  test::WriteFile(env, dir.Join("bucket/big"), big);
+  test::WriteFile(env, dir.Join("bucket/bad"), "not what is expected");
+  auto backend = OpenBackend("file://" + dir.Join("bucket"), {}, env);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  std::vector<GetItem> items;
+  for (const char* key : {"small", "big", "missing", "bad"}) {
+    GetItem item;
+    item.key = key;
+    item.dest = dir.Join(std::string("got/") + key);
+    items.push_back(item);
+  }
+  items[0].have_expected = items[1].have_expected = true;
+  items[0].expected = HashBytes(small);
+  items[1].expected = HashBytes(big);
+  items[3].have_expected = true;
+  items[3].expected = HashBytes("something else");
+  TransferOptions opt;
+  opt.part_size = 4096;
+  std::map<std::string, int> calls;
+  bool all_there = true, all_on_caller = true;
+  const auto caller = std::this_thread::get_id();
+  opt.on_installed = [&](const GetItem& item) {
+    ++calls[item.key];
+    all_there = all_there && env->FileExists(item.dest);
+    all_on_caller = all_on_caller && std::this_thread::get_id() == caller;
+  };
+  auto r = GetObjects(backend->get(), items, opt, env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files_done, 2u);
+  EXPECT_EQ(r->files_failed, 2u);
+  EXPECT_EQ(calls, (std::map<std::string, int>{{"big", 1}, {"small", 1}}));
+  EXPECT_TRUE(all_there);
+  EXPECT_TRUE(all_on_caller);
+  EXPECT_EQ(test::ReadFile(env, dir.Join("got/big")), big);
 }
 
 }  // namespace
