@@ -118,6 +118,7 @@ Status Cache::IndexRow(const CacheKey& key) { return IndexRows({key}); }
 // Each object's stamp is taken now: callers index a file only right after
 // they verified (or moved in) its bytes.
 Status Cache::IndexRows(const std::vector<CacheKey>& keys) {
+  if (keys.empty()) return Status::OK();
   std::vector<FileStamp> stamps;
   stamps.reserve(keys.size());
   for (const CacheKey& key : keys) {

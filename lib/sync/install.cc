@@ -118,7 +118,8 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
                const DestPaths& paths, DestKind kind,
                const std::string& cur_view, const std::string& view, bool reuse,
                const std::vector<Entry>& files, const ViewState& state,
-               SyncReport* report, ViewBuilder* builder) {
+               SyncReport* report, ViewBuilder* builder,
+               std::vector<Trash>* detach) {
   if (o.in_place) {
     InPlaceReport ir;
     FERRY_RETURN_IF_ERROR(UpdateInPlace(env, *cache, state.remote_key,
@@ -155,7 +156,7 @@ Status Install(Env* env, Cache* cache, const SyncOptions& o,
     FERRY_RETURN_IF_ERROR(SwapDest(env, paths, view, kind, o.remove_replaced,
                                    &report->replaced_folder));
   }
-  return RemoveOldViews(env, cache, paths, view, report);
+  return RemoveOldViews(env, cache, paths, view, report, detach);
 }
 
 }  // namespace ferry::sync

@@ -73,13 +73,15 @@ ViewState NewState(const SyncOptions& o, const std::string& remote_key,
 
 // Installs files: --in-place, UpdateInPlace into DEST; else the view (built
 // unless reuse, by builder where the caller started one for files; an
-// unmanaged remote's file list first), the swap, and old views removed.
+// unmanaged remote's file list first), the swap, and old views removed (or
+// renamed into *detach: RemoveOldViews).
 // Counters go to report.
 Status Install(Env* env, Cache* cache, const SyncOptions& o,
                const DestPaths& paths, DestKind kind,
                const std::string& cur_view, const std::string& view, bool reuse,
                const std::vector<Entry>& files, const ViewState& state,
-               SyncReport* report, ViewBuilder* builder = nullptr);
+               SyncReport* report, ViewBuilder* builder = nullptr,
+               std::vector<Trash>* detach = nullptr);
 
 }  // namespace ferry::sync
 

@@ -15,11 +15,13 @@
 #include "formats/manifest/manifest.h"
 #include "sync/cache.h"
 #include "sync/cached_bases.h"
+#include "sync/cleaner.h"
 #include "sync/fetch_paths.h"
 #include "sync/fetching.h"
 #include "sync/fs_util.h"
 #include "sync/in_place.h"
 #include "sync/install.h"
+#include "sync/landing.h"
 #include "sync/layout.h"
 #include "sync/plan.h"
 #include "sync/unmanaged.h"
@@ -160,6 +162,9 @@ struct Fetcher {
   const std::vector<std::string>* basis_roots;
   // Other cached objects, bases for objects those folders do not cover.
   sync::CachedBases* others;
+  // The new view being built (null --in-place): downloaded objects are
+  // linked into it as they land.
+  sync::ViewBuilder* builder = nullptr;
 
   // Objects patched from a delta against a cached one where the manifest
   // lists one, then built from blocks of local files where the manifest
@@ -225,9 +230,19 @@ struct Fetcher {
       by_key[item.key] = &k;
       items.push_back(std::move(item));
     }
-    FERRY_ASSIGN_OR_RETURN(
-        TransferReport r,
-        GetObjects(backend, std::move(items), *transfer, env));
+    // Each object enters the cache (and the new view) as it lands, on
+    // landing's thread, while the others download.
+    TransferOptions opt = *transfer;
+    sync::Landing landing(cache, builder);
+    opt.on_installed = [&](const GetItem& item) {
+      auto it = by_key.find(item.key);
+      if (it != by_key.end()) landing.Add(*it->second);
+    };
+    auto got = GetObjects(backend, std::move(items), opt, env);
+    Status landed = landing.Close();
+    FERRY_RETURN_IF_ERROR(got.status());
+    FERRY_RETURN_IF_ERROR(landed);
+    const TransferReport& r = *got;
     sync::CountTransfer(r, report);
     std::set<std::string> failed;
     bool full = false;
@@ -246,10 +261,13 @@ struct Fetcher {
           it == by_key.end() ? key : ObjectName(*it->second, *first_path);
       report->failures.emplace_back(name, s);
     }
+    std::set<std::string> in;  // moved in by landing
+    for (const CacheKey& k : landing.landed())
+      in.insert(sync::ObjectKey(k.hash));
     std::vector<std::pair<CacheKey, std::string>> done;
     for (const auto& [key, k] : by_key) {
       if (failed.count(key)) continue;
-      done.emplace_back(*k, cache->PartialPath(*k));
+      if (!in.count(key)) done.emplace_back(*k, cache->PartialPath(*k));
       ++report->objects_fetched;
       ++report->objects_whole;
       report->bytes_whole += k->size;
@@ -287,7 +305,8 @@ Status StoreManifest(Env* env, Cache* cache, const Hash128& id,
 // On a no-op: old views a reader held (or a killed run left half-removed)
 // go now if free. The cache is opened only when there is one.
 Status CleanOldViews(Env* env, const sync::DestPaths& paths,
-                     const std::string& cache_dir, SyncReport* report) {
+                     const std::string& cache_dir, SyncReport* report,
+                     std::vector<sync::Trash>* detach) {
   std::string view;
   FERRY_ASSIGN_OR_RETURN(sync::DestKind kind,
                          sync::InspectDest(env, paths, &view));
@@ -301,32 +320,39 @@ Status CleanOldViews(Env* env, const sync::DestPaths& paths,
   auto children = env->GetChildren(paths.views);
   if (!children.ok()) return Status::OK();
   bool stale = false;
-  for (const DirEntry& e : *children)
-    stale = stale || (e.is_dir && !e.name.empty() && e.name[0] != '.' &&
-                      JoinPath(paths.views, e.name) != view);
+  for (const DirEntry& e : *children) {
+    if (!e.is_dir || e.name.empty()) continue;
+    const std::string path = JoinPath(paths.views, e.name);
+    if (e.name.rfind(sync::kTrashPrefix, 0) == 0) {
+      // Left by a killed cleaner (its lock free), not one still running.
+      auto held =
+          env->LockFile(JoinPath(path, std::string(kViewLockName)), false);
+      stale = stale || !(!held.ok() && held.status().IsUnavailable());
+    } else {
+      stale = stale || (e.name[0] != '.' && path != view);
+    }
+  }
   if (!stale) return Status::OK();
   auto lock = sync::LockDest(env, paths);
   if (!lock.ok()) return Status::OK();  // a sync is running: its job
   FERRY_ASSIGN_OR_RETURN(auto cache, Cache::Open(env, cache_dir));
-  return sync::RemoveOldViews(env, cache.get(), paths, view, report);
+  return sync::RemoveOldViews(env, cache.get(), paths, view, report, detach);
 }
 
 }  // namespace
 
-Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
+namespace {
+
+// Sync, but the old views it renamed for removal go to *trash (with
+// detach_old_view_removal), for Sync to hand to a cleaner once everything
+// here (the cache's index above all) is closed.
+Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
+                            const std::string& cache_dir,
+                            std::vector<sync::Trash>* trash) {
   SyncReport report;
-  // --no-fsync: nothing synced at all (views, DEST's state, the cache's
-  // index), as rsync and rclone do; renames still order what a kill leaves.
-  std::unique_ptr<Env> no_sync;
-  if (!o.transfer.fsync) {
-    no_sync = NewNoSyncEnv(env);
-    env = no_sync.get();
-  }
+  std::vector<sync::Trash>* detach =
+      o.detach_old_view_removal ? trash : nullptr;
   FERRY_ASSIGN_OR_RETURN(sync::DestPaths paths, sync::ResolveDest(o.dest));
-  FERRY_ASSIGN_OR_RETURN(
-      std::string cache_dir,
-      sync::AbsolutePath(o.cache_dir.empty() ? sync::DefaultCacheDir()
-                                             : o.cache_dir));
   FERRY_RETURN_IF_ERROR(sync::CheckCacheApart(paths, cache_dir));
   FERRY_ASSIGN_OR_RETURN(std::string norm,
                          NormalisedRemote(o.remote, o.remote_options));
@@ -404,7 +430,8 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
               : JoinPath(paths.views,
                          cur->id + (sel_key.empty() ? "" : "." + sel_key));
       if (!o.dry_run)
-        FERRY_RETURN_IF_ERROR(CleanOldViews(env, paths, cache_dir, &report));
+        FERRY_RETURN_IF_ERROR(
+            CleanOldViews(env, paths, cache_dir, &report, detach));
       return report;
     }
     // A repair of an unchanged ref: the recorded id (304 sent no bytes).
@@ -564,7 +591,9 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   sync::ViewPins pins(env, cache.get(), view, o.in_place);
   FERRY_RETURN_IF_ERROR(pins.Pin(keys));
 
-  // 4. What the cache lacks; room for it.
+  // 4. What the cache lacks; room for it. Stamps are read from the index
+  // once no cleaner is restamping objects its unlinks touched (cleaner.h).
+  sync::WaitForCleaners(cache_dir);
   std::vector<CacheKey> missing, hits;
   std::vector<bool> in_cache;
   FERRY_RETURN_IF_ERROR(cache->LookupAll(keys, &in_cache));
@@ -651,9 +680,10 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   const std::vector<std::string> basis_roots =
       BasisRoots(kind, cur_view, paths, o);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  Fetcher fetcher{env,          cache.get(),  backend.get(), &o.transfer,
-                  &report,      &first_path,  &first_part,   &manifest,
-                  &first_entry, &basis_roots, &others};
+  Fetcher fetcher{env,          cache.get(), backend.get(),
+                  &o.transfer,  &report,     &first_path,
+                  &first_part,  &manifest,   &first_entry,
+                  &basis_roots, &others,     builder ? &*builder : nullptr};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
         env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
@@ -746,7 +776,28 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   FERRY_RETURN_IF_ERROR(sync::Install(
       env, cache.get(), o, paths, kind, cur_view, view, reuse, files,
       sync::NewState(o, rk, etag, id.ToHex(), cache_dir, sel_key, report),
-      &report, builder ? &*builder : nullptr));
+      &report, builder ? &*builder : nullptr, detach));
+  return report;
+}
+
+}  // namespace
+
+Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
+  // --no-fsync: nothing synced at all (views, DEST's state, the cache's
+  // index), as rsync and rclone do; renames still order what a kill leaves.
+  std::unique_ptr<Env> no_sync;
+  if (!o.transfer.fsync) {
+    no_sync = NewNoSyncEnv(env);
+    env = no_sync.get();
+  }
+  FERRY_ASSIGN_OR_RETURN(
+      std::string cache_dir,
+      sync::AbsolutePath(o.cache_dir.empty() ? sync::DefaultCacheDir()
+                                             : o.cache_dir));
+  std::vector<sync::Trash> trash;
+  auto report = SyncInto(o, env, cache_dir, &trash);
+  // Renamed under DEST's lock, now free again; the cache is closed.
+  sync::RemoveTrashDetached(env, cache_dir, o.transfer.fsync, std::move(trash));
   return report;
 }
 

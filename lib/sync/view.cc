@@ -11,6 +11,7 @@
 
 #include "ferry/atomic_file.h"
 #include "ferry/json.h"
+#include "sync/cleaner.h"
 #include "sync/fs_util.h"
 #include "sync/in_place.h"
 
@@ -236,20 +237,83 @@ ViewBuilder::~ViewBuilder() {
 }
 
 void ViewBuilder::Join() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_one();
   if (thread_.joinable()) thread_.join();
 }
 
-void ViewBuilder::Start(std::vector<bool> cached) {
-  cached_ = std::move(cached);
-  thread_ = std::thread([this] {
-    thread_status_ = PlaceAll(cached_);
-    if (thread_status_.ok()) thread_status_ = StampAll(cached_);
-  });
+namespace {
+
+bool KeyLess(const Entry& a, const Entry& b) {
+  if (a.hash.high != b.hash.high) return a.hash.high < b.hash.high;
+  if (a.hash.low != b.hash.low) return a.hash.low < b.hash.low;
+  return a.size < b.size;
 }
 
-Status ViewBuilder::PlaceAll(const std::vector<bool>& want) {
-  for (size_t i = 0; i < files_->size(); ++i) {
-    if (!want[i] || placed_[i]) continue;
+}  // namespace
+
+void ViewBuilder::Start(std::vector<bool> cached) {
+  cached_ = std::move(cached);
+  const std::vector<Entry>& files = *files_;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!cached_[i]) uncached_.push_back(i);
+  std::sort(uncached_.begin(), uncached_.end(),
+            [&](size_t a, size_t b) { return KeyLess(files[a], files[b]); });
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ViewBuilder::Landed(const std::vector<CacheKey>& keys) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    landed_.insert(landed_.end(), keys.begin(), keys.end());
+  }
+  cv_.notify_one();
+}
+
+std::vector<size_t> ViewBuilder::FilesOf(
+    const std::vector<CacheKey>& keys) const {
+  const std::vector<Entry>& files = *files_;
+  std::vector<size_t> idx;
+  for (const CacheKey& k : keys) {
+    Entry probe;
+    probe.hash = k.hash;
+    probe.size = k.size;
+    auto lo = std::lower_bound(
+        uncached_.begin(), uncached_.end(), probe,
+        [&](size_t i, const Entry& p) { return KeyLess(files[i], p); });
+    for (auto it = lo; it != uncached_.end() && !KeyLess(probe, files[*it]);
+         ++it)
+      if (!placed_[*it]) idx.push_back(*it);
+  }
+  return idx;
+}
+
+void ViewBuilder::Run() {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < files_->size(); ++i)
+    if (cached_[i]) idx.push_back(i);
+  thread_status_ = PlaceAll(idx);
+  if (thread_status_.ok()) thread_status_ = StampAll(idx);
+  while (thread_status_.ok()) {
+    std::vector<CacheKey> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return closing_ || !landed_.empty(); });
+      if (landed_.empty()) return;  // closing, and nothing left
+      batch.swap(landed_);
+    }
+    idx = FilesOf(batch);
+    thread_status_ = PlaceAll(idx);
+    if (thread_status_.ok()) thread_status_ = StampAll(idx);
+  }
+}
+
+Status ViewBuilder::PlaceAll(const std::vector<size_t>& idx) {
+  for (size_t i : idx) {
+    if (placed_[i]) continue;
     const Entry& e = (*files_)[i];
     const std::string to = JoinPath(view_, e.path);
     std::string dir = DirName(to);
@@ -263,9 +327,9 @@ Status ViewBuilder::PlaceAll(const std::vector<bool>& want) {
   return Status::OK();
 }
 
-Status ViewBuilder::StampAll(const std::vector<bool>& want) {
-  for (size_t i = 0; i < files_->size(); ++i) {
-    if (!want[i] || stamped_[i]) continue;
+Status ViewBuilder::StampAll(const std::vector<size_t>& idx) {
+  for (size_t i : idx) {
+    if (stamped_[i]) continue;
     FERRY_ASSIGN_OR_RETURN(stamps_[i],
                            StampOf(JoinPath(view_, (*files_)[i].path)));
     stamped_[i] = true;
@@ -277,7 +341,9 @@ Status ViewBuilder::Finish(const ViewState& state, BuildReport* report) {
   Join();
   FERRY_RETURN_IF_ERROR(thread_status_);
   const std::vector<Entry>& files = *files_;
-  FERRY_RETURN_IF_ERROR(PlaceAll(std::vector<bool>(files.size(), true)));
+  std::vector<size_t> all(files.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  FERRY_RETURN_IF_ERROR(PlaceAll(all));
   for (PlaceHow how : how_) {
     if (how == PlaceHow::kCopied) ++report->copied;
     if (how == PlaceHow::kReflinked) ++report->reflinked;
@@ -286,7 +352,7 @@ Status ViewBuilder::Finish(const ViewState& state, BuildReport* report) {
   // inode's ctime; the thread's objects are all its own): the no-op check
   // compares them (ViewIntact), and the cache records the linked objects'
   // new ctime.
-  FERRY_RETURN_IF_ERROR(StampAll(std::vector<bool>(files.size(), true)));
+  FERRY_RETURN_IF_ERROR(StampAll(all));
   std::vector<std::pair<CacheKey, FileStamp>> links;
   for (size_t i = 0; i < files.size(); ++i) {
     const Entry& e = files[i];
@@ -350,7 +416,13 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
         now->mtime_ns != rec.mtime_ns)
       return false;
     if (!cache) {
+      // A cleaner may be unlinking an old view's links to these objects
+      // and not yet have recorded their new ctime: waited for first.
+      WaitForCleaners(cache_dir);
       FERRY_ASSIGN_OR_RETURN(cache, Cache::Open(env, cache_dir));
+      now = StampOf(JoinPath(view, it[0].str()));
+      if (!now.ok()) return false;
+      if (fresh_stamps) stamps.back() = *now;
     }
     FERRY_ASSIGN_OR_RETURN(
         bool same,
@@ -531,12 +603,26 @@ Status FindViewExtras(Env* env, const std::string& view,
 }
 
 Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
-                      const std::string& keep, SyncReport* report) {
+                      const std::string& keep, SyncReport* report,
+                      std::vector<Trash>* detach) {
   FERRY_ASSIGN_OR_RETURN(auto children, env->GetChildren(paths.views));
   for (const DirEntry& e : children) {
-    if (!e.is_dir || e.is_link || e.name.empty() || e.name[0] == '.') continue;
+    if (!e.is_dir || e.is_link || e.name.empty()) continue;
     const std::string view = JoinPath(paths.views, e.name);
-    if (view == keep) continue;
+    if (e.name.rfind(kTrashPrefix, 0) == 0) {
+      // An old view a cleaner took: left by one that was killed (its lock
+      // is free) it goes now; its objects are restamped if its state is
+      // still there to name them.
+      auto lock =
+          env->LockFile(JoinPath(view, std::string(kViewLockName)), false);
+      if (!lock.ok() && lock.status().IsUnavailable()) continue;  // running
+      Trash t{view, {}};
+      std::vector<std::string> extras;
+      (void)FindViewExtras(env, view, &extras, &t.objects);
+      FERRY_RETURN_IF_ERROR(RemoveTrash(env, cache, t));
+      continue;
+    }
+    if (e.name[0] == '.' || view == keep) continue;
     auto lock =
         env->LockFile(JoinPath(view, std::string(kViewLockName)), false);
     if (!lock.ok()) {
@@ -549,11 +635,16 @@ Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
     std::vector<std::string> extras;
     std::vector<CacheKey> objects;
     FERRY_RETURN_IF_ERROR(FindViewExtras(env, view, &extras, &objects));
-    if (extras.empty()) {
-      FERRY_RETURN_IF_ERROR(RemoveTree(env, view));
-      // Unlinking changed the objects' ctime: recorded, so it is not taken
-      // for a change of their bytes.
-      FERRY_RETURN_IF_ERROR(cache->RestampObjects(objects));
+    if (extras.empty() && detach) {
+      // Out of the views' names at once (one rename, under DEST's lock);
+      // its files go in the cleaner (cleaner.h).
+      const std::string trash =
+          JoinPath(paths.views, std::string(kTrashPrefix) + e.name + "-" +
+                                    std::to_string(env->NowMicros()));
+      FERRY_RETURN_IF_ERROR(env->RenameFile(view, trash));
+      detach->push_back(Trash{trash, std::move(objects)});
+    } else if (extras.empty()) {
+      FERRY_RETURN_IF_ERROR(RemoveTrash(env, cache, Trash{view, objects}));
     } else {
       const std::string base =
           JoinPath(paths.parent, "." + paths.name + ".ferry-old-" +

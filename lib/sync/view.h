@@ -10,8 +10,10 @@
 #ifndef FERRY_LIB_SYNC_VIEW_H_
 #define FERRY_LIB_SYNC_VIEW_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,6 +25,7 @@
 #include "ferry/result.h"
 #include "ferry/sync.h"
 #include "sync/cache.h"
+#include "sync/cleaner.h"
 #include "sync/fs_util.h"
 #include "sync/plan.h"
 
@@ -103,16 +106,21 @@ Status BuildView(Env* env, Cache* cache, const std::string& remote_key,
                  const std::string& view, const std::vector<Entry>& files,
                  const ViewState& state, BuildReport* report);
 
-// BuildView in two steps, so that the links of the objects already in the
-// cache are made while the others download (an incremental sync's view is
-// mostly those): Start places the files whose objects are cached, on a
-// thread of its own; Finish waits for it, places the rest, then writes the
-// stamps, the lock file and the state as BuildView. The thread uses only
-// the file system and Cache::ObjectPath, never the cache's index.
+// BuildView in steps, so that the view is built while the downloads run:
+// Start places the files whose objects are cached (an incremental sync's
+// view is mostly these), on a thread of its own; Landed hands that thread
+// objects as they enter the cache (a cold sync's, one by one as they
+// download), whose files it places too; Finish waits for it, places the
+// rest, then writes the stamps, the lock file and the state as BuildView.
+// The thread uses only the file system and Cache::ObjectPath, never the
+// cache's index.
 // Not finished (the sync failed, or returned early): the destructor waits
 // for the thread, removes what was placed (the view is left empty, as
 // created) and restamps the objects it linked (a link and an unlink change
 // an object's ctime), so that none is re-hashed at its next lookup.
+//
+// Thread-safety: Landed may be called from any thread, at any time between
+// Start and Finish; the other calls from the owner's thread.
 class ViewBuilder {
  public:
   // files outlives the builder; view exists, empty.
@@ -123,18 +131,26 @@ class ViewBuilder {
   ViewBuilder& operator=(const ViewBuilder&) = delete;
 
   // Places files[i] for each i with cached[i] (size files.size()), on a
-  // thread, then stamps them. At most once, before Finish. Every file of
-  // an object must be cached, or none.
+  // thread, then stamps them, then waits for Landed objects. At most once,
+  // before Finish. Every file of an object must be cached, or none.
   void Start(std::vector<bool> cached);
+  // Objects now in the cache (not cached at Start): their files are placed
+  // (all of an object's, then stamped) on Start's thread. Keys of no file
+  // of the view, or given again, are ignored.
+  void Landed(const std::vector<CacheKey>& keys);
   // Every object must be in the cache now.
   Status Finish(const ViewState& state, BuildReport* report);
 
  private:
-  // Places files[i] for each i with want[i] (this thread or Start's).
-  Status PlaceAll(const std::vector<bool>& want);
+  // Places files[i] for each i in idx (this thread or Start's).
+  Status PlaceAll(const std::vector<size_t>& idx);
   // Then their stamps: final once every file of their objects is placed
   // (a link changes the shared inode's ctime).
-  Status StampAll(const std::vector<bool>& want);
+  Status StampAll(const std::vector<size_t>& idx);
+  // Start's thread: the cached files, then each Landed batch.
+  void Run();
+  // The files of keys not cached at Start (by uncached_).
+  std::vector<size_t> FilesOf(const std::vector<CacheKey>& keys) const;
   void Join();
 
   Env* env_;
@@ -142,6 +158,8 @@ class ViewBuilder {
   std::string remote_key_, view_;
   const std::vector<Entry>* files_;
   std::vector<bool> cached_;
+  // The files not cached at Start, sorted by (hash, size): Landed's lookup.
+  std::vector<size_t> uncached_;
   std::vector<PlaceHow> how_;  // per file, once placed
   std::vector<bool> placed_;
   std::vector<FileStamp> stamps_;  // per file, once stamped
@@ -149,6 +167,10 @@ class ViewBuilder {
   std::unordered_set<std::string> dirs_;
   std::thread thread_;
   Status thread_status_;
+  std::mutex mu_;  // guards landed_, closing_
+  std::condition_variable cv_;
+  std::vector<CacheKey> landed_;
+  bool closing_ = false;
   bool finished_ = false;
 };
 
@@ -206,9 +228,13 @@ Status FindViewExtras(Env* env, const std::string& view,
 // Removes every view of DEST but keep whose lock is free (unpinning it);
 // views in use by a reader stay for a later sync. A view holding files ferry
 // did not place is not removed but moved to `.<name>.ferry-old-<time>`
-// beside DEST (report->kept_old_views).
+// beside DEST (report->kept_old_views). With detach, a view to remove is
+// only renamed to a trash folder (cleaner.h) and added to *detach, for
+// RemoveTrashDetached once the caller closed the cache. Trash folders a
+// killed cleaner left (their lock free) are removed.
 Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
-                      const std::string& keep, SyncReport* report);
+                      const std::string& keep, SyncReport* report,
+                      std::vector<Trash>* detach = nullptr);
 
 }  // namespace ferry::sync
 

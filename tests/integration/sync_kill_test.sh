@@ -62,6 +62,22 @@ wait_journal() {
   done
 }
 
+# Until the cold sync's half-built view holds a file (a hard link into the
+# cache) while a download is still in progress: objects are linked into the
+# new view as they land. True once seen; false after 20 s.
+wait_early_link() {
+  local v
+  for _ in $(seq 400); do
+    for v in nodes/.ds.ferry-views/*/; do
+      [ -d "$v" ] && [ ! -e "$v/.ferry-sync.json" ] || continue
+      [ -n "$(find "$v" -type f ! -name '.ferry*' -links +1 -print -quit 2>/dev/null)" ] || continue
+      [ -n "$(find cache/partial -name '*.ferry-part' -print -quit 2>/dev/null)" ] && return 0
+    done
+    sleep 0.05
+  done
+  return 1
+}
+
 resumed=0 kills=0
 for round in cold incremental; do
   if [ $round = incremental ]; then
@@ -78,9 +94,16 @@ for round in cold incremental; do
       "$ferry" sync -q "$url@$v1" nodes/ds --cache cache
     fi
     "$ferry" "${args[@]}" & pid=$!
-    # The first kill of a round after a journalled part, the others at
-    # random moments.
-    if [ "$i" = 1 ]; then wait_journal; else sleep "0.$((RANDOM % 8 + 1))"; fi
+    # The first kill of a round after a journalled part, the second of the
+    # cold round once objects are linked into the half-built view while
+    # others download, the others at random moments.
+    if [ "$i" = 1 ]; then
+      wait_journal
+    elif [ $round = cold ] && [ "$i" = 2 ]; then
+      wait_early_link || { kill -9 $pid; fail "no object was linked into the view while others downloaded"; }
+    else
+      sleep "0.$((RANDOM % 8 + 1))"
+    fi
     kill -9 $pid 2>/dev/null && kills=$((kills + 1))
     wait $pid 2>/dev/null || true
     if [ $round = cold ]; then dest_is_whole tree; else dest_is_whole old tree; fi
@@ -90,6 +113,13 @@ for round in cold incremental; do
     resumed=$((resumed + r))
     same_tree tree nodes/ds || fail "DEST differs from the tree after the rerun ($round $i)"
     clean_cache
+    # The half-built view was rebuilt; no other view (or trash) is left once
+    # the rerun's cleaner is done.
+    for _ in $(seq 200); do
+      [ "$(ls -A nodes/.ds.ferry-views | wc -l)" = 1 ] && break
+      sleep 0.05
+    done
+    [ "$(ls -A nodes/.ds.ferry-views | wc -l)" = 1 ] || fail "views left: $(ls -A nodes/.ds.ferry-views)"
     [ $round = cold ] && v1=$(/usr/bin/python3 -c "import json; print(json.load(open('out.json'))['manifest_id'])")
   done
 done

@@ -349,6 +349,7 @@ int RunSync(SyncArgs& a) {
   o.in_place = a.in_place;
   o.list = a.list;
   o.on_placed = TestPause();
+  o.detach_old_view_removal = true;  // ferry exits once DEST is switched
   o.dry_run = a.dry_run;
   o.remote_options = a.remote;
   o.transfer = TransferOptionsFrom(a.remote, false);

@@ -77,6 +77,11 @@ struct SyncOptions {
   // --in-place: called after each file is placed (with the count so far);
   // tests stop a sync here to kill it.
   std::function<void(uint64_t placed)> on_placed;
+  // After the swap, old views are renamed out of the views folder at once
+  // and their files removed by a detached process, which sync does not wait
+  // for (docs/sync.md "Old views"); the ferry CLI sets it. false: removed
+  // before Sync returns (also where this process runs other threads).
+  bool detach_old_view_removal = false;
   RemoteOptions remote_options;
   TransferOptions transfer;
 };

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -272,6 +274,119 @@ TEST_F(SyncTest, AnOldViewAReaderHoldsStaysUntilItIsFree) {
   EXPECT_EQ(r.requests, 1u);
   EXPECT_EQ(r.old_views_removed, 1u);
   EXPECT_FALSE(env_->FileExists(v1_dir));
+}
+
+// Counts the files removed below a folder (by this process).
+class RemoveCountingEnv : public EnvWrapper {
+ public:
+  RemoveCountingEnv(Env* target, std::string below)
+      : EnvWrapper(target), below_(std::move(below)) {}
+  Status RemoveFile(const std::string& path) override {
+    if (path.rfind(below_, 0) == 0) ++removed;
+    return EnvWrapper::RemoveFile(path);
+  }
+  int removed = 0;
+
+ private:
+  std::string below_;
+};
+
+// Waits (up to 10 s) until the views folder holds no trash folder.
+bool TrashGone(Env* env, const std::string& views) {
+  for (int i = 0; i < 1000; ++i) {
+    auto children = env->GetChildren(views);
+    bool any = false;
+    if (children.ok())
+      for (const DirEntry& e : *children)
+        any = any || e.name.rfind(".trash-", 0) == 0;
+    if (!any) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+// With detach_old_view_removal (the CLI's), the old view leaves the views
+// folder before Sync returns (one rename), and its files are unlinked by a
+// cleaner process, not by the sync: this process removes none of them. The
+// cleaner then records the objects' new ctime, so the next sync re-hashes
+// nothing; it holds no lock of DEST (a sync right after runs).
+TEST_F(SyncTest, DetachedRemovalTakesTheOldViewsUnlinksOffTheSync) {
+  for (int i = 0; i < 20; ++i)
+    Write("d/f" + std::to_string(i), "content " + std::to_string(i));
+  Hash128 v1 = Publish();
+  RunOk(Options());
+  Write("d/f3", "changed");
+  Publish();
+  const std::string views = dir_.Join("nodes/.dest.ferry-views");
+  RemoveCountingEnv env(env_, views + "/");
+  SyncOptions o = Options();
+  o.detach_old_view_removal = true;
+  auto r = Sync(o, &env);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->old_views_removed, 1u);
+  EXPECT_FALSE(env_->FileExists(JoinPath(views, v1.ToHex())));
+  EXPECT_EQ(env.removed, 0);  // the 20 unlinks were the cleaner's
+  EXPECT_TRUE(TrashGone(env_, views));
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  // Every object's stamp is recorded as it is after the cleaner's unlinks.
+  auto cache = sync::Cache::Open(env_, cache_);
+  ASSERT_OK(cache.status());
+  const std::string rk =
+      sync::RemoteKey("file://" + *sync::AbsolutePath(bucket_));
+  for (int i = 0; i < 20; ++i) {
+    const std::string data = "content " + std::to_string(i);
+    sync::CacheKey k{rk, HashBytes(data), data.size()};
+    auto now = sync::StampOf((*cache)->ObjectPath(k));
+    ASSERT_OK(now.status());
+    auto same = (*cache)->StampMatches(k, *now);
+    ASSERT_OK(same.status());
+    EXPECT_TRUE(*same) << "f" << i;
+  }
+  cache->reset();
+  r = Sync(o, env_);
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(r->unchanged);
+}
+
+// A reader's shared lock on an old view still keeps it with detached
+// removal; once free, the next sync (a no-op) hands it to a cleaner.
+TEST_F(SyncTest, DetachedRemovalHonoursAReadersLock) {
+  Write("a", "one");
+  Hash128 v1 = Publish();
+  SyncOptions o = Options();
+  o.detach_old_view_removal = true;
+  RunOk(o);
+  const std::string views = dir_.Join("nodes/.dest.ferry-views");
+  const std::string v1_dir = JoinPath(views, v1.ToHex());
+  int fd = ::open((v1_dir + "/.ferry-view.lock").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_SH), 0);
+  Write("a", "two");
+  Publish();
+  SyncReport r = RunOk(o);
+  EXPECT_EQ(r.old_views_in_use, 1u);
+  EXPECT_EQ(r.old_views_removed, 0u);
+  EXPECT_EQ(ReadFile(env_, v1_dir + "/a"), "one");
+  ::close(fd);
+  r = RunOk(o);
+  EXPECT_TRUE(r.unchanged);
+  EXPECT_EQ(r.old_views_removed, 1u);
+  EXPECT_FALSE(env_->FileExists(v1_dir));
+  EXPECT_TRUE(TrashGone(env_, views));
+}
+
+// A cleaner killed midway leaves a trash folder (lock free): the next sync,
+// a no-op too, removes it.
+TEST_F(SyncTest, TrashAKilledCleanerLeftIsRemovedByTheNextSync) {
+  Write("a", "one");
+  Publish();
+  RunOk(Options());
+  const std::string trash = dir_.Join("nodes/.dest.ferry-views/.trash-0123-1");
+  WriteFile(env_, trash + "/sub/x", "left");
+  WriteFile(env_, trash + "/.ferry-view.lock", "");
+  SyncReport r = RunOk(Options());
+  EXPECT_TRUE(r.unchanged);
+  EXPECT_FALSE(env_->FileExists(trash));
 }
 
 TEST_F(SyncTest, RanksShareTheShardsByBytesAndAllGetTheRest) {
@@ -650,7 +765,6 @@ TEST_F(SyncTest, TwoSyncsOnOneCacheFetchEachObjectOnce) {
   EXPECT_EQ(Tree(dir_.Join("nodes/d1")), Tree(src_));
 }
 
-
 // The new view's files whose objects are cached are linked while the rest
 // downloads; when a download then fails, DEST stays the old view and the
 // new one is left empty, its links undone, with each object's stamp in the
@@ -692,6 +806,72 @@ TEST_F(SyncTest, AFailedIncrementalUndoesItsLinksAndKeepsTheObjectsStamps) {
     ASSERT_OK(same.status());
     EXPECT_TRUE(*same) << "f" << i;
   }
+}
+
+// Opening a bucket object for the first time waits (up to 10 s) until the
+// view holds the file of every object opened before it, and notes whether
+// it did. Objects are read one at a time (file://), in order.
+class WaitForEarlierLinksEnv : public EnvWrapper {
+ public:
+  WaitForEarlierLinksEnv(Env* target, std::string objects, std::string view,
+                         std::map<std::string, std::string> path_of)
+      : EnvWrapper(target),
+        objects_(std::move(objects)),
+        view_(std::move(view)),
+        path_of_(std::move(path_of)) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    auto it = path_of_.find(path);
+    if (it != path_of_.end() && std::find(opened_.begin(), opened_.end(),
+                                          it->second) == opened_.end()) {
+      if (!opened_.empty()) {
+        bool all = false;
+        for (int i = 0; i < 1000 && !all; ++i) {
+          all = true;
+          for (const std::string& p : opened_)
+            all = all && FileExists(JoinPath(view_, p));
+          if (!all) usleep(10000);
+        }
+        ++(all ? waits_met : waits_timed_out);
+      }
+      opened_.push_back(it->second);
+    }
+    return EnvWrapper::NewRandomAccessFile(path);
+  }
+  int waits_met = 0, waits_timed_out = 0;
+
+ private:
+  std::string objects_, view_;
+  std::map<std::string, std::string> path_of_;  // object file -> view path
+  std::vector<std::string> opened_;
+};
+
+// A cold sync links each downloaded object into the new view as it lands,
+// while the next ones download (not all at the end): when an object is
+// opened, the files of those fetched before it are in the view already.
+TEST_F(SyncTest, DownloadedObjectsAreLinkedIntoTheNewViewAsTheyLand) {
+  std::map<std::string, std::string> path_of;
+  for (int i = 0; i < 4; ++i) {
+    const std::string data = test::RandomBytes(10000, 40 + i);
+    Write("d/f" + std::to_string(i), data);
+    const std::string hex = HashBytes(data).ToHex();
+    path_of[JoinPath(bucket_, ".ferry/objects/" + hex.substr(0, 2) + "/" +
+                                  hex)] = "d/f" + std::to_string(i);
+  }
+  test::PublishTreeOptions po;
+  po.part_size = 4096;  // 3 parts each: journalled downloads
+  auto id = test::PublishTree(env_, src_, bucket_, po);
+  ASSERT_OK(id.status());
+  WaitForEarlierLinksEnv env(
+      env_, JoinPath(bucket_, ".ferry/objects"),
+      dir_.Join("nodes/.dest.ferry-views/" + id->ToHex()), path_of);
+  auto r = Sync(Options(), &env);
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(r->failures.empty());
+  EXPECT_EQ(r->objects_fetched, 4u);
+  EXPECT_EQ(env.waits_met, 3);
+  EXPECT_EQ(env.waits_timed_out, 0);
+  EXPECT_EQ(Tree(dest_), Tree(src_));
 }
 
 // Counts the files opened for reading below a folder.
