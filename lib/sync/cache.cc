@@ -96,6 +96,9 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
   FERRY_RETURN_IF_ERROR(
       InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
   FERRY_RETURN_IF_ERROR(AddStampColumns(db.get()));
+  // --no-fsync syncs nothing anyway: the WAL is left for the next opener
+  // (an old view's cleaner, after the sync exited) to checkpoint.
+  if (!durable) db->NoCheckpointOnClose();
   return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
 }
 

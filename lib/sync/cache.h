@@ -64,7 +64,8 @@ struct RecoverReport {
 class Cache {
  public:
   // Opens (creating) the cache in dir. Not durable (--no-fsync): its index
-  // syncs nothing (SQLite synchronous=OFF).
+  // syncs nothing (SQLite synchronous=OFF), and closing it leaves the WAL
+  // to the next opener (no checkpoint while the process waits to exit).
   static Result<std::unique_ptr<Cache>> Open(Env* env, std::string dir,
                                              bool durable = true);
   ~Cache();

@@ -90,7 +90,8 @@ Status RemoveTrash(Env* env, Cache* cache, const Trash& trash) {
   FERRY_RETURN_IF_ERROR(RemoveTree(env, trash.path));
   // The unlinks changed the objects' ctime: recorded, so it is not taken
   // for a change of their bytes.
-  return cache->RestampObjects(trash.objects);
+  FERRY_RETURN_IF_ERROR(cache->RestampObjects(trash.objects));
+  return trash.view.empty() ? Status::OK() : cache->Unpin(trash.view);
 }
 
 void RemoveTrashDetached(Env* env, const std::string& cache_dir, bool durable,

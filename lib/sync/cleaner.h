@@ -1,10 +1,11 @@
 // Removing old views off the critical path (docs/sync.md "Old views").
 // After the swap, an old view no reader holds is renamed, under DEST's
 // lock, to `<views>/.trash-<name>-<µs>` (a dot name: never a view, never
-// reused) and unpinned; its files (one unlink each: 0.1-0.35 s for 2,000)
+// reused); its files (one unlink each: 0.1-0.35 s for 2,000)
 // are then removed by a cleaner process that sync starts and does not wait
 // for, which then restamps the objects those unlinks touched (an unlink
-// changes an inode's ctime). While it runs it holds
+// changes an inode's ctime) and drops the old view's pins. While it runs it
+// holds
 //   - the trash's `.ferry-view.lock` exclusively: a later sync that finds a
 //     trash folder whose lock is free (a cleaner killed midway) removes it;
 //   - `<cache>/locks/cleaners` shared: a sync waits for that lock (taken
@@ -27,14 +28,19 @@
 namespace ferry::sync {
 
 // A renamed old view and the objects its files link to.
+// view: its name as a view, whose pins the cleaner drops (the index's
+// biggest change of an incremental: one row per object; pins of a view
+// folder that no longer exists are dropped before any eviction anyway).
 struct Trash {
   std::string path;
   std::vector<CacheKey> objects;
+  std::string view;
 };
 
 inline constexpr std::string_view kTrashPrefix = ".trash-";
 
-// Removes trash's files and restamps its objects in cache.
+// Removes trash's files, restamps its objects in cache and drops the pins of
+// trash.view (if any).
 Status RemoveTrash(Env* env, Cache* cache, const Trash& trash);
 
 // Removes each trash folder in a process of its own (detached: it outlives

@@ -38,6 +38,10 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms,
 
 Db::~Db() { sqlite3_close_v2(db_); }
 
+void Db::NoCheckpointOnClose() {
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+}
+
 Status Db::Error(int rc, std::string_view what) const {
   std::string msg = std::string(what) + ": " + sqlite3_errmsg(db_);
   if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)

@@ -64,6 +64,12 @@ class Db {
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
+  // Closing does not checkpoint the WAL into the database (SQLite's
+  // default on the last connection's close: up to ~4 MB copied while the
+  // process waits to exit); the next process to open it, or an automatic
+  // checkpoint at 1,000 pages, does.
+  void NoCheckpointOnClose();
+
   Status Exec(std::string_view sql);
   Result<Stmt> Prepare(std::string_view sql);
   // The last error as a Status naming the database and what was attempted.

@@ -616,7 +616,7 @@ Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
       auto lock =
           env->LockFile(JoinPath(view, std::string(kViewLockName)), false);
       if (!lock.ok() && lock.status().IsUnavailable()) continue;  // running
-      Trash t{view, {}};
+      Trash t{view, {}, ""};
       std::vector<std::string> extras;
       (void)FindViewExtras(env, view, &extras, &t.objects);
       FERRY_RETURN_IF_ERROR(RemoveTrash(env, cache, t));
@@ -642,9 +642,11 @@ Status RemoveOldViews(Env* env, Cache* cache, const DestPaths& paths,
           JoinPath(paths.views, std::string(kTrashPrefix) + e.name + "-" +
                                     std::to_string(env->NowMicros()));
       FERRY_RETURN_IF_ERROR(env->RenameFile(view, trash));
-      detach->push_back(Trash{trash, std::move(objects)});
+      detach->push_back(Trash{trash, std::move(objects), view});
+      ++report->old_views_removed;  // its pins too: the cleaner's
+      continue;
     } else if (extras.empty()) {
-      FERRY_RETURN_IF_ERROR(RemoveTrash(env, cache, Trash{view, objects}));
+      FERRY_RETURN_IF_ERROR(RemoveTrash(env, cache, Trash{view, objects, ""}));
     } else {
       const std::string base =
           JoinPath(paths.parent, "." + paths.name + ".ferry-old-" +

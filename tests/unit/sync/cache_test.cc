@@ -365,5 +365,30 @@ TEST_F(CacheTest, ByteLocksExcludePerByteAcrossSetsAndProcesses) {
   EXPECT_OK((*a)->Lock(far + 1, false));
 }
 
+// Not durable (--no-fsync): closing the index leaves its WAL for the next
+// opener (no checkpoint while the sync waits to exit); durable: the close
+// checkpoints it and removes it, as SQLite does by default.
+TEST(CacheCloseTest, ANotDurableIndexIsNotCheckpointedOnClose) {
+  for (bool durable : {false, true}) {
+    test::ScratchDir dir;
+    Env* env = Env::Default();
+    {
+      auto cache = Cache::Open(env, dir.path(), durable);
+      ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+      ASSERT_TRUE(
+          (*cache)
+              ->Pin("/v", {CacheKey{std::string(32, 'a'), HashBytes("x"), 1}})
+              .ok());
+    }
+    EXPECT_EQ(env->FileExists(dir.Join("index.sqlite-wal")), !durable)
+        << durable;
+    auto again = Cache::Open(env, dir.path(), durable);
+    ASSERT_TRUE(again.ok());
+    auto pinned = (*again)->PinnedViews();
+    ASSERT_TRUE(pinned.ok());
+    EXPECT_EQ(*pinned, std::vector<std::string>{"/v"});
+  }
+}
+
 }  // namespace
 }  // namespace ferry::sync

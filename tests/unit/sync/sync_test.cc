@@ -342,6 +342,11 @@ TEST_F(SyncTest, DetachedRemovalTakesTheOldViewsUnlinksOffTheSync) {
     ASSERT_OK(same.status());
     EXPECT_TRUE(*same) << "f" << i;
   }
+  // And it dropped the old view's pins (not the sync: its largest index
+  // change).
+  auto pinned = (*cache)->PinnedViews();
+  ASSERT_OK(pinned.status());
+  EXPECT_EQ(*pinned, std::vector<std::string>{r->view});
   cache->reset();
   r = Sync(o, env_);
   ASSERT_OK(r.status());
