@@ -112,6 +112,20 @@ std::string Cache::PartialPath(const CacheKey& key) const {
   return dir_ + "/partial/" + key.remote_key + "/" + key.hash.ToHex();
 }
 
+void Cache::ListLeftovers(const std::string& remote_key) {
+  leftovers_.clear();
+  leftovers_rk_ = remote_key;
+  auto children = env_->GetChildren(dir_ + "/partial/" + remote_key);
+  leftovers_listed_ = children.ok() || children.status().IsNotFound();
+  if (!children.ok()) return;
+  for (const DirEntry& e : *children) leftovers_.insert(e.name.substr(0, 32));
+}
+
+bool Cache::MayHaveLeftovers(const CacheKey& key) const {
+  return !leftovers_listed_ || key.remote_key != leftovers_rk_ ||
+         leftovers_.count(key.hash.ToHex()) > 0;
+}
+
 std::string Cache::ManifestPath(const Hash128& id) const {
   return dir_ + "/manifests/" + id.ToHex();
 }

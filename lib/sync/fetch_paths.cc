@@ -655,7 +655,8 @@ Result<std::vector<CacheKey>> ReuseBlocks(
       }
     }
     if (job.bases.empty()) {
-      RemoveBlocksLeft(env, *cache, k);  // a killed run's, of no use now
+      if (cache->MayHaveLeftovers(k))
+        RemoveBlocksLeft(env, *cache, k);  // a killed run's, of no use now
       whole.push_back(k);
     } else {
       job.part_hashes = part_hashes(k);

@@ -134,6 +134,7 @@ std::vector<std::string> BasisRoots(sync::DestKind kind,
 // A complete download left in partial/ by a run killed before it was
 // indexed: used if it is the object.
 Result<bool> TakeLeftover(Env* env, Cache* cache, const CacheKey& k) {
+  if (!cache->MayHaveLeftovers(k)) return false;
   const std::string p = cache->PartialPath(k);
   if (!sync::RegularFileOrRemove(env, p)) return false;
   uint64_t size = 0;
@@ -700,10 +701,16 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         theirs.push_back(k);
         continue;
       }
+      mine.push_back(k);
+    }
+    // What killed runs left for the batch's objects, now locked: listed
+    // once; the objects without any are not tried one file at a time.
+    cache->ListLeftovers(rk);
+    for (const CacheKey& k : mine) {
+      if (!cache->MayHaveLeftovers(k)) continue;
       // Ours now: an adopted copy a killed run left is stale.
       (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
       sync::RemoveKilledWork(env, *cache, k);  // a killed patch
-      mine.push_back(k);
     }
 
     // 6. Adopt files already in DEST.
@@ -745,13 +752,15 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
       if (!hit) to_fetch.push_back(k);
       // A killed block reuse's part file is resumed by the next one, and
       // goes when the object came another way.
-      if (hit) sync::RemoveBlocksLeft(env, *cache, k);
+      if (hit && cache->MayHaveLeftovers(k))
+        sync::RemoveBlocksLeft(env, *cache, k);
     }
     FERRY_RETURN_IF_ERROR(cache->Touch(raced));
 
     // 7. Download what is still missing, then what other processes were
     // fetching but did not get.
     FERRY_RETURN_IF_ERROR(fetcher.FetchMissing(to_fetch));
+    cache->ForgetLeftovers();  // other processes write theirs meanwhile
     FERRY_RETURN_IF_ERROR(locks.UnlockAll());
     for (const CacheKey& k : theirs) {
       FERRY_RETURN_IF_ERROR(locks.Lock(k, true));
