@@ -224,8 +224,11 @@ class FaultHandler(proxy_base.ProxyHandler):
         return headers
 
     def write_out(self, piece, chunked=False):
-        super().write_out(piece, chunked)
+        # Counted before it goes out: a client that has the bytes and then
+        # asks for the stats must find them counted (counted after, the
+        # stats could lag the client: servers_smoke_test flaked so).
         self.server.state.sent(self.path, len(piece))
+        super().write_out(piece, chunked)
 
     def send_piece(self, sent, piece, chunked):
         rule = self.rule
