@@ -121,4 +121,19 @@ expect_rc 0 "$FERRY" sync pbucket nodes/packed --cache cache
 expect_rc 0 "$FERRY" verify nodes/packed
 expect_rc 0 "$FERRY" verify nodes/packed --deep
 
+# A low descriptor limit: a soft one is raised (up to the hard one); a hard
+# one below what a sync holds at once (the cache's 64 lock files, the index,
+# transfers) is refused up front by name, exit 2, nothing written — not
+# "Too many open files" midway (exit 4).
+(ulimit -Sn 64; exec "$FERRY" sync bucket nodes/lowsoft --cache cache-low) \
+  > out.txt 2> err.txt || fail "soft limit 64: $(cat err.txt)"
+same_tree tree nodes/lowsoft
+(ulimit -n 64; exec "$FERRY" sync bucket nodes/lowhard --cache cache-low2) \
+  > out.txt 2> err.txt && fail "hard limit 64: not refused"
+rc=$?
+[ "$rc" = 2 ] || fail "hard limit 64: exit $rc, want 2"
+grep -q "needs at least 160 open files; the limit is 64" err.txt \
+  || fail "hard limit 64: $(cat err.txt)"
+[ ! -e nodes/lowhard ] && [ ! -e cache-low2 ] || fail "hard limit 64: wrote"
+
 echo "sync CLI: all passed"

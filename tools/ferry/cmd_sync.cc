@@ -1,8 +1,10 @@
 // ferry sync: keep DEST a view of a published dataset, moving only what
 // changed (docs/sync.md); ferry sync --check DEST re-hashes a view.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -328,8 +330,36 @@ int Watch(const SyncArgs& a, const SyncOptions& o) {
   return kExitOk;
 }
 
+// A sync holds at once the cache's 64 byte-lock files, its index, the
+// transfers' sockets and part files and the files waiting for one syncfs.
+// A soft descriptor limit below kWantFiles is raised (up to the hard one);
+// below kNeedFiles the sync would fail midway with "Too many open files",
+// so it is refused up front, naming the limit (exit 2).
+constexpr rlim_t kNeedFiles = 160, kWantFiles = 4096;
+
+Status EnsureDescriptors() {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return Status::OK();
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < kWantFiles) {
+    struct rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max == RLIM_INFINITY
+                          ? kWantFiles
+                          : std::min<rlim_t>(lim.rlim_max, kWantFiles);
+    if (raised.rlim_cur > lim.rlim_cur &&
+        setrlimit(RLIMIT_NOFILE, &raised) == 0)
+      lim = raised;
+  }
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < kNeedFiles)
+    return Status::InvalidArgument(
+        "sync", "needs at least " + std::to_string(kNeedFiles) +
+                    " open files; the limit is " +
+                    std::to_string(lim.rlim_cur) + " (ulimit -n)");
+  return Status::OK();
+}
+
 int RunSync(SyncArgs& a) {
   if (a.check) return RunCheck(a);
+  if (Status fds = EnsureDescriptors(); !fds.ok()) return Fail(fds);
   if (a.args.size() != 2)
     return Fail(Status::InvalidArgument("sync", "needs REMOTE[@REF] DEST"));
   SyncOptions o;
