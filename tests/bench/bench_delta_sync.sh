@@ -44,11 +44,15 @@
 # counts it twice: compare within one link). ROUNDS (default 3) interleaved rounds: medians, ratios
 # (rsync / ferry wall: above 1 ferry is faster; bytes / novel bytes), the
 # load average. Every DEST is compared with v2 after its run.
+# CASES (default "deltas rsync blocks whole sigonly zsync") picks the timed
+# cases; FERRY_FLAGS adds options to every timed ferry sync.
 # Usage: bench_delta_sync.sh FERRY       (root: slowlink needs it)
 set -euo pipefail
 ferry=$(readlink -f "$1")
 shards=${SHARDS:-12} changed=${CHANGED:-6} small=${SMALL:-200}
 rounds=${ROUNDS:-3} links=${LINKS:-200mbit} s3=${S3:-1}
+cases=" ${CASES:-deltas rsync blocks whole sigonly zsync} "
+read -r -a ferry_flags <<< "${FERRY_FLAGS:-}"
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/bench-delta-sync.XXXXXX)
 chmod 755 "$work"
@@ -250,8 +254,8 @@ ferry_inc() {  # NAME URL [FROM (default v1)]: URL of a bucket, without @ref
   access_mark
   s3_at=$(stat -c %s "$net_srv/s3rver.log" 2>/dev/null || echo 0)
   w0=$(lo_rx) r0=$(tcp_retrans)
-  run "$1" "${in[@]}" bash -c '"$1" sync --json "$2" "$3" --cache "$4" > "$5"' _ \
-    "$ferry" "$2@v2" "$d" "$c" "$work/$1.json"
+  run "$1" "${in[@]}" bash -c '"$1" sync --json "$2" "$3" --cache "$4" "${@:6}" > "$5"' _ \
+    "$ferry" "$2@v2" "$d" "$c" "$work/$1.json" "${ferry_flags[@]}"
   add wire_of "$1" "$(( $(lo_rx) - w0 ))"
   retrans[$1]=$(( $(tcp_retrans) - r0 ))
   if [ "${2#s3://}" != "$2" ]; then  # s3rver: ferry's bytes, its log's requests
@@ -321,6 +325,7 @@ s3_env() {  # URL
   export AWS_ENDPOINT_URL=$1
 }
 
+want() { [[ $cases == *" $1 "* ]]; }  # CASE: in CASES
 bench_link() {  # LINK
   local link=$1 rate=${1%%+*} r l s3_url
   net_start "$rate"
@@ -339,12 +344,12 @@ bench_link() {  # LINK
   fi
   [ "$s3" = 1 ] && s3_env "$s3_url"
   for r in $(seq "$rounds"); do
-    ferry_inc "deltas_$link" "$http_url/bucket"
-    rsync_inc "rsync_$link"
-    ferry_inc "blocks_$link" "$http_url/blocks"
-    ferry_inc "whole_$link" "$http_url/whole"
-    ferry_inc "sigonly_$link" "$http_url/bucket" v0
-    zsync_inc "zsync_$link"
+    want deltas && ferry_inc "deltas_$link" "$http_url/bucket"
+    want rsync && rsync_inc "rsync_$link"
+    want blocks && ferry_inc "blocks_$link" "$http_url/blocks"
+    want whole && ferry_inc "whole_$link" "$http_url/whole"
+    want sigonly && ferry_inc "sigonly_$link" "$http_url/bucket" v0
+    want zsync && zsync_inc "zsync_$link"
     if [ "$s3" = 1 ]; then
       ferry_inc "s3deltas_$link" "s3://$FERRY_TEST_S3_BUCKET/bucket"
       ferry_inc "s3sigonly_$link" "s3://$FERRY_TEST_S3_BUCKET/bucket" v0
@@ -354,6 +359,7 @@ bench_link() {  # LINK
   net_stop
   l=$link
   local t name fm rm
+  if want deltas && want rsync && want blocks && want whole; then
   echo "== $l, incremental v1 -> v2 (median of $rounds; load $(cut -d' ' -f1-3 /proc/loadavg)); novel $novel bytes"
   for t in deltas rsync blocks whole; do
     case $t in deltas) name="ferry deltas" ;; rsync) name="rsync daemon" ;;
@@ -372,6 +378,8 @@ bench_link() {  # LINK
   for t in deltas blocks; do
     echo "  ferry $t' paths: $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paths"])' "$work/${t}_$l.json")"
   done
+  fi
+  if want sigonly && want zsync; then
   echo "== $l, signature only v0 -> v2 (DEST at v0; v2 lists deltas from v1 only: block reuse from DEST's files;" \
     "zsync -i the v0 file of each of the $(wc -l < "$work/zsync-files") files that differ); novel $novel0 bytes"
   for t in sigonly zsync; do
@@ -387,12 +395,14 @@ bench_link() {  # LINK
   echo "  ferry's paths: $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paths"])' "$work/sigonly_$l.json")"
   echo "  bytes by request (last round): kind requests body headers; wire - payload - headers = TCP/IP"
   for t in deltas sigonly zsync; do
+    [ -f "$work/${t}_$l.parts" ] || continue
     awk -v t="$t" -v r="${retrans[${t}_$l]}" -v w="$(echo "${wire_of[${t}_$l]}" | awk '{print $NF}')" '
       { printf "    %-8s %-14s %4d %11d %8d\n", t, $1, $2, $3, $4; b += $3; h += $4 }
       END { printf "    %-8s %-14s %4s %11d %8d  TCP/IP %d (%d segments retransmitted)\n", t, "total", "", b, h, w - b - h, r }' \
       "$work/${t}_$l.parts"
   done
-  echo "  the deltas fetched (zstd -d, rdiff commands): $(delta_parts "$work/deltas_$l.access")"
+  fi
+  want deltas && echo "  the deltas fetched (zstd -d, rdiff commands): $(delta_parts "$work/deltas_$l.access")"
   if [ "$s3" = 1 ]; then
     echo "== $l, S3 (s3rver, direct): bytes = ferry's --json bytes_fetched (deltas, signatures, ranges, objects)"
     for t in s3deltas s3sigonly; do
