@@ -26,13 +26,15 @@ constexpr size_t kSigHeaderBytes = 12;  // magic, block_len, strong_len
 // signature a large fraction of the file, a larger one a useless delta.
 constexpr uint32_t kMinBlockLen = 128;
 constexpr uint32_t kMaxBlockLen = uint32_t{1} << 26;
-// Strong sums: BLAKE2b truncated to at least 8 bytes and at most its 32.
-// Published signatures use librsync's own minimum for the file's size
-// (rs_sig_args with strong_len -1: 8 up to 2^40-byte files, 12 at 2^50)
-// floored at 8. A short sum is safe for ferry: the basis is local, and a
-// false block match only makes a wrong candidate that the manifest's
-// per-part XXH3-64 and the object's XXH3-128 refuse (then it is fetched).
-constexpr uint32_t kMinStrongLen = 8;
+// Strong sums: BLAKE2b truncated to at least 5 bytes (librsync's minimum
+// for an empty file) and at most its 32. Published signatures use
+// librsync's own minimum for the file's size (rs_sig_args with strong_len
+// -1, `rdiff signature -S -1`: 7 from 1 MiB to about 240 MiB, 8 up to
+// 2^40-byte files, 12 at 2^50). A short sum is safe for ferry: the basis is
+// local, and a false block match only makes a wrong candidate that the
+// manifest's per-part XXH3-64 and the object's XXH3-128 refuse (then it is
+// fetched).
+constexpr uint32_t kMinStrongLen = 5;
 constexpr uint32_t kMaxStrongLen = 32;
 // The strong sum length of signatures published before File.sig_strong_len
 // (a manifest's 0).

@@ -15,8 +15,8 @@ SignatureParams SignatureParamsFor(uint64_t size) {
   SignatureParams p;
   p.magic = magic;
   p.block_len = static_cast<uint32_t>(block_len);
-  p.strong_len =
-      std::max(static_cast<uint32_t>(strong_len), format::kMinStrongLen);
+  p.strong_len = std::clamp(static_cast<uint32_t>(strong_len),
+                            format::kMinStrongLen, format::kMaxStrongLen);
   (void)r;  // the recommended arguments are valid for every size
   return p;
 }

@@ -677,7 +677,9 @@ Result<TransferReport> GetObjects(Backend* backend, std::vector<GetItem> items,
   TransferReport report;
   if (options.dry_run) return report;
   if (auto* http = dynamic_cast<remote::HttpBackend*>(backend)) {
-    remote::GetEngine engine(http, std::move(items), options, env, &report);
+    TransferOptions scaled = options;
+    scaled.connections = remote::ConnectionsForWork(items, options.connections);
+    remote::GetEngine engine(http, std::move(items), scaled, env, &report);
     FERRY_RETURN_IF_ERROR(engine.Run());
     return report;
   }

@@ -38,6 +38,33 @@ TransferOptions WithinDescriptors(TransferOptions options) {
   return options;
 }
 
+int ConnectionsForWork(const std::vector<GetItem>& items, int connections) {
+  connections = std::max(1, connections);
+  const uint64_t enough = kBytesPerConnection * uint64_t(connections);
+  uint64_t bytes = 0;  // < enough
+  auto add = [&](uint64_t n) {
+    if (n >= enough - bytes) return false;
+    bytes += n;
+    return true;
+  };
+  for (const GetItem& item : items) {
+    bool under = true;
+    if (!item.ranges.empty()) {
+      for (const ByteRange& r : item.ranges) under = under && add(r.length);
+    } else if (item.have_info) {
+      under = add(item.info.size);
+    } else if (item.have_expected_size) {
+      under = add(item.expected_size);
+    } else {
+      under = false;  // unknown size
+    }
+    if (!under) return connections;
+  }
+  return int(std::clamp<uint64_t>(
+      (bytes + kBytesPerConnection - 1) / kBytesPerConnection,
+      std::min(2, connections), uint64_t(connections)));
+}
+
 void ProgressTicker::Tick(bool last) {
   if (!cb_) return;
   uint64_t now = NowMicros();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ferry/status.h"
 #include "ferry/transfer.h"
@@ -31,6 +32,17 @@ DescriptorPlan PlanDescriptors(uint64_t nofile_limit, int connections);
 DescriptorPlan PlanDescriptors(int connections);  // this process's limit now
 // options with its connections as many as the process's limit allows.
 TransferOptions WithinDescriptors(TransferOptions options);
+
+// Connections a download run opens at most: one per kBytesPerConnection of
+// the bytes it is known to fetch (an item's ranges, else its listed or
+// expected size), at least 2 (a stalled answer does not hold up the rest),
+// at most `connections`; an item of unknown size allows them all. A few MB of
+// small objects or block-reuse ranges go over a connection or two: each further
+// one costs a handshake (TLS: a few KB) and starts with a burst of its initial
+// window, and 16 bursts at once overflowed the queue of a 200 Mbit/s link
+// (docs/remote.md "Connections").
+inline constexpr uint64_t kBytesPerConnection = uint64_t{1} << 20;
+int ConnectionsForWork(const std::vector<GetItem>& items, int connections);
 
 // Calls TransferOptions::progress at most five times a second, and at the end.
 class ProgressTicker {

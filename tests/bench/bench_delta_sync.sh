@@ -204,15 +204,6 @@ CONF
   rsync_url=rsync://127.0.0.1:$rport
 }
 
-tcp_retrans() {  # the namespace's TCP segments retransmitted so far
-  if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
-  "${in[@]}" awk '$1 == "Tcp:" && $13 ~ /^[0-9]+$/ {print $13}' /proc/net/snmp
-}
-lo_rx() {  # the namespace's lo: received bytes so far
-  if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
-  "${in[@]}" awk '$1 == "lo:" {print $2}' /proc/net/dev
-}
-
 # The .ferry/deltas/ of an access log: their bytes, and decompressed: the
 # rdiff header, literal bytes, command bytes (librsync's prototab: ops
 # 0x01-0x40 literal of that length; 0x41-0x44 literal, length of 1/2/4/8

@@ -175,8 +175,19 @@ check() {
   fi
 }
 
-# Timed runs, each with its bytes: add NAME BYTES.
-declare -A bytes_of
+# Timed runs, each with its bytes: add NAME BYTES; on a slowlink also its
+# wire bytes (lo rx: payload, headers, TCP/IP, retransmits) and retransmitted
+# segments.
+declare -A bytes_of wire_of retr_of
+bench_run=$(declare -f run | tail -n +2)
+eval "run_timed() $bench_run"
+run() {  # NAME CMD...
+  local w0 r0
+  w0=$(lo_rx) r0=$(tcp_retrans)
+  run_timed "$@"
+  wire_of[$1]="${wire_of[$1]:-} $(( $(lo_rx) - w0 ))"
+  retr_of[$1]="${retr_of[$1]:-} $(( $(tcp_retrans) - r0 ))"
+}
 add_bytes() { bytes_of[$1]="${bytes_of[$1]:-} $2"; }
 
 ferry_sync() {  # NAME REF DEST [BINARY CACHE]
@@ -254,6 +265,15 @@ report() {  # LINK
     done
   done
   echo "  ferry's requests: cold ${reqs[ferry_cold_$l]}, incremental ${reqs[ferry_inc_$l]}, no-op ${reqs[ferry_noop_$l]}"
+  if [ "$l" != loopback ]; then
+    echo "  on the wire (lo rx, median) and TCP segments retransmitted (median):"
+    for c in cold inc; do
+      for t in ferry ${base:+base} $anchors; do
+        printf '    %-5s %-7s %11s bytes  %6s retransmitted\n' "$c" "$t" \
+          "$(median "${wire_of[${t}_${c}_$l]:-0}")" "$(median "${retr_of[${t}_${c}_$l]:-0}")"
+      done
+    done
+  fi
   for c in cold inc noop; do
     for t in ferry ${base:+base} $anchors; do echo "  walls $t $c:${walls[${t}_${c}_$l]}"; done
   done

@@ -18,6 +18,10 @@
 #                        bytes sent since the mark), access_requests,
 #                        access_parts (by kind of key: count, body bytes,
 #                        header bytes both ways; one kind a line).
+#   lo_rx, tcp_retrans   the link namespace's lo received bytes (every
+#                        packet both ways, headers included) and TCP segments
+#                        retransmitted so far (0 on `loopback`, shared with
+#                        other processes).
 #   make_objects DIR N   N files of 20-200 KB (sizes from a fixed seed,
 #                        incompressible bytes) named 00000.bin ...; sets
 #                        objects_bytes to their total size.
@@ -68,6 +72,14 @@ net_stop() {
     "$slowlink" down "$net_ns" 2>/dev/null || true
     net_ns=""
   fi
+}
+tcp_retrans() {  # the namespace's TCP segments retransmitted so far
+  if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
+  "${in[@]}" awk '$1 == "Tcp:" && $13 ~ /^[0-9]+$/ {print $13}' /proc/net/snmp
+}
+lo_rx() {  # the namespace's lo: received bytes so far
+  if [ ${#in[@]} -eq 0 ]; then echo 0; return; fi
+  "${in[@]}" awk '$1 == "lo:" {print $2}' /proc/net/dev
 }
 make_objects() {
   /usr/bin/python3 - "$1" "$2" <<'PY'

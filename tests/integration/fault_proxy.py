@@ -7,7 +7,8 @@ control port:
 
   POST /rule    {"action": ..., match fields..., action fields...} -> {"id": N}
   GET  /rules   the rules with how often each matched and fired
-  GET  /__stats {"requests": N, "faults": N, "paths": {path: {"requests": N,
+  GET  /__stats {"requests": N, "faults": N, "connections": N (accepted),
+                 "paths": {path: {"requests": N,
                  "bytes_sent": N}}}  (body bytes sent to clients, per path)
   POST /__reset clears rules and counters and wakes stalled transfers
 
@@ -76,6 +77,7 @@ class State:
             self.next_id = 1
             self.requests = 0
             self.faults = 0
+            self.connections = 0  # client connections accepted
             self.paths = {}
             # Stalled transfers wait on this; a reset wakes them.
             old = getattr(self, 'wake', None)
@@ -113,6 +115,10 @@ class State:
                 self.faults += 1
             return chosen
 
+    def connected(self):
+        with self.lock:
+            self.connections += 1
+
     def path_stats(self, path):
         return self.paths.setdefault(path.partition('?')[0],
                                      {'requests': 0, 'bytes_sent': 0})
@@ -124,6 +130,7 @@ class State:
     def stats(self):
         with self.lock:
             return {'requests': self.requests, 'faults': self.faults,
+                    'connections': self.connections,
                     'paths': json.loads(json.dumps(self.paths))}
 
 
@@ -199,6 +206,7 @@ class FaultHandler(proxy_base.ProxyHandler):
 
     def setup(self):
         super().setup()
+        self.server.state.connected()
         self.direct = proxy_base.Upstream(self.server.direct_url)
 
     def finish(self):

@@ -9,6 +9,7 @@
 #include "ferry/transfer.h"
 #include "formats/manifest/manifest.h"
 #include "remote/http_backend.h"
+#include "remote/transfer_util.h"
 #include "testutil/fault_proxy.h"
 #include "testutil/test_servers.h"
 #include "testutil/test_util.h"
@@ -237,6 +238,40 @@ TEST_F(TransferFaultsTest, PartThatIsAlwaysBadFailsWithCorruption) {
   Status s = ExpectFailed(r);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_EQ(Retries(r, "part-hash"), uint64_t(opt_.max_retries));
+}
+
+// A run opens connections as its known bytes need them (one per MiB, at
+// least 2, at most --connections): 8 objects of 64 KiB whose sizes a
+// manifest gave go over two connections, 8 of 1 MiB over more, and objects
+// of unknown size may take them all.
+TEST_F(TransferFaultsTest, ConnectionsFollowTheBytesOfTheRun) {
+  opt_.connections = 16;
+  auto run = [&](const std::string& name, uint64_t size, bool sized) {
+    const std::string data = test::RandomBytes(size, 9);
+    std::vector<GetItem> items;
+    for (int i = 0; i < 8; ++i) {
+      const std::string key = name + std::to_string(i);
+      test::WriteFile(env_, servers_.http_root + "/" + dir_ + "/" + key, data);
+      GetItem item;
+      item.key = key;
+      item.dest = tmp_.Join(key);
+      item.have_expected_size = sized;
+      item.expected_size = size;
+      items.push_back(item);
+    }
+    EXPECT_OK(proxy_->Reset());
+    auto r = GetObjects(backend_.get(), items, opt_, env_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r.ok() ? r->files_done : 0, 8u);
+    for (const GetItem& item : items)
+      EXPECT_TRUE(test::ReadFile(env_, item.dest) == data) << item.key;
+    auto st = proxy_->Stats();
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    return st.ok() ? st->connections : -1;
+  };
+  EXPECT_LE(run("small", 64 << 10, true), 2);
+  EXPECT_GT(run("big", 1 << 20, true), 2);
+  EXPECT_GT(run("unknown", 64 << 10, false), 2);
 }
 
 }  // namespace

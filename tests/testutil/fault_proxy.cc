@@ -158,6 +158,7 @@ Result<FaultStats> FaultProxy::Stats() {
   FaultStats s;
   s.requests = static_cast<int64_t>(v["requests"].uint());
   s.faults = static_cast<int64_t>(v["faults"].uint());
+  s.connections = static_cast<int64_t>(v["connections"].uint());
   for (const auto& [path, p] : v["paths"].members()) {
     s.paths[path] = {static_cast<int64_t>(p["requests"].uint()),
                      static_cast<int64_t>(p["bytes_sent"].uint())};

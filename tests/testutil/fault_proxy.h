@@ -99,6 +99,7 @@ struct FaultStats {
   };
   int64_t requests = 0;
   int64_t faults = 0;                 // requests a rule fired on
+  int64_t connections = 0;            // client connections accepted
   std::map<std::string, Path> paths;  // by request path, without query
 };
 

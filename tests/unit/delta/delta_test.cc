@@ -158,11 +158,14 @@ TEST_F(DeltaTest, ParamsFollowLibrsyncsRuleForTheSize) {
   EXPECT_EQ(SignatureParamsFor(uint64_t{256} << 20).block_len, 16384u);
   EXPECT_EQ(SignatureParamsFor(uint64_t{10} << 30).block_len, 103552u);
   EXPECT_EQ(SignatureParamsFor(uint64_t{1} << 50).block_len, 1u << 25);
-  // Strong sums: librsync's minimum for the size (`rdiff -S -1`: 6 for 1000
-  // bytes, 7 for 1 and 16 MiB, 8 for 256 MiB, 12 at 2^50), at least 8.
-  EXPECT_EQ(SignatureParamsFor(1000).strong_len, 8u);
-  EXPECT_EQ(SignatureParamsFor(uint64_t{1} << 20).strong_len, 8u);
-  EXPECT_EQ(SignatureParamsFor(uint64_t{16} << 20).strong_len, 8u);
+  // Strong sums: librsync's minimum for the size (`rdiff -S -1`: 5 for an
+  // empty file, 6 for 1000 bytes, 7 for 1 to 128 MiB, 8 for 256 MiB, 12 at
+  // 2^50).
+  EXPECT_EQ(SignatureParamsFor(0).strong_len, 5u);
+  EXPECT_EQ(SignatureParamsFor(1000).strong_len, 6u);
+  EXPECT_EQ(SignatureParamsFor(uint64_t{1} << 20).strong_len, 7u);
+  EXPECT_EQ(SignatureParamsFor(uint64_t{16} << 20).strong_len, 7u);
+  EXPECT_EQ(SignatureParamsFor(uint64_t{128} << 20).strong_len, 7u);
   EXPECT_EQ(SignatureParamsFor(uint64_t{256} << 20).strong_len, 8u);
   EXPECT_EQ(SignatureParamsFor(uint64_t{1} << 50).strong_len, 12u);
   EXPECT_EQ(SignatureParamsFor(1000).magic, 0x72730147u);
@@ -172,8 +175,8 @@ TEST_F(DeltaTest, ParamsFollowLibrsyncsRuleForTheSize) {
   ASSERT_OK(loaded.status());
   EXPECT_EQ((*loaded)->params().block_len, 256u);
   EXPECT_EQ((*loaded)->blocks(), 391u);  // ceil(100000 / 256)
-  EXPECT_EQ((*loaded)->params().strong_len, 8u);
-  EXPECT_EQ(sig->size(), 12u + 391 * 12);
+  EXPECT_EQ((*loaded)->params().strong_len, 6u);
+  EXPECT_EQ(sig->size(), 12u + 391 * 10);
 }
 
 // The manifest checks File.sig_block_len with ferry's own copy of the rule;
@@ -225,7 +228,8 @@ std::string Header(uint32_t magic, uint32_t block, uint32_t strong) {
 TEST_F(DeltaTest, DamagedSignaturesAreRefused) {
   std::string good = *Sign(RandomBytes(10000, 6));  // 40 blocks of 256
   std::string block(36, 'x');
-  std::string block8(12, 'x');  // one block of ferry's 8-byte strong sums
+  // One block of the 6-byte strong sums librsync's minimum gives 10000 bytes.
+  std::string block6(10, 'x');
   std::vector<BadSig> cases = {
       {"md4", Header(0x72730136, 256, 16) + block, -1, "MD4"},
       {"rk_md4", Header(0x72730146, 256, 16) + block, -1, "MD4"},
@@ -239,10 +243,10 @@ TEST_F(DeltaTest, DamagedSignaturesAreRefused) {
        "block length"},
       {"strong_len_0", Header(0x72730147, 256, 0), -1, "strong sum"},
       {"strong_len_33", Header(0x72730147, 256, 33), -1, "strong sum"},
-      {"strong_len_7", Header(0x72730147, 256, 7), -1, "strong sum"},
+      {"strong_len_4", Header(0x72730147, 256, 4), -1, "strong sum"},
       {"mid_block", good.substr(0, good.size() - 5), -1, "truncated"},
-      {"block_boundary", good.substr(0, good.size() - 12), 10000, "blocks"},
-      {"extra_block", good + block8, 10000, "blocks"},
+      {"block_boundary", good.substr(0, good.size() - 10), 10000, "blocks"},
+      {"extra_block", good + block6, 10000, "blocks"},
   };
   for (const BadSig& c : cases) {
     SCOPED_TRACE(c.name);
@@ -255,24 +259,24 @@ TEST_F(DeltaTest, DamagedSignaturesAreRefused) {
   ASSERT_OK(Load(good, 10000).status());
   // Without the file size a signature cut at a block boundary is a valid
   // signature of a shorter file: the size check is what catches it.
-  ASSERT_OK(Load(good.substr(0, good.size() - 12)).status());
+  ASSERT_OK(Load(good.substr(0, good.size() - 10)).status());
 }
 
 // Sync knows the strong sum length from the manifest (File.sig_strong_len):
 // a signature whose header says another is refused before its blocks.
 TEST_F(DeltaTest, SignatureWithAnotherStrongLengthThanExpectedIsRefused) {
-  std::string good = *Sign(RandomBytes(10000, 6));  // strong sums of 8
+  std::string good = *Sign(RandomBytes(10000, 6));  // strong sums of 6
   SignatureLimits limits;
   limits.file_size = 10000;
   limits.strong_len = 32;
   SignatureLoader loader(limits);
   Status s = loader.Update(good);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.message().find("strong sum length 8 where its manifest says 32"),
+  EXPECT_NE(s.message().find("strong sum length 6 where its manifest says 32"),
             std::string_view::npos)
       << s.ToString();
   EXPECT_FALSE(loader.Finish().ok());
-  limits.strong_len = 8;
+  limits.strong_len = 6;
   SignatureLoader right(limits);
   ASSERT_OK(right.Update(good));
   ASSERT_OK(right.Finish().status());

@@ -27,12 +27,12 @@ open("other", "wb").write(bytes(r.getrandbits(8) for _ in range(3 << 20)))
 PY
 
 # 1. Signatures: the same bytes as rdiff's at librsync's minimum strong sum
-#    for the size (7 for 3 MB, floored at 8): 12 bytes a block.
+#    for the size (`rdiff -S -1`: 7 for 3 MB): 11 bytes a block.
 expect_rc 0 "$tool" signature old sig.ferry
-rdiff signature -S 8 old sig.rdiff
-cmp sig.ferry sig.rdiff || fail "signature differs from rdiff -S 8's"
-[ "$(od -An -tu1 -j11 -N1 sig.ferry | tr -d ' ')" = 8 ] ||
-  fail "strong sum length is not 8"
+rdiff signature -S -1 old sig.rdiff
+cmp sig.ferry sig.rdiff || fail "signature differs from rdiff -S -1's"
+[ "$(od -An -tu1 -j11 -N1 sig.ferry | tr -d ' ')" = 7 ] ||
+  fail "strong sum length is not 7"
 
 # 2. ferry's delta, applied by rdiff (raw and after zstd -d); the same bytes
 #    as rdiff's delta from the same signature.
@@ -73,9 +73,9 @@ grep -q MD4 err.txt || fail "MD4 refusal does not say MD4"
 rdiff signature -R rollsum old sig.roll
 expect_rc 3 "$tool" delta sig.roll new d.roll
 grep -q rollsum err.txt || fail "rollsum refusal: $(cat err.txt)"
-rdiff signature -S 7 old sig.short
+rdiff signature -S 4 old sig.short
 expect_rc 3 "$tool" delta sig.short new d.short
-grep -q "strong sum" err.txt || fail "-S 7 refusal: $(cat err.txt)"
+grep -q "strong sum" err.txt || fail "-S 4 refusal: $(cat err.txt)"
 
 # 5. Damaged deltas made by rdiff: cut short, a byte after the end, the
 #    output capped below the new size, a basis that is too short.

@@ -96,5 +96,37 @@ TEST(DescriptorPlanTest, FollowsTheLimitAndNeverReachesIt) {
   EXPECT_EQ(PlanDescriptors(1024, 4).connections, 4);  // never more than asked
 }
 
+// One connection per MiB of known bytes (ranges, else the listed or
+// expected size), 2 at least, never more than asked; an unknown size or
+// bytes past the cap (without overflowing) allow all of them.
+TEST(ConnectionsForWorkTest, OnePerMiBOfKnownBytes) {
+  auto sized = [](uint64_t n) {
+    GetItem item;
+    item.have_expected_size = true;
+    item.expected_size = n;
+    return item;
+  };
+  EXPECT_EQ(ConnectionsForWork({}, 16), 2);
+  EXPECT_EQ(ConnectionsForWork({sized(0)}, 16), 2);
+  EXPECT_EQ(ConnectionsForWork({sized(1 << 20)}, 16), 2);
+  EXPECT_EQ(ConnectionsForWork({sized((2 << 20) + 1)}, 16), 3);
+  EXPECT_EQ(ConnectionsForWork({sized(1 << 20)}, 1), 1);
+  EXPECT_EQ(ConnectionsForWork({sized(3 << 20), sized(1)}, 16), 4);
+  EXPECT_EQ(ConnectionsForWork({sized(uint64_t{1} << 40)}, 16), 16);
+  EXPECT_EQ(ConnectionsForWork({sized(5 << 20)}, 4), 4);
+  EXPECT_EQ(ConnectionsForWork({sized(5 << 20)}, 0), 1);
+  EXPECT_EQ(ConnectionsForWork({sized(~uint64_t{0}), sized(~uint64_t{0})}, 16),
+            16);
+  GetItem listed;
+  listed.have_info = true;
+  listed.info.size = 2 << 20;
+  EXPECT_EQ(ConnectionsForWork({listed, listed}, 16), 4);
+  GetItem ranges = sized(uint64_t{1} << 40);  // only its ranges count
+  ranges.ranges = {ByteRange{0, 1000}, ByteRange{1 << 30, (2 << 20) + 1}};
+  EXPECT_EQ(ConnectionsForWork({ranges}, 16), 3);
+  GetItem unknown;
+  EXPECT_EQ(ConnectionsForWork({sized(10), unknown}, 16), 16);
+}
+
 }  // namespace
 }  // namespace ferry::remote

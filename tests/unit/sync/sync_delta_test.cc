@@ -409,7 +409,7 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
   ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/dest")));
   const uint64_t blocks = (V2().size() + 1407) / 1408;
-  const uint64_t sig = 12 + 12 * blocks;  // strong sums of 8 bytes
+  const uint64_t sig = 12 + 11 * blocks;  // strong sums of 7 bytes
   // The plan: the shard by block reuse (its signature, then ranges of at
   // most the object: the scan decides), small.txt whole.
   SyncReport plan = Sync(true, dir_.Join("old"), "cache2");
@@ -427,7 +427,7 @@ TEST_F(SyncDeltaTest, BlocksOfABasisTreeAndRangesMakeTheObject) {
   EXPECT_EQ(r.bytes_reused, V2().size());
   EXPECT_EQ(r.block_fallbacks, 0u);
   EXPECT_EQ(r.objects_whole, 1u);  // small.txt: no signature
-  // The signature (12 + 12 bytes a block) and ranges around the 3 edits
+  // The signature (12 + 11 bytes a block) and ranges around the 3 edits
   // (12.5 KB novel; a gap below 256 KiB is fetched, not copied).
   EXPECT_LT(r.block_bytes_fetched - sig, 3 * (300u << 10));
   EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), V2().size());
@@ -457,7 +457,7 @@ TEST_F(SyncDeltaTest, BlockReuseRangesAreMeteredByTheBandwidthLimit) {
   // no bucket: only small.txt's 2 bytes did.)
   SyncV1PublishV2();
   test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
-  const uint64_t sig = 12 + 12 * ((V2().size() + 1407) / 1408);
+  const uint64_t sig = 12 + 11 * ((V2().size() + 1407) / 1408);
   auto run = [&](uint64_t bwlimit, const std::string& name,
                  uint64_t* range_bytes) {
     CountingClockEnv env;
@@ -515,7 +515,7 @@ TEST_F(SyncDeltaTest, RangesAFewBlocksApartAreFetchedApart) {
   SyncReport r = Sync();
   EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
   EXPECT_EQ(r.objects_reused, 1u);
-  const uint64_t sig = 12 + 12 * ((v2.size() + 1407) / 1408);
+  const uint64_t sig = 12 + 11 * ((v2.size() + 1407) / 1408);
   EXPECT_LE(r.block_bytes_fetched - sig, 4u * 1408);
   EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), v2.size());
   EXPECT_TRUE(r.warnings.empty());
@@ -554,7 +554,7 @@ TEST_F(SyncDeltaTest, AKilledBlockReuseGoesOnFromItsCheckedParts) {
   EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
   EXPECT_EQ(r.objects_reused, 1u);
   EXPECT_EQ(r.bytes_resumed, 3 * part);
-  const uint64_t sig = 12 + 12 * ((v2.size() + 1407) / 1408);
+  const uint64_t sig = 12 + 11 * ((v2.size() + 1407) / 1408);
   EXPECT_EQ(r.bytes_resumed + r.bytes_copied + (r.block_bytes_fetched - sig),
             v2.size());
   EXPECT_LT(r.block_bytes_fetched - sig, 300u << 10);  // the edit at 1.5 MB
@@ -651,14 +651,14 @@ TEST_F(SyncDeltaTest, SignaturesWith32ByteStrongSumsStayReadable) {
       << listed8.status().ToString();
 }
 
-// The manifest lists v2's signature with 8-byte strong sums; the stored one
+// The manifest lists v2's signature with 7-byte strong sums; the stored one
 // has 32 (the right blocks otherwise): refused, the object comes whole.
 TEST_F(SyncDeltaTest, ASignatureOfAnotherStrongLenThanListedFallsBack) {
   SyncV1PublishV2();
   ASSERT_OK(env_->RemoveFile(DeltaPath()));
   test::WriteFile(env_, Bucket(sync::SigKey(HashBytes(V2()))), Sign32(V2()));
   ExpectSignatureRefused(Sync(),
-                         "strong sum length 32 where its manifest says 8");
+                         "strong sum length 32 where its manifest says 7");
 }
 
 TEST_F(SyncDeltaTest, ALyingSignatureCostsTheRefetchOfItsBadParts) {
@@ -757,7 +757,7 @@ TEST_F(SyncDeltaTest, ARenamedFileReusesTheBlocksOfTheCachedOldObject) {
   EXPECT_EQ(r.block_fallbacks, 0u);
   // --json paths.blocks: most of b copied from the cached a, the insert's
   // part (and its neighbour within the gap) fetched.
-  const uint64_t sig = 12 + 12 * ((b.size() + 1407) / 1408);
+  const uint64_t sig = 12 + 11 * ((b.size() + 1407) / 1408);
   EXPECT_GT(r.bytes_copied, b.size() / 2);
   EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), b.size());
   EXPECT_LT(r.block_bytes_fetched, b.size() / 2);
