@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <vector>
 
 #include "delta/refine.h"
 #include "ferry/delta.h"
@@ -199,14 +201,27 @@ Result<std::string> SignatureOf(Env* env, const LocalFile& f,
 
 }  // namespace
 
-Result<std::unique_ptr<delta::Signature>> FetchSignature(
-    Backend* backend, const Hash128& hash, uint64_t size,
-    uint32_t sig_block_len, uint32_t sig_strong_len, uint64_t* bytes) {
+namespace {
+
+// What the signature of an object of `size` bytes may be (its manifest's
+// sig_block_len and sig_strong_len, 0 meaning 32).
+delta::SignatureLimits LimitsFor(uint64_t size, uint32_t sig_block_len,
+                                 uint32_t sig_strong_len) {
   delta::SignatureLimits limits;
   limits.file_size = static_cast<int64_t>(size);
   limits.strong_len =
       sig_strong_len != 0 ? sig_strong_len : delta::format::kLegacyStrongLen;
   limits.max_bytes = SignatureBytes(size, sig_block_len, sig_strong_len);
+  return limits;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<delta::Signature>> FetchSignature(
+    Backend* backend, const Hash128& hash, uint64_t size,
+    uint32_t sig_block_len, uint32_t sig_strong_len, uint64_t* bytes) {
+  const delta::SignatureLimits limits =
+      LimitsFor(size, sig_block_len, sig_strong_len);
   delta::SignatureLoader loader(limits);
   LoaderSink sink(&loader);
   // Never more than that asked: a bigger object there costs nothing.
@@ -220,6 +235,27 @@ Result<std::unique_ptr<delta::Signature>> FetchSignature(
   }
   if (bytes != nullptr) *bytes = sink.read;
   FERRY_RETURN_IF_ERROR(s);
+  return loader.Finish();
+}
+
+Result<std::unique_ptr<delta::Signature>> LoadSignatureFile(
+    Env* env, const std::string& path, uint64_t size, uint32_t sig_block_len,
+    uint32_t sig_strong_len) {
+  const delta::SignatureLimits limits =
+      LimitsFor(size, sig_block_len, sig_strong_len);
+  delta::SignatureLoader loader(limits);
+  FERRY_ASSIGN_OR_RETURN(auto file, env->NewRandomAccessFile(path));
+  std::vector<char> buf(static_cast<size_t>(
+      std::min<uint64_t>(limits.max_bytes, uint64_t{1} << 20)));
+  for (uint64_t at = 0; at < limits.max_bytes;) {
+    const size_t n = static_cast<size_t>(
+        std::min<uint64_t>(limits.max_bytes - at, buf.size()));
+    std::string_view got;
+    FERRY_RETURN_IF_ERROR(file->Read(at, n, &got, buf.data()));
+    if (got.empty()) break;  // shorter: the loader says what is missing
+    FERRY_RETURN_IF_ERROR(loader.Update(got));
+    at += got.size();
+  }
   return loader.Finish();
 }
 

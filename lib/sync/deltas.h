@@ -48,6 +48,14 @@ Result<std::unique_ptr<delta::Signature>> FetchSignature(
     Backend* backend, const Hash128& hash, uint64_t size,
     uint32_t sig_block_len, uint32_t sig_strong_len, uint64_t* bytes = nullptr);
 
+// The same checks and loading for such a signature already fetched into
+// the local file at path (block reuse fetches them through the transfer
+// engine): only its first SignatureBytes bytes are read (the rest of a
+// longer file is not), a shorter file is refused.
+Result<std::unique_ptr<delta::Signature>> LoadSignatureFile(
+    Env* env, const std::string& path, uint64_t size, uint32_t sig_block_len,
+    uint32_t sig_strong_len);
+
 // The length of such a signature: 12 + blocks × (4 + strong sum length).
 uint64_t SignatureBytes(uint64_t size, uint32_t sig_block_len,
                         uint32_t sig_strong_len);

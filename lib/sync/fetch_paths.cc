@@ -245,8 +245,7 @@ struct BlockCounts {
   uint64_t resumed = 0;  // a killed run's checked parts kept
   uint64_t refetched_parts = 0;
   uint64_t part_matched = 0;  // of copied: blocks confirmed by part hashes
-  uint64_t requests =
-      0;  // the signature's and Backend::Read's (not the engine's)
+  uint64_t requests = 0;      // Backend::Read's (not the engine's)
 };
 
 // A file seen only up to `limit` bytes: as if it ended there.
@@ -440,21 +439,24 @@ struct BlockWork {
   uint64_t from = 0;     // a killed run's checked parts end here
   std::vector<ByteRange> ranges;  // the plan's ranges from `from` on
   bool fetched = false;           // the engine brought them into RangesPath
+  // A part that failed its check, to be fetched again (the .blocks file
+  // holds the checked parts before it); each part once.
+  std::optional<uint64_t> refetch;
+  bool refetched = false;  // the engine brought it into AgainPath
+  std::set<uint64_t> again;
+  int rounds = 0;  // of step 3
 };
 
-// Step 1 of one object's block reuse: its signature, the scan of the bases,
+// Step 1 of one object's block reuse (its signature fetched into SigPath):
+// the signature loaded, the scan of the bases,
 // the plan, and (a killed run's BlocksPath set aside as .prev) where its
 // checked parts end. Cancelled: no basis holds any of its blocks.
-Status PlanOne(Env* env, const Cache& cache, Backend* backend,
-               const BlockJob& job, uint64_t gap, BlockWork* work,
-               BlockCounts* counts) {
+Status PlanOne(Env* env, const Cache& cache, const BlockJob& job, uint64_t gap,
+               BlockWork* work, BlockCounts* counts) {
   const CacheKey& k = job.target;
   WindowEnv window(env, job.window);
-  uint64_t sig_bytes = 0;
-  ++counts->requests;
-  auto sig = FetchSignature(backend, k.hash, k.size, job.sig_block_len,
-                            job.sig_strong_len, &sig_bytes);
-  counts->fetched = sig_bytes;
+  auto sig = LoadSignatureFile(env, SigPath(cache, k), k.size,
+                               job.sig_block_len, job.sig_strong_len);
   FERRY_RETURN_IF_ERROR(sig.status());
   delta::BlockMatchOptions mo;
   mo.threads = 1;  // objects run in parallel already
@@ -495,12 +497,15 @@ Status PlanOne(Env* env, const Cache& cache, Backend* backend,
 }
 
 // Step 3 of one object's block reuse (step 2: its ranges fetched into
-// RangesPath): into BlocksPath, going on from what a killed run left there,
-// copies from the bases and ranges from the fetched file, each part checked
-// as it completes (one that fails is fetched whole once more), the whole
-// checked, renamed to its partial path.
+// RangesPath): into BlocksPath, going on from what a killed run (or the
+// round before) left there, copies from the bases and ranges from the
+// fetched file, each part checked as it completes, the whole checked,
+// renamed to its partial path. A part that fails its check stops the round
+// with work->refetch set: the caller fetches it into AgainPath through the
+// transfer engine (with the other objects' parts), and the next round takes
+// it from there (a part that fails again is an error).
 Status AssembleOne(Env* env, const Cache& cache, Backend* backend,
-                   const BlockJob& job, const BlockWork& work, bool fsync,
+                   const BlockJob& job, BlockWork* work, bool fsync,
                    BlockCounts* counts) {
   const CacheKey& k = job.target;
   WindowEnv window(env, job.window);
@@ -511,36 +516,46 @@ Status AssembleOne(Env* env, const Cache& cache, Backend* backend,
   }
   RangeSource src;
   std::unique_ptr<RandomAccessFile> ranges;
-  if (work.fetched) {
+  if (work->fetched) {
     FERRY_ASSIGN_OR_RETURN(ranges,
                            env->NewRandomAccessFile(RangesPath(cache, k)));
     src.file = ranges.get();
-    src.from = work.from;
+    src.from = work->from;
   }
   static const std::vector<uint64_t> kNone;
   const std::string part = BlocksPath(cache, k);
   const std::string prev = part + ".prev";
+  // After a round that stopped at a bad part: its checked parts go on.
+  if (work->rounds++ > 0) FERRY_RETURN_IF_ERROR(KeepAside(env, part, prev));
   FERRY_ASSIGN_OR_RETURN(auto out, env->NewWritableFile(part));
   Hasher128 hasher;
   PartWriter w(out.get(), &hasher, k.size,
-               work.checked ? job.part_hashes : kNone, job.part_size);
+               work->checked ? job.part_hashes : kNone, job.part_size);
   std::vector<char> buf(1 << 20);
-  if (work.checked) Resume(env, prev, &buf, &w, &counts->resumed);
+  uint64_t kept = 0;
+  if (work->checked) Resume(env, prev, &buf, &w, &kept);
+  if (work->rounds == 1) counts->resumed = kept;  // a killed run's
   (void)env->RemoveFile(prev);  // (a kill from here on leaves part longer)
-  for (std::set<uint64_t> again;;) {
-    Status s =
-        Assemble(work.plan, w.pos(), bases, src, backend, k, &buf, &w, counts);
-    if (s.ok()) break;
-    if (!w.bad_part || again.count(*w.bad_part)) return s;
-    const uint64_t p = *w.bad_part;
-    again.insert(p);
-    w.bad_part.reset();
+  if (work->refetch) {
+    const ByteRange r = w.Part(*work->refetch);
+    const bool fetched = work->refetched;
+    work->refetch.reset();
+    work->refetched = false;
+    if (fetched && w.pos() == r.offset) {
+      FERRY_ASSIGN_OR_RETURN(auto got,
+                             env->NewRandomAccessFile(AgainPath(cache, k)));
+      FERRY_RETURN_IF_ERROR(CopyRange(*got, r.offset, r.length, &buf, &w));
+    }
+    (void)env->RemoveFile(AgainPath(cache, k));
+  }
+  Status s =
+      Assemble(work->plan, w.pos(), bases, src, backend, k, &buf, &w, counts);
+  if (!s.ok()) {
+    if (!w.bad_part || work->again.count(*w.bad_part)) return s;
+    work->refetch = *w.bad_part;
+    work->again.insert(*work->refetch);
     ++counts->refetched_parts;
-    ++counts->requests;
-    CountingSink got(&w);
-    s = backend->Read(ObjectKey(k.hash), w.Part(p), {}, &got);
-    counts->fetched += got.n;
-    FERRY_RETURN_IF_ERROR(s);
+    return out->Close();  // the checked parts before it, for the next round
   }
   if (w.pos() != k.size)
     return Status::Corruption("blocks", "made " + std::to_string(w.pos()) +
@@ -555,6 +570,36 @@ Status AssembleOne(Env* env, const Cache& cache, Backend* backend,
   FERRY_RETURN_IF_ERROR(out->Close());
   return env->RenameFile(part, cache.PartialPath(k));
 }
+
+// Runs the transfer engine once over items (item i of object index[i]):
+// its counts into the report (block_bytes_fetched too), each failed
+// item's status into results.
+void FetchThroughEngine(Env* env, Backend* backend, std::vector<GetItem> items,
+                        const std::vector<size_t>& index,
+                        const PatchOptions& options, SyncReport* report,
+                        std::vector<Status>* results) {
+  if (items.empty()) return;
+  std::unordered_map<std::string, size_t> by_key;
+  for (size_t j = 0; j < items.size(); ++j) by_key[items[j].key] = index[j];
+  TransferOptions topt =
+      options.transfer ? *options.transfer : TransferOptions();
+  topt.dry_run = false;
+  topt.fsync = false;  // scratch files, read back at once
+  topt.progress = nullptr;
+  topt.on_installed = nullptr;
+  auto r = GetObjects(backend, std::move(items), topt, env);
+  if (!r.ok()) {
+    for (const auto& [key, i] : by_key) (*results)[i] = r.status();
+    return;
+  }
+  CountTransfer(*r, report);
+  report->block_bytes_fetched += r->bytes;
+  for (const auto& [key, s] : r->failures) {
+    auto it = by_key.find(key);
+    if (it != by_key.end()) (*results)[it->second] = s;
+  }
+}
+
 }  // namespace
 
 uint64_t BasisWindow(uint64_t size) {
@@ -610,18 +655,38 @@ std::string RangesPath(const Cache& cache, const CacheKey& key) {
   return BlocksPath(cache, key) + ".ranges";
 }
 
+std::string SigPath(const Cache& cache, const CacheKey& key) {
+  return cache.PartialPath(key) + ".sig";
+}
+
+std::string AgainPath(const Cache& cache, const CacheKey& key) {
+  return BlocksPath(cache, key) + ".again";
+}
+
+namespace {
+// A file the transfer engine fills, and what it leaves beside it.
+void RemoveEngineFile(Env* env, const std::string& path) {
+  (void)env->RemoveFile(path);
+  (void)env->RemoveFile(path + ".ferry-part");
+  (void)env->RemoveFile(path + ".ferry-part.journal");
+}
+}  // namespace
+
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(PatchPath(cache, key));
-  // Ranges are not resumed (the .blocks file is).
-  (void)env->RemoveFile(RangesPath(cache, key));
-  (void)env->RemoveFile(RangesPath(cache, key) + ".ferry-part");
+  // Signatures, ranges and parts fetched again are not resumed (the
+  // .blocks file is).
+  RemoveEngineFile(env, SigPath(cache, key));
+  RemoveEngineFile(env, RangesPath(cache, key));
+  RemoveEngineFile(env, AgainPath(cache, key));
 }
 
 void RemoveBlocksLeft(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(BlocksPath(cache, key));
   (void)env->RemoveFile(BlocksPath(cache, key) + ".prev");
-  (void)env->RemoveFile(RangesPath(cache, key));
-  (void)env->RemoveFile(RangesPath(cache, key) + ".ferry-part");
+  RemoveEngineFile(env, SigPath(cache, key));
+  RemoveEngineFile(env, RangesPath(cache, key));
+  RemoveEngineFile(env, AgainPath(cache, key));
 }
 
 Result<std::vector<CacheKey>> ReuseBlocks(
@@ -668,16 +733,38 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   std::vector<Status> results(jobs.size());
   std::vector<BlockCounts> counts(jobs.size());
   std::vector<BlockWork> works(jobs.size());
-  // 1: signatures, scans and plans, several objects at once.
+  // 1: every object's signature through the transfer engine in one run
+  // (--connections and --bwlimit shared, each answer checked and retried):
+  // a range of exactly the signature's length (a longer object sends no
+  // more; a shorter one, a 404 or a server that ignores Range fails the
+  // item, and the object falls back) into SigPath.
+  std::vector<GetItem> items;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const BlockJob& job = jobs[i];
+    GetItem item;
+    item.key = SigKey(job.target.hash);
+    item.dest = SigPath(*cache, job.target);
+    item.ranges = {
+        ByteRange{0, SignatureBytes(job.target.size, job.sig_block_len,
+                                    job.sig_strong_len)}};
+    items.push_back(std::move(item));
+    index.push_back(i);
+  }
+  FetchThroughEngine(env, backend, std::move(items), index, options, report,
+                     &results);
+  // Then the scans and plans, several objects at once.
   RunJobs(jobs.size(), options.threads, [&](size_t i) {
-    results[i] = PlanOne(env, *cache, backend, jobs[i], options.range_gap,
-                         &works[i], &counts[i]);
+    if (results[i].ok())
+      results[i] = PlanOne(env, *cache, jobs[i], options.range_gap, &works[i],
+                           &counts[i]);
+    (void)env->RemoveFile(SigPath(*cache, jobs[i].target));
   });
   // 2: every object's ranges through the transfer engine in one run: many
   // ranges (of one object and of several) in flight at once, --connections
   // and --bwlimit shared, each answer checked and retried as a part is.
-  std::vector<GetItem> items;
-  std::unordered_map<std::string, size_t> by_key;
+  items.clear();
+  index.clear();
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!results[i].ok() || works[i].ranges.empty()) continue;
     GetItem item;
@@ -686,36 +773,56 @@ Result<std::vector<CacheKey>> ReuseBlocks(
     item.have_expected_size = true;
     item.expected_size = jobs[i].target.size;
     item.ranges = works[i].ranges;
-    by_key[item.key] = i;
     works[i].fetched = true;
     items.push_back(std::move(item));
+    index.push_back(i);
   }
-  if (!items.empty()) {
-    TransferOptions topt =
-        options.transfer ? *options.transfer : TransferOptions();
-    topt.dry_run = false;
-    topt.fsync = false;  // a scratch file, read back at once
-    topt.progress = nullptr;
-    auto r = GetObjects(backend, std::move(items), topt, env);
-    if (!r.ok()) {
-      for (const auto& [key, i] : by_key) results[i] = r.status();
-    } else {
-      CountTransfer(*r, report);
-      report->block_bytes_fetched += r->bytes;
-      for (const auto& [key, s] : r->failures) {
-        auto it = by_key.find(key);
-        if (it != by_key.end()) results[it->second] = s;
+  FetchThroughEngine(env, backend, std::move(items), index, options, report,
+                     &results);
+  // 3: each object assembled, checked and renamed, in rounds: the parts
+  // that failed their checks in one round are fetched again through the
+  // engine in one run (retries["part-hash"]), and their objects go on.
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (results[i].ok()) todo.push_back(i);
+  while (!todo.empty()) {
+    RunJobs(todo.size(), options.threads, [&](size_t t) {
+      const size_t i = todo[t];
+      if (results[i].ok())
+        results[i] = AssembleOne(env, *cache, backend, jobs[i], &works[i],
+                                 options.fsync, &counts[i]);
+    });
+    items.clear();
+    index.clear();
+    for (size_t i : todo) {
+      if (!results[i].ok() || !works[i].refetch) continue;
+      GetItem item;
+      item.key = ObjectKey(jobs[i].target.hash);
+      item.dest = AgainPath(*cache, jobs[i].target);
+      item.have_expected_size = true;
+      item.expected_size = jobs[i].target.size;
+      // (PartWriter's part: the manifest's part size.)
+      const uint64_t unit = jobs[i].part_size;
+      const uint64_t at = *works[i].refetch * unit;
+      item.ranges = {ByteRange{at, std::min(unit, jobs[i].target.size - at)}};
+      works[i].refetched = true;
+      items.push_back(std::move(item));
+      index.push_back(i);
+    }
+    FetchThroughEngine(env, backend, std::move(items), index, options, report,
+                       &results);
+    std::vector<size_t> next;
+    for (size_t i : todo) {
+      if (results[i].ok() && works[i].refetch) {
+        next.push_back(i);
+      } else if (results[i].ok()) {
+        (void)env->RemoveFile(RangesPath(*cache, jobs[i].target));
       }
     }
+    todo.swap(next);
   }
-  // 3: each object assembled, checked and renamed.
-  RunJobs(jobs.size(), options.threads, [&](size_t i) {
-    if (results[i].ok())
-      results[i] = AssembleOne(env, *cache, backend, jobs[i], works[i],
-                               options.fsync, &counts[i]);
-    (void)env->RemoveFile(RangesPath(*cache, jobs[i].target));
+  for (size_t i = 0; i < jobs.size(); ++i)
     if (!results[i].ok()) RemoveBlocksLeft(env, *cache, jobs[i].target);
-  });
   std::vector<std::pair<CacheKey, std::string>> done;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const CacheKey& k = jobs[i].target;

@@ -52,6 +52,11 @@ std::string BlocksPath(const Cache& cache, const CacheKey& key);
 // offset in the object; holes between), read back as the object is
 // assembled and removed after.
 std::string RangesPath(const Cache& cache, const CacheKey& key);
+// Where block reuse's signature is fetched to (read, then removed).
+std::string SigPath(const Cache& cache, const CacheKey& key);
+// Where a part of the object that failed its check is fetched again (at its
+// offset; removed after).
+std::string AgainPath(const Cache& cache, const CacheKey& key);
 // Removes what a killed patch of key left (its lock held). A killed block
 // reuse's BlocksPath is kept: the next one goes on from its checked parts.
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key);
@@ -136,16 +141,19 @@ std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
 // view or folder, --basis DIR, the cached sources of its listed deltas,
 // else other cached objects others chooses); of
 // each basis only the first BasisWindow(size) bytes (a note says when a
-// basis is cut). Per object (options.threads at once): GET
-// .ferry/sigs/<hash> ─► delta::MatchBlocks over the bases ─►
-// PlanRanges(options.range_gap). Then every object's ranges in one run of
-// the transfer engine (options.transfer: --connections, --bwlimit, retries;
-// GetItem::ranges) into RangesPath. Then per object: in new offset order,
-// blocks copied from the bases and ranges from RangesPath into
-// partial/<rk>/<hex>.blocks, each part (part_hashes(k): the manifest's
-// XXH3-64 of each part_size bytes) checked as it completes and fetched
-// whole once more if it fails (retries["part-hash"], Backend::Read) ─►
-// size and XXH3-128 checked ─► renamed to partial/<rk>/<hex> ─► cache. A
+// basis is cut). Every object's signature, .ferry/sigs/<hash> (a range of
+// exactly its length), in one run of the transfer engine (options.transfer:
+// --connections, --bwlimit, retries; GetItem::ranges) into SigPath; then per
+// object (options.threads at once): the signature loaded and checked ─►
+// delta::MatchBlocks over the bases ─► PlanRanges(options.range_gap). Then
+// every object's ranges in one run of the engine into RangesPath. Then per
+// object: in new offset order, blocks copied from the bases and ranges from
+// RangesPath into partial/<rk>/<hex>.blocks, each part (part_hashes(k): the
+// manifest's XXH3-64 of each part_size bytes) checked as it completes; a
+// part that fails is fetched whole once more (retries["part-hash"]; the
+// engine, all objects' such parts in one run, into AgainPath) and the
+// object goes on from its checked parts ─► size and XXH3-128 checked ─►
+// renamed to partial/<rk>/<hex> ─► cache. A
 // .blocks file a killed run left is resumed: its whole parts that still
 // match are kept (bytes_resumed) and only the ranges after them fetched. An
 // object no basis holds a block of goes whole quietly; any error sends it

@@ -111,6 +111,11 @@ class SyncDeltaHttpTest : public ::testing::Test {
     EXPECT_EQ(r.block_fallbacks, 0u);
     EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
   }
+  // Files left in the cache's partial/ folder (none after a sync).
+  std::vector<std::string> Partial() {
+    auto files = ListFilesRecursive(env_, dir_.Join("cache/partial"));
+    return files.ok() ? *files : std::vector<std::string>{};
+  }
   void ExpectDestIsV2() {
     EXPECT_TRUE(test::ReadFile(env_, dir_.Join("dest/big.tfrecord")) == V2());
   }
@@ -201,6 +206,48 @@ TEST_F(SyncDeltaHttpTest, ABiggerObjectAtTheSignaturesKeySendsOnlyItsLength) {
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_EQ(Seen(sync::SigKey(HashBytes(V2()))).bytes_sent,
             static_cast<int64_t>(length));
+}
+
+// Block reuse's signatures go through the transfer engine (one run for all
+// objects): one ranged GET of the signature's length each, retried and
+// counted as the engine's parts are; a 404 sends the object whole.
+TEST_F(SyncDeltaHttpTest, ASignatureIsOneGetOfItsLength) {
+  PublishForBlockReuse();
+  const std::string sig = sync::SigKey(HashBytes(V2()));
+  const int64_t length = env_->Stat(bucket_ + "/" + sig)->size;
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectReused(r);
+  EXPECT_EQ(Seen(sig).requests, 1);
+  EXPECT_EQ(Seen(sig).bytes_sent, length);
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaHttpTest, ASignatureCutByAResetIsRetriedAndCounted) {
+  // (Backend::Read, which fetched signatures before, retried without a
+  // count in the report.)
+  PublishForBlockReuse();
+  const std::string sig = sync::SigKey(HashBytes(V2()));
+  ASSERT_TRUE(
+      proxy_->Add(FaultRule::Reset(100).Path("/" + prefix_ + "/" + sig).Nth(1))
+          .ok());
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectReused(r);
+  EXPECT_GE(r.retries["reset"], 1u);
+  EXPECT_EQ(Seen(sig).requests, 2);
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaHttpTest, AMissingSignatureSendsTheObjectWhole) {
+  PublishForBlockReuse();
+  const std::string sig = sync::SigKey(HashBytes(V2()));
+  ASSERT_OK(env_->RemoveFile(bucket_ + "/" + sig));
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectDestIsV2();
+  EXPECT_EQ(r.objects_reused, 0u);
+  EXPECT_EQ(r.block_fallbacks, 1u);
+  EXPECT_EQ(r.objects_whole, 2u);
+  EXPECT_EQ(Seen(sig).requests, 1);  // a 404 is not asked again
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
 }
 
 // Block reuse's ranges go through the transfer engine: each answer is checked

@@ -484,6 +484,86 @@ TEST_F(SyncDeltaTest, BlockReuseRangesAreMeteredByTheBandwidthLimit) {
   EXPECT_GE(limited_reads, free_reads + limited_bytes / 1000);
 }
 
+// The clock readings of a v1 -> v2 sync by block reuse from the --basis
+// folder "old" (a fresh cache and DEST named `name`) at `bwlimit` bytes/s
+// (0: none), as in the test above; *report gets its report.
+uint64_t ClockReadsOfABlockReuseSync(const std::string& root, uint64_t bwlimit,
+                                     const std::string& name,
+                                     SyncReport* report) {
+  CountingClockEnv env;
+  SyncOptions o;
+  o.remote = JoinPath(root, "bucket");
+  o.dest = JoinPath(root, "nodes/" + name);
+  o.cache_dir = JoinPath(root, "cache-" + name);
+  o.basis_dir = JoinPath(root, "old");
+  o.transfer.bwlimit = bwlimit;
+  auto r = ferry::Sync(o, &env);
+  EXPECT_OK(r.status());
+  if (r.ok()) *report = *r;
+  return env.reads();
+}
+
+TEST_F(SyncDeltaTest, BlockReuseSignaturesAreMeteredByTheBandwidthLimit) {
+  // --basis holds v2 itself: every block is found, no range is fetched, and
+  // of the shard only its signature (16,358 bytes) crosses. At 100 B/s the
+  // bucket hands out at most 100 bytes at a time: the limited run reads the
+  // clock at least once per 100 bytes more. (Before the signatures went
+  // through the transfer engine, Backend::Read passed no bucket: 2 bytes
+  // were metered, small.txt's.)
+  SyncV1PublishV2();
+  test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V2());
+  const uint64_t sig = 12 + 11 * ((V2().size() + 1407) / 1408);
+  SyncReport free, limited;
+  const uint64_t free_reads =
+      ClockReadsOfABlockReuseSync(dir_.path(), 0, "free", &free);
+  const uint64_t limited_reads =
+      ClockReadsOfABlockReuseSync(dir_.path(), 100, "limited", &limited);
+  for (const SyncReport* r : {&free, &limited}) {
+    EXPECT_EQ(r->objects_reused, 1u);
+    EXPECT_EQ(r->block_bytes_fetched, sig);
+    EXPECT_TRUE(r->warnings.empty());
+  }
+  EXPECT_EQ(Tree(dir_.Join("nodes/limited")), Tree(dir_.Join("src")));
+  EXPECT_GE(limited_reads, free_reads + sig / 100);
+}
+
+TEST_F(SyncDeltaTest, ABadPartsRefetchIsMeteredByTheBandwidthLimit) {
+  // The stored signature describes other bytes (v1's, cut to v2's size):
+  // every block is "found" in --basis (v1), the object's one part fails its
+  // XXH3-64 and is fetched again, 2 MiB. At 10 kB/s the limited run reads
+  // the clock at least once per 10 kB of the signature and the part more.
+  // (Before, the part came by Backend::Read, unmetered.)
+  SyncV1PublishV2();
+  ASSERT_OK(env_->RemoveFile(DeltaPath()));
+  const std::string other = V1().substr(0, V2().size());
+  std::string sig;
+  auto b =
+      delta::SignatureBuilder::Create(other.size(), [&](std::string_view d) {
+        sig.append(d);
+        return Status::OK();
+      });
+  ASSERT_OK(b.status());
+  ASSERT_OK((*b)->Update(other));
+  ASSERT_OK((*b)->Finish());
+  test::WriteFile(env_, Bucket(sync::SigKey(HashBytes(V2()))), sig);
+  test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
+  SyncReport free, limited;
+  const uint64_t free_reads =
+      ClockReadsOfABlockReuseSync(dir_.path(), 0, "free", &free);
+  const uint64_t limited_reads =
+      ClockReadsOfABlockReuseSync(dir_.path(), 10000, "limited", &limited);
+  for (const SyncReport* r : {&free, &limited}) {
+    EXPECT_EQ(r->objects_reused, 1u);
+    EXPECT_EQ(r->retries.count("part-hash") ? r->retries.at("part-hash") : 0,
+              1u);
+    EXPECT_EQ(r->block_bytes_fetched, sig.size() + V2().size());
+  }
+  EXPECT_EQ(Tree(dir_.Join("nodes/limited")), Tree(dir_.Join("src")));
+  auto left = ListFilesRecursive(env_, dir_.Join("cache-limited/partial"));
+  EXPECT_TRUE(!left.ok() || left->empty());
+  EXPECT_GE(limited_reads, free_reads + (sig.size() + V2().size()) / 10000);
+}
+
 TEST_F(SyncDeltaTest, ThePreviousVersionInDestIsABasis) {
   SyncV1PublishV2();
   DropCachedV1();
@@ -563,14 +643,18 @@ TEST_F(SyncDeltaTest, AKilledBlockReuseGoesOnFromItsCheckedParts) {
 }
 
 TEST_F(SyncDeltaTest, FifosLeftInPartialAreRemovedNotOpened) {
-  // A FIFO where a killed run's .blocks, .blocks.prev or finished download
-  // would be: opening it would block forever; it is removed and the object
+  // A FIFO where a killed run's .blocks, .blocks.prev, signature, part
+  // fetched again or finished download would be: opening it would block
+  // forever; it is removed and the object
   // made as if nothing were there.
   SyncV1PublishV2();
   DropCachedV1();
   const std::string base = JoinPath(PartialDir(), HashBytes(V2()).ToHex());
   ASSERT_OK(env_->CreateDirs(PartialDir()));
-  for (const std::string& p : {base, base + ".blocks", base + ".blocks.prev"})
+  for (const std::string& p :
+       {base, base + ".blocks", base + ".blocks.prev", base + ".sig",
+        base + ".sig.ferry-part", base + ".blocks.again",
+        base + ".blocks.again.ferry-part"})
     ASSERT_EQ(mkfifo(p.c_str(), 0600), 0) << p;
   alarm(120);  // a hang fails the test instead of stalling the suite
   SyncReport r = Sync();
@@ -622,6 +706,13 @@ TEST_F(SyncDeltaTest, ADamagedSignatureFallsBackToTheWholeObject) {
   EXPECT_NE(r.warnings[0].find("): falling back to the whole object"),
             std::string::npos)
       << r.warnings[0];
+}
+
+TEST_F(SyncDeltaTest, AMissingSignatureFallsBackToTheWholeObject) {
+  SyncV1PublishV2();
+  ASSERT_OK(env_->RemoveFile(DeltaPath()));
+  ASSERT_OK(env_->RemoveFile(Bucket(sync::SigKey(HashBytes(V2())))));
+  ExpectSignatureRefused(Sync(), "block reuse failed");
 }
 
 // A manifest's File.sig_strong_len 0 (written before the field) means the
