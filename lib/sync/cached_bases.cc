@@ -19,18 +19,39 @@ std::pair<const uint64_t*, size_t> PartsOf(const ManifestInfo& m,
   return {m.part_hashes.data() + e.first_part, static_cast<size_t>(n)};
 }
 
-uint64_t PathHash(std::string_view path) { return manifest::PartHash(path); }
+// (directory, base name) of a manifest path.
+std::pair<std::string_view, std::string_view> SplitPath(std::string_view p) {
+  const size_t slash = p.rfind('/');
+  if (slash == std::string_view::npos) return {{}, p};
+  return {p.substr(0, slash), p.substr(slash + 1)};
+}
+
+// The common prefix plus the common suffix of a and b (not overlapping).
+size_t CommonEnds(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t pre = 0;
+  while (pre < n && a[pre] == b[pre]) ++pre;
+  size_t suf = 0;
+  while (pre + suf < n && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
+  return pre + suf;
+}
 
 }  // namespace
 
+uint64_t CachedBases::PathHash(std::string_view path) {
+  return manifest::PartHash(path);
+}
+
 CachedBases::CachedBases(Env* env, const Cache* cache, std::string remote_key,
                          const ManifestInfo* current,
-                         std::vector<Hash128> prefer)
+                         std::vector<Hash128> prefer,
+                         std::vector<uint64_t> listed)
     : env_(env),
       cache_(cache),
       remote_key_(std::move(remote_key)),
       current_(current),
-      prefer_(std::move(prefer)) {}
+      prefer_(std::move(prefer)),
+      listed_(std::move(listed)) {}
 
 uint32_t CachedBases::Add(const Hash128& hash, uint64_t size) {
   auto [it, added] =
@@ -84,9 +105,15 @@ void CachedBases::Load() {
     if (!m.ok()) continue;
     ++manifests_read_;
     const bool same_parts = m->part_size == current_->part_size;
+    // DEST's current version: its paths the new one no longer lists.
+    const bool previous =
+        !prefer_.empty() && id == prefer_[0] && !listed_.empty();
     for (const Entry& e : m->files) {
       if (e.size == 0) continue;
       const uint32_t c = Add(e.hash, e.size);
+      if (previous && gone_.size() < kMaxGonePaths &&
+          !std::binary_search(listed_.begin(), listed_.end(), PathHash(e.path)))
+        gone_.push_back(Gone{e.size, c, e.path});
       if (paths_.size() < kMaxPostings)
         paths_.emplace_back(PathHash(e.path), c);
       if (!same_parts) continue;
@@ -100,6 +127,54 @@ void CachedBases::Load() {
     v->erase(std::unique(v->begin(), v->end()), v->end());
     v->shrink_to_fit();
   }
+  std::sort(gone_.begin(), gone_.end(), [](const Gone& a, const Gone& b) {
+    return std::tie(a.size, a.candidate) < std::tie(b.size, b.candidate);
+  });
+  listed_ = {};
+}
+
+std::vector<uint32_t> CachedBases::ChooseGone(const Entry& e) const {
+  std::vector<uint32_t> out;
+  if (gone_.empty() || e.size == 0) return out;
+  // Sizes within a factor of 1.25: [size * 4 / 5, size * 5 / 4].
+  const uint64_t lo = e.size - e.size / 5;
+  const uint64_t hi =
+      e.size > UINT64_MAX / 2 ? UINT64_MAX : e.size + e.size / 4;
+  const auto [dir, base] = SplitPath(e.path);
+  // (same directory, common ends, size distance, candidate) of those that
+  // qualify, looking outward from e's size: the closest sizes first.
+  std::vector<std::tuple<bool, size_t, uint64_t, uint32_t>> ranked;
+  auto up = std::lower_bound(
+      gone_.begin(), gone_.end(), e.size,
+      [](const Gone& g, uint64_t size) { return g.size < size; });
+  auto down = up;
+  for (size_t scanned = 0; scanned < kMaxGoneScanned; ++scanned) {
+    const bool can_up = up != gone_.end() && up->size <= hi;
+    const bool can_down = down != gone_.begin() && (down - 1)->size >= lo;
+    if (!can_up && !can_down) break;
+    const Gone* g;
+    if (can_up && (!can_down || up->size - e.size <= e.size - (down - 1)->size))
+      g = &*up++;
+    else
+      g = &*--down;
+    const auto [gdir, gbase] = SplitPath(g->path);
+    const size_t common = CommonEnds(base, gbase);
+    if (2 * common < std::max(base.size(), gbase.size())) continue;
+    ranked.emplace_back(gdir == dir, common,
+                        g->size > e.size ? g->size - e.size : e.size - g->size,
+                        g->candidate);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a);
+    if (std::get<1>(a) != std::get<1>(b))
+      return std::get<1>(a) > std::get<1>(b);
+    return std::tie(std::get<2>(a), std::get<3>(a)) <
+           std::tie(std::get<2>(b), std::get<3>(b));
+  });
+  for (const auto& r : ranked)
+    if (std::find(out.begin(), out.end(), std::get<3>(r)) == out.end())
+      out.push_back(std::get<3>(r));
+  return out;
 }
 
 std::vector<std::string> CachedBases::Choose(const CacheKey& key,
@@ -143,12 +218,16 @@ std::vector<std::string> CachedBases::Choose(const CacheKey& key,
     if (std::get<2>(a) != std::get<2>(b)) return std::get<2>(a);
     return std::get<3>(a) < std::get<3>(b);  // the newer manifest's
   });
-  for (const auto& r : ranked) {
-    const Candidate& c = candidates_[std::get<3>(r)];
-    if (c.hash == key.hash) continue;  // the object itself is not cached
-    out.push_back(cache_->ObjectPath(CacheKey{remote_key_, c.hash, c.size}));
-    if (out.size() >= 4 * kMaxCachedBases) break;
-  }
+  auto add = [&](uint32_t i) {
+    const Candidate& c = candidates_[i];
+    if (c.hash == key.hash) return;  // the object itself is not cached
+    if (out.size() < 4 * kMaxCachedBases)
+      out.push_back(cache_->ObjectPath(CacheKey{remote_key_, c.hash, c.size}));
+  };
+  for (const auto& r : ranked) add(std::get<3>(r));
+  // Nothing shares a part or the path: a rename's deleted path, perhaps.
+  if (out.empty())
+    for (uint32_t c : ChooseGone(e)) add(c);
   return out;
 }
 

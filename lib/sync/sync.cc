@@ -465,6 +465,15 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
                         &manifest_cached, &report.requests));
   FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
                          sync::ReadManifest(mbytes, id));
+  // Every path the version lists, when DEST holds another version of this
+  // remote: that one's other paths are renames' candidates (cached_bases.h).
+  std::vector<uint64_t> listed;
+  if (cur.ok() && cur->remote_key == rk && cur->id != id.ToHex()) {
+    listed.reserve(manifest.files.size());
+    for (const Entry& e : manifest.files)
+      listed.push_back(sync::CachedBases::PathHash(e.path));
+    std::sort(listed.begin(), listed.end());
+  }
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> files,
                          sync::SelectSome(std::move(manifest.files), sel));
   for (const Entry& e : files) {
@@ -501,7 +510,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     auto cur_id = Hash128::FromHex(cur->id);
     if (cur_id.ok()) prefer.push_back(*cur_id);
   }
-  sync::CachedBases others(env, cache.get(), rk, &manifest, std::move(prefer));
+  sync::CachedBases others(env, cache.get(), rk, &manifest, std::move(prefer),
+                           std::move(listed));
 
   if (o.dry_run) {
     // The plan: each object's path and the bytes it is expected to move

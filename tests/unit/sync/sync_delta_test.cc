@@ -913,5 +913,110 @@ TEST_F(SyncDeltaTest, ACachedObjectOfAnotherRemoteIsNeverABasis) {
   EXPECT_EQ(Sync().objects_reused, 1u);
 }
 
+// Renames (cached_bases.h): a path DEST's current version listed and the
+// new one does not, when nothing shares a part or the path.
+
+// V1 with 300 bytes inserted at offset 100: every part shifted, none of
+// V1's part hashes shared.
+std::string V1EditedAtItsStart() {
+  std::string s = V1();
+  s.insert(100, RandomBytes(300, 35));
+  return s;
+}
+
+TEST_F(SyncDeltaTest, ARenamedShardEditedNearItsStartReusesTheDeletedPaths) {
+  // v2 renames a/shard-0001.tar to a/shard-0001-v2.tar and inserts 300
+  // bytes at offset 100: no delta (a new path), no file at its path in
+  // DEST, no part hash shared with any cached object; the cached object of
+  // the deleted a/shard-0001.tar (same directory, a similar name, a size
+  // within 1.25x) is the basis, as rsync --fuzzy would take it.
+  part_size_ = 256 << 10;
+  Write("a/shard-0001.tar", V1());
+  Write("a/small.txt", "v1");
+  Publish();
+  Sync();
+  ASSERT_OK(env_->RemoveFile(dir_.Join("src/a/shard-0001.tar")));
+  const std::string b = V1EditedAtItsStart();
+  Write("a/shard-0001-v2.tar", b);
+  Publish();
+  SyncReport plan = Sync(/*dry_run=*/true);
+  EXPECT_EQ(plan.objects_reused, 1u);
+  EXPECT_EQ(plan.objects_whole, 0u);
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_reused, 1u);
+  EXPECT_EQ(r.objects_whole, 0u);
+  EXPECT_EQ(r.block_fallbacks, 0u);
+  // --json paths.blocks: all but the insert's neighbourhood copied.
+  const uint64_t sig = 12 + 12 * ((b.size() + 1407) / 1408);
+  EXPECT_EQ(r.bytes_copied + (r.block_bytes_fetched - sig), b.size());
+  EXPECT_GT(r.bytes_copied, b.size() - (16 << 10));
+  EXPECT_LT(r.block_bytes_fetched, sig + (16 << 10));
+  EXPECT_EQ(r.bytes_fetched, r.block_bytes_fetched);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaTest,
+       ADeletedPathOfAnotherSizeOrAnUnlikeNameIsNotARenamesBasis) {
+  // v2 deletes a/shard-0001.tar (8 MiB) and a/labels.bin (2 MiB) and adds
+  // a/shard-0001-v2.tar of 2 MiB (a similar name, 4x smaller) and
+  // a/images.tar of 2 MiB (the size of one, a name like neither), all
+  // unrelated bytes: neither deleted object is a basis, no signature is
+  // fetched.
+  part_size_ = 256 << 10;
+  Write("a/shard-0001.tar", RandomBytes(8 << 20, 63));
+  Write("a/labels.bin", RandomBytes(2 << 20, 60));
+  Publish();
+  Sync();
+  ASSERT_OK(env_->RemoveFile(dir_.Join("src/a/shard-0001.tar")));
+  ASSERT_OK(env_->RemoveFile(dir_.Join("src/a/labels.bin")));
+  Write("a/shard-0001-v2.tar", RandomBytes(2 << 20, 61));
+  Write("a/images.tar", RandomBytes(2 << 20, 62));
+  Publish();
+  EXPECT_EQ(Sync(/*dry_run=*/true).objects_reused, 0u);
+  SyncReport r = Sync();
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src")));
+  EXPECT_EQ(r.objects_whole, 2u);
+  EXPECT_EQ(r.objects_reused, 0u);
+  EXPECT_EQ(r.block_bytes_fetched, 0u);
+  EXPECT_EQ(r.bytes_fetched, uint64_t{4} << 20);
+}
+
+TEST_F(SyncDeltaTest, ADeletedPathOfAnotherRemoteIsNeverARenamesBasis) {
+  // DEST holds v1 of `bucket` (a/shard-0001.tar); a sync of `bucket2`, which
+  // lists a/shard-0001-v2.tar (V1 edited at its start) and not the other,
+  // into that DEST does not use `bucket`'s cached object (docs/sync.md
+  // "Cross-remote safety"): it comes whole.
+  part_size_ = 256 << 10;
+  Write("a/shard-0001.tar", V1());
+  Publish();
+  Sync();
+  test::WriteFile(env_, dir_.Join("src2/a/shard-0001-v2.tar"),
+                  V1EditedAtItsStart());
+  auto backend2 = remote::NewFileBackend(dir_.Join("bucket2"), "bucket2", env_);
+  PublishOptions po;
+  po.cache_dir = dir_.Join("pubcache2");
+  po.use_stat_cache = false;
+  po.part_size = part_size_;
+  ASSERT_OK(
+      ferry::Publish(dir_.Join("src2"), backend2.get(), po, env_).status());
+  SyncOptions o;
+  o.remote = dir_.Join("bucket2");
+  o.dest = dir_.Join("nodes/dest");
+  o.cache_dir = dir_.Join("cache");
+  o.dry_run = true;
+  auto plan = ferry::Sync(o, env_);
+  ASSERT_OK(plan.status());
+  EXPECT_EQ(plan->objects_reused, 0u);
+  o.dry_run = false;
+  auto r = ferry::Sync(o, env_);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(Tree(dir_.Join("nodes/dest")), Tree(dir_.Join("src2")));
+  EXPECT_EQ(r->objects_whole, 1u);
+  EXPECT_EQ(r->objects_reused, 0u);
+  EXPECT_EQ(r->block_bytes_fetched, 0u);
+}
+
 }  // namespace
 }  // namespace ferry
