@@ -26,14 +26,14 @@ std::pair<std::string_view, std::string_view> SplitPath(std::string_view p) {
   return {p.substr(0, slash), p.substr(slash + 1)};
 }
 
-// The common prefix plus the common suffix of a and b (not overlapping).
-size_t CommonEnds(std::string_view a, std::string_view b) {
+// The common prefix and the common suffix of a and b (not overlapping).
+std::pair<size_t, size_t> CommonEnds(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
   size_t pre = 0;
   while (pre < n && a[pre] == b[pre]) ++pre;
   size_t suf = 0;
   while (pre + suf < n && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
-  return pre + suf;
+  return {pre, suf};
 }
 
 }  // namespace
@@ -141,9 +141,14 @@ std::vector<uint32_t> CachedBases::ChooseGone(const Entry& e) const {
   const uint64_t hi =
       e.size > UINT64_MAX / 2 ? UINT64_MAX : e.size + e.size / 4;
   const auto [dir, base] = SplitPath(e.path);
-  // (same directory, common ends, size distance, candidate) of those that
-  // qualify, looking outward from e's size: the closest sizes first.
-  std::vector<std::tuple<bool, size_t, uint64_t, uint32_t>> ranked;
+  // Those that qualify, looking outward from e's size (the closest first).
+  struct Ranked {
+    bool same_dir;
+    size_t common, longest_end;  // of the base names
+    uint64_t distance;           // of the sizes
+    uint32_t candidate;
+  };
+  std::vector<Ranked> ranked;
   auto up = std::lower_bound(
       gone_.begin(), gone_.end(), e.size,
       [](const Gone& g, uint64_t size) { return g.size < size; });
@@ -158,22 +163,27 @@ std::vector<uint32_t> CachedBases::ChooseGone(const Entry& e) const {
     else
       g = &*--down;
     const auto [gdir, gbase] = SplitPath(g->path);
-    const size_t common = CommonEnds(base, gbase);
-    if (2 * common < std::max(base.size(), gbase.size())) continue;
-    ranked.emplace_back(gdir == dir, common,
-                        g->size > e.size ? g->size - e.size : e.size - g->size,
-                        g->candidate);
+    const auto [pre, suf] = CommonEnds(base, gbase);
+    if (2 * (pre + suf) < std::max(base.size(), gbase.size())) continue;
+    ranked.push_back(Ranked{
+        gdir == dir, pre + suf, std::max(pre, suf),
+        g->size > e.size ? g->size - e.size : e.size - g->size, g->candidate});
   }
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a);
-    if (std::get<1>(a) != std::get<1>(b))
-      return std::get<1>(a) > std::get<1>(b);
-    return std::tie(std::get<2>(a), std::get<3>(a)) <
-           std::tie(std::get<2>(b), std::get<3>(b));
-  });
-  for (const auto& r : ranked)
-    if (std::find(out.begin(), out.end(), std::get<3>(r)) == out.end())
-      out.push_back(std::get<3>(r));
+  // Same directory, then the longer common ends, then the longer one of
+  // them (shard-000004-v2.tar is as near shard-000002.tar, 11 + 5, as
+  // shard-000004.tar, 12 + 4), then the closest size.
+  auto better = [](const Ranked& a, const Ranked& b) {
+    if (a.same_dir != b.same_dir) return a.same_dir;
+    if (a.common != b.common) return a.common > b.common;
+    if (a.longest_end != b.longest_end) return a.longest_end > b.longest_end;
+    return std::tie(a.distance, a.candidate) <
+           std::tie(b.distance, b.candidate);
+  };
+  const size_t top = std::min(ranked.size(), 8 * kMaxCachedBases);
+  std::partial_sort(ranked.begin(), ranked.begin() + top, ranked.end(), better);
+  for (size_t i = 0; i < top; ++i)
+    if (std::find(out.begin(), out.end(), ranked[i].candidate) == out.end())
+      out.push_back(ranked[i].candidate);
   return out;
 }
 

@@ -12,9 +12,11 @@
 // remote's previous one) listed and the new version no longer lists: of a
 // size within a factor of 1.25 of the new object's, whose base name shares
 // a common prefix plus suffix of at least half the longer base name; ranked
-// by same directory, then that common length, then the closest size. At most
-// kMaxGonePaths such paths are kept, and one Choose looks at at most
-// kMaxGoneScanned of them (those of the closest sizes).
+// by same directory, then that common length, then the longer of the two,
+// then the closest size. At most kMaxGonePaths such paths are kept, and one
+// Choose looks at at most kMaxGoneScanned of them (the closest sizes). DEST's
+// manifest is read only within kMaxBasesManifestBytes, as any other (a
+// 100,000-shard manifest of 32 parts a file is not: no renames' candidates).
 // Otherwise one with no shared part and another path is never chosen.
 //
 // Only objects of the sync's own remote are ever named (their paths under
@@ -28,7 +30,12 @@
 // their part hashes and paths are kept as sorted 64-bit hashes (16 bytes each
 // with the candidate, at most kMaxPostings of each).
 //
-// Renames' cost: MEASURE
+// Renames' cost (sync_plan_bench renames N GONE, the worst case: every shard
+// of one size, so every deleted path is in the size window; idle machine,
+// load 0.4): with N = 10,000 and 1,000 renamed (and edited at the start),
+// listing v2's paths 0.5 ms, reading v1 67 ms (32 part hashes a file), a
+// Choose 26 us; 4,000 renamed: 80 us a Choose; each found its own old
+// object first. kMaxGoneScanned bounds a Choose to ~100 us whatever N.
 //
 // Thread-safety: one thread at a time (Choose loads lazily).
 #ifndef FERRY_LIB_SYNC_CACHED_BASES_H_

@@ -16,6 +16,16 @@
 //                                 the time of reading it (the first Choose)
 //                                 and of a Choose for each of v2's new
 //                                 objects
+//   sync_plan_bench renames N GONE DIR
+//                                 renames' candidates (cached_bases.h): v1
+//                                 of N shards of one size (the worst case:
+//                                 every deleted path within the size
+//                                 window), v2 renames GONE of them and
+//                                 edits each at its start (no part shared);
+//                                 the time of listing v2's paths (sync.cc),
+//                                 reading v1 (the first Choose) and a Choose
+//                                 for each renamed shard, and how many found
+//                                 their own old object first
 // Each step runs in its own process, so the peak RSS is the plan's own.
 #include <time.h>
 
@@ -223,6 +233,106 @@ int Bases(const std::string& dir) {
   return 0;
 }
 
+// One manifest of n shards; version 2 renames and edits the first gone of
+// every n / gone (shard i -> shard-i-v2.tar, 300 bytes longer, new hashes).
+Result<std::pair<Hash128, std::string>> RenamesManifest(uint64_t n,
+                                                        uint64_t gone,
+                                                        int version) {
+  manifest::StringSink sink;
+  manifest::ManifestWriter w(&sink);
+  manifest::Header h;
+  h.set_format_version(manifest::kFormatVersion);
+  h.set_part_size(manifest::kDefaultPartSize);
+  h.set_created_unix_s(1700000000 + version);
+  FERRY_RETURN_IF_ERROR(w.Begin(h));
+  const uint64_t every = gone ? n / gone : n + 1;
+  std::vector<manifest::File> files;
+  for (uint64_t i = 0; i < n; ++i) {
+    const bool renamed = version == 2 && i % every == 0 && i / every < gone;
+    char path[64];
+    snprintf(path, sizeof path, "train/%02llu/shard-%06llu%s.tar",
+             static_cast<unsigned long long>(i / 1000),
+             static_cast<unsigned long long>(i), renamed ? "-v2" : "");
+    manifest::File f;
+    f.set_path(path);
+    const uint64_t size = (uint64_t{256} << 20) + (renamed ? 300 : 0);
+    f.set_size(size);
+    f.set_mode(0644);
+    uint64_t x = i * 0x9E3779B97F4A7C15u + (renamed ? 77 : 0) + 1;
+    std::string hash(16, '\0');
+    for (int k = 0; k < 16; ++k) hash[k] = static_cast<char>(x >> (k * 4));
+    f.set_xxh3_128(hash);
+    for (uint64_t p = 0; p < manifest::PartCount(size, h.part_size()); ++p)
+      f.add_part_xxh3_64(x * 31 + p);
+    files.push_back(std::move(f));
+  }
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  for (const manifest::File& f : files) FERRY_RETURN_IF_ERROR(w.Add(f));
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, w.Finish());
+  return std::make_pair(id, sink.bytes());
+}
+
+int Renames(uint64_t n, uint64_t gone, const std::string& dir) {
+  Env* env = Env::Default();
+  auto v1 = RenamesManifest(n, gone, 1);
+  auto v2 = RenamesManifest(n, gone, 2);
+  if (!v1.ok() || !v2.ok()) return 1;
+  auto cache = sync::Cache::Open(env, dir + "/cache");
+  if (!cache.ok() || !env->CreateDirs(dir + "/cache/manifests").ok()) return 1;
+  std::ofstream((*cache)->ManifestPath(v1->first), std::ios::binary)
+      << v1->second;
+  auto m1 = sync::ReadManifest(v1->second, v1->first);
+  auto m2 = sync::ReadManifest(v2->second, v2->first);
+  if (!m1.ok() || !m2.ok()) return 1;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<uint64_t> listed;  // as sync.cc
+  listed.reserve(m2->files.size());
+  for (const sync::Entry& e : m2->files)
+    listed.push_back(sync::CachedBases::PathHash(e.path));
+  std::sort(listed.begin(), listed.end());
+  const double listed_s = Seconds(t0);
+  const std::string rk(32, '0');
+  sync::CachedBases bases(env, cache->get(), rk, &*m2, {v1->first},
+                          std::move(listed));
+  std::vector<const sync::Entry*> fresh;  // the renamed ones
+  for (const sync::Entry& e : m2->files)
+    if (e.path.find("-v2.tar") != std::string::npos) fresh.push_back(&e);
+  std::vector<std::string> own;  // each one's old object, in the cache
+  for (const sync::Entry* e : fresh) {
+    std::string old = e->path;
+    old.erase(old.size() - 7) += ".tar";
+    own.emplace_back();
+    for (const sync::Entry& o : m1->files)
+      if (o.path == old)
+        own.back() = (*cache)->ObjectPath(sync::CacheKey{rk, o.hash, o.size});
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  const double c0 = CpuSeconds();
+  size_t named = 0, own_first = 0;
+  double first_s = 0, first_cpu = 0;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    const sync::Entry* e = fresh[i];
+    auto got = bases.Choose(sync::CacheKey{rk, e->hash, e->size}, *e);
+    named += got.size();
+    own_first += !got.empty() && got[0] == own[i];
+    if (first_s == 0) first_s = Seconds(t1), first_cpu = CpuSeconds() - c0;
+  }
+  const double total_s = Seconds(t1), cpu = CpuSeconds() - c0;
+  printf(
+      "{\"entries\":%zu,\"renamed\":%zu,\"gone_kept\":%zu,"
+      "\"listed_s\":%.4f,\"load_and_first_choose_s\":%.4f,"
+      "\"chooses_s\":%.4f,\"cpu_s\":%.4f,\"us_per_later_choose\":%.2f,"
+      "\"candidates_named\":%zu,\"own_object_first\":%zu,"
+      "\"load_cpu_s\":%.4f,\"cpu_us_per_later_choose\":%.2f}\n",
+      m1->files.size(), fresh.size(), bases.gone(), listed_s, first_s, total_s,
+      cpu,
+      fresh.size() > 1 ? (total_s - first_s) * 1e6 / (fresh.size() - 1) : 0.0,
+      named, own_first, first_cpu,
+      fresh.size() > 1 ? (cpu - first_cpu) * 1e6 / (fresh.size() - 1) : 0.0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -230,7 +340,10 @@ int main(int argc, char** argv) {
   if (cmd == "synth" && argc == 4) return Synth(std::stoull(argv[2]), argv[3]);
   if (cmd == "plan" && argc == 3) return Plan(argv[2]);
   if (cmd == "bases" && argc == 3) return Bases(argv[2]);
+  if (cmd == "renames" && argc == 5)
+    return Renames(std::stoull(argv[2]), std::stoull(argv[3]), argv[4]);
   fprintf(stderr,
-          "usage: sync_plan_bench synth N DIR | plan DIR | bases DIR\n");
+          "usage: sync_plan_bench synth N DIR | plan DIR | bases DIR | "
+          "renames N GONE DIR\n");
   return 2;
 }
