@@ -198,7 +198,9 @@ Result<ConvertSummary> ConvertTree(
                                   ? std::string_view(src)
                                   : std::string_view(src).substr(slash + 1)));
     }
-    Job j{src, out, src, out};
+    Job j;
+    j.in_rel = j.in_path = src;
+    j.out_rel = j.out_path = out;
     j.single = true;
     jobs.push_back(std::move(j));
     if (!o.dry_run) FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(out)));

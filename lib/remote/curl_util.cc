@@ -44,6 +44,13 @@ Result<ObjectInfo> ObjectInfoFromHead(std::string_view key,
   return info;
 }
 
+Result<HttpRequest> HttpBackend::MakeMultiGet(std::string_view key,
+                                              const std::vector<ByteRange>&,
+                                              std::string_view) {
+  return Status::NotSupported(std::string(key),
+                              "this remote has no multi-range GET");
+}
+
 Status HttpStatusError(std::string_view what, long status) {
   std::string msg = std::string(what) + ": HTTP " + std::to_string(status);
   if (status == 404) return Status::NotFound(msg);

@@ -54,6 +54,9 @@ class Download {
   ByteRange PartRange(uint64_t part) const;
   // Only the item's ranges are fetched (GetItem::ranges).
   bool ranged() const { return !pieces_.empty(); }
+  // The item's ranges cut at the part size: its parts once known (and
+  // PartRange's answers before that too).
+  uint64_t pieces() const { return pieces_.size(); }
   // What the first request asks for before the object is known: part 0 of
   // the object (the first piece with ranges).
   ByteRange FirstRange() const;

@@ -72,6 +72,16 @@ class HttpBackend : public Backend {
   virtual Result<HttpRequest> MakeGet(std::string_view key,
                                       const std::optional<ByteRange>& range,
                                       std::string_view if_match) = 0;
+  // Whether MakeMultiGet works: the server answers a GET of several ranges
+  // with one multipart/byteranges body (http(s)://; S3 has no such GET).
+  virtual bool multi_range() const { return false; }
+  // A GET of several ranges of the object at once ("Range: bytes=A-B,C-D",
+  // sorted, apart), with If-Range if_match (none when empty: the first
+  // request for an object, whose answer tells its ETag). NotSupported where
+  // multi_range() is false.
+  virtual Result<HttpRequest> MakeMultiGet(std::string_view key,
+                                           const std::vector<ByteRange>& ranges,
+                                           std::string_view if_match);
   // A GET of the whole object that answers 304 (no body) while its ETag is
   // still if_none_match.
   virtual Result<HttpRequest> MakeGetIfNoneMatch(

@@ -98,6 +98,20 @@ class HttpBackendImpl final : public HttpBackend {
     return req;
   }
 
+  bool multi_range() const override { return true; }
+  Result<HttpRequest> MakeMultiGet(std::string_view key,
+                                   const std::vector<ByteRange>& ranges,
+                                   std::string_view if_match) override {
+    if (ranges.empty())
+      return Status::InvalidArgument(UrlFor(key),
+                                     "a multi-range GET without ranges");
+    HttpRequest req;
+    req.url = UrlFor(key);
+    req.headers.emplace_back("Range", MultiRangeHeader(ranges));
+    if (!if_match.empty()) req.headers.emplace_back("If-Range", if_match);
+    return req;
+  }
+
   Result<HttpRequest> MakeGetIfNoneMatch(
       std::string_view key, std::string_view if_none_match) override {
     HttpRequest req;

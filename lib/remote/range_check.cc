@@ -54,6 +54,15 @@ std::string RangeHeader(const ByteRange& range) {
   return "bytes=" + Describe(range);
 }
 
+std::string MultiRangeHeader(const std::vector<ByteRange>& ranges) {
+  std::string h = "bytes=";
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (i > 0) h += ',';
+    h += Describe(ranges[i]);
+  }
+  return h;
+}
+
 Result<GetAnswer> CheckGetAnswer(std::string_view what,
                                  const std::optional<ByteRange>& range,
                                  std::string_view etag, bool clip_ok,

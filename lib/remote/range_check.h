@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "ferry/remote.h"
 #include "ferry/status.h"
@@ -52,6 +53,8 @@ Result<GetAnswer> CheckGetAnswer(std::string_view what,
 
 // The Range header value for range ("bytes=A-B" or "bytes=A-").
 std::string RangeHeader(const ByteRange& range);
+// The Range header value for several ranges ("bytes=A-B,C-D").
+std::string MultiRangeHeader(const std::vector<ByteRange>& ranges);
 
 }  // namespace ferry::remote
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ferry/transfer.h"
+#include "remote/byteranges.h"
 #include "remote/curl_util.h"
 #include "remote/download.h"
 #include "remote/http.h"
@@ -44,6 +45,9 @@ struct Obj {
   std::string origin;      // the URL the backend names it by
   RedirectState redirect;  // where its requests go now
   std::map<uint64_t, int> part_retries;  // bad part hashes, by part
+  // Its ranges go one per GET from now on: a multi-range GET of it failed,
+  // or the server answered one with a single range.
+  bool single_ranges = false;
 };
 
 struct Req : LoopRequest {
@@ -63,7 +67,21 @@ struct Req : LoopRequest {
   // The last kept bytes, not yet written: libcurl hands bodies over 16 KiB
   // at a time, and a pwrite each was 65,536 system calls per GiB.
   std::string unwritten;
+  // A multi-range GET (GetItem::ranges over http(s)): its parts, their
+  // ranges and the bytes each got so far; empty for a GET of one range.
+  std::vector<uint64_t> parts;
+  std::vector<ByteRange> ranges;
+  std::vector<uint64_t> got;
+  size_t current = 0;  // the part whose bytes come now
+  std::unique_ptr<ByterangesReader> reader;  // a multipart/byteranges answer
+  bool one_range = false;  // the server answered with one of the ranges
 };
+
+// A multi-range GET asks for at most this many ranges (a Range header of
+// ~1.5 KB: nginx takes 8 KiB header lines, Apache 200 ranges by default)
+// and at most the part size in all, so that big fetches still go as
+// several GETs at once.
+constexpr size_t kMaxRangesPerGet = 64;
 
 constexpr size_t kWriteBatch = 256u << 10;
 // Pieces at least this big are written as they come (libcurl hands over
@@ -134,8 +152,17 @@ class GetEngine : public CurlMultiLoop::Client {
 
   Status Prepare(LoopRequest* lr) override {
     Req* r = static_cast<Req*>(lr);
-    FERRY_ASSIGN_OR_RETURN(r->http, backend_->MakeGet(r->obj->dl->item().key,
-                                                      asked(r), r->if_match));
+    const std::string& key = r->obj->dl->item().key;
+    if (r->parts.empty()) {
+      FERRY_ASSIGN_OR_RETURN(r->http,
+                             backend_->MakeGet(key, asked(r), r->if_match));
+    } else {
+      FERRY_ASSIGN_OR_RETURN(
+          r->http, backend_->MakeMultiGet(key, r->ranges, r->if_match));
+      r->got.assign(r->parts.size(), 0);
+      r->reader.reset();
+      r->one_range = false;
+    }
     // After a redirect every request goes to where it led (parts too).
     Obj* o = r->obj;
     if (o->origin.empty()) o->origin = r->http.url;
@@ -174,6 +201,7 @@ class GetEngine : public CurlMultiLoop::Client {
     if (!dl.known()) {
       if (o->probing) return false;
       o->probing = true;
+      if (StartMultiProbe(o)) return true;
       // One request learns size and ETag and fetches the first part: no
       // HEAD round trip per object.
       Req* r = NewReq(o, 0, dl.FirstRange(), "");
@@ -183,12 +211,101 @@ class GetEngine : public CurlMultiLoop::Client {
     }
     auto part = o->stream ? std::nullopt : dl.TakePart();
     if (!part) return false;
+    if (StartMulti(o, *part)) return true;
     Req* r = NewReq(o, *part, dl.PartRange(*part), dl.etag());
     // An object of one part needs no Range (s3rver, for one, mishandles
     // "bytes=0-0"): a plain GET, its ETag checked.
     r->whole = dl.parts() == 1 && !dl.ranged();
     loop_.Start(r);
     return true;
+  }
+
+  // Over http(s), the ranges of an item that wants only some go several to
+  // a GET (as zsync asks): fewer requests, fewer header bytes on the wire.
+  bool MultiRangeFor(const Obj* o) const {
+    return o->dl->ranged() && !o->single_ranges && backend_->multi_range();
+  }
+  // Whether range may join the GET of ranges (bytes in all): within the
+  // caps, and not adjacent to the last one (RFC 9110 lets a server coalesce
+  // adjacent ranges into one part).
+  bool JoinsGet(const std::vector<ByteRange>& ranges, uint64_t bytes,
+                const ByteRange& range) const {
+    return ranges.size() < kMaxRangesPerGet &&
+           bytes + range.length <= opt_.part_size &&
+           range.offset > ranges.back().offset + ranges.back().length;
+  }
+  void StartMultiReq(Obj* o, std::vector<uint64_t> parts,
+                     std::vector<ByteRange> ranges, bool probe) {
+    Req* r = NewReq(o, parts[0], ranges[0], probe ? "" : o->dl->etag());
+    r->probe = probe;
+    r->parts = std::move(parts);
+    r->ranges = std::move(ranges);
+    loop_.Start(r);
+  }
+
+  // part is taken already; false (part still taken) when it goes alone.
+  bool StartMulti(Obj* o, uint64_t part) {
+    Download& dl = *o->dl;
+    if (!MultiRangeFor(o) || dl.etag().empty()) return false;
+    std::vector<uint64_t> parts{part};
+    std::vector<ByteRange> ranges{dl.PartRange(part)};
+    uint64_t bytes = ranges[0].length;
+    while (auto next = dl.TakePart()) {
+      ByteRange range = dl.PartRange(*next);
+      if (!JoinsGet(ranges, bytes, range)) {
+        dl.ReturnPart(*next);
+        break;
+      }
+      bytes += range.length;
+      parts.push_back(*next);
+      ranges.push_back(range);
+    }
+    if (parts.size() == 1) return false;
+    StartMultiReq(o, std::move(parts), std::move(ranges), false);
+    return true;
+  }
+
+  // The first GET of an item with ranges, which learns the object's size
+  // and ETag, asks for its first pieces together too (no condition, as any
+  // first request): false when one piece goes alone.
+  bool StartMultiProbe(Obj* o) {
+    Download& dl = *o->dl;
+    if (!MultiRangeFor(o) || dl.pieces() < 2) return false;
+    std::vector<uint64_t> parts{0};
+    std::vector<ByteRange> ranges{dl.PartRange(0)};
+    uint64_t bytes = ranges[0].length;
+    for (uint64_t p = 1; p < dl.pieces(); ++p) {
+      ByteRange range = dl.PartRange(p);
+      if (!JoinsGet(ranges, bytes, range)) break;
+      bytes += range.length;
+      parts.push_back(p);
+      ranges.push_back(range);
+    }
+    if (parts.size() == 1) return false;
+    StartMultiReq(o, std::move(parts), std::move(ranges), true);
+    return true;
+  }
+
+  // A multi-range probe's answer told the object's size and ETag: the
+  // object is known, with the probe's parts in flight.
+  Status BecomeKnown(Req* r, std::optional<uint64_t> total,
+                     const std::string& etag) {
+    Obj* o = r->obj;
+    if (!total)
+      return Status::Unavailable(r->http.url,
+                                 "the answer does not say the object's size");
+    FERRY_RETURN_IF_ERROR(
+        o->dl->SetKnown(*total, etag, /*part0_in_flight=*/true));
+    for (size_t i = 1; i < r->parts.size(); ++i) {
+      auto p = o->dl->TakePart();  // 1, 2, ...: the probe's parts, in order
+      if (!p || *p != r->parts[i])
+        return Status::IOError(r->http.url, "a probe's parts went astray");
+    }
+    progress_.AddTotal(o->dl->wanted(), 0);
+    o->probing = false;
+    r->probe = false;
+    r->if_match = etag;
+    return Status::OK();
   }
 
   void OpenNext() override {
@@ -231,6 +348,7 @@ class GetEngine : public CurlMultiLoop::Client {
     bool judge = (response.status >= 200 && response.status < 300) ||
                  (r->probe && response.status == 416);
     if (!judge) return true;
+    if (!r->parts.empty()) return r->answer || AcceptMulti(r, response);
     if (!r->answer && !Accept(r, response)) return false;
     if (r->answer->length != 0) return true;
     const std::string* cl = FindHeader(response.headers, "content-length");
@@ -244,6 +362,7 @@ class GetEngine : public CurlMultiLoop::Client {
       if (e.response.body.size() < (64u << 10)) e.response.body.append(data);
       return true;
     }
+    if (!r->parts.empty()) return OnMultiBody(r, e, data);
     if (!r->answer && !Accept(r, e.response)) return false;
     if (r->received + data.size() > r->answer->length) {  // never written
       r->overran = true;
@@ -345,6 +464,173 @@ class GetEngine : public CurlMultiLoop::Client {
     return true;
   }
 
+  // Judges the headers of a multi-range GET's answer before any byte is
+  // kept: a 206 multipart/byteranges (its parts are checked as they come),
+  // or a 206 with exactly one of the ranges asked (a server that serves
+  // only one: the rest go one per GET). Anything else is never data.
+  bool AcceptMulti(Req* r, const HttpResponse& response) {
+    if (response.status == 200) return RefuseWhole(r, response);
+    const std::string* type = FindHeader(response.headers, "content-type");
+    std::optional<std::string> boundary =
+        type ? ByterangesBoundary(*type) : std::nullopt;
+    if (response.status == 206 && boundary) {
+      // If-Range held, so the ETag can only be the one sent.
+      GetAnswer a;
+      if (const std::string* etag = FindHeader(response.headers, "etag"))
+        a.etag = *etag;
+      if (!r->probe && !a.etag.empty() && a.etag != r->if_match) {
+        r->body_status = Status::FailedPrecondition(
+            r->http.url, "object changed (ETag " + a.etag + ", expected " +
+                             r->if_match + ")");
+        return false;
+      }
+      r->obj->ranged = true;  // a 206: Range works
+      r->reader = std::make_unique<ByterangesReader>(
+          *boundary,
+          [this, r](const ContentRange& cr) { return MultiPart(r, cr); },
+          [this, r](std::string_view data) { return MultiData(r, data); });
+      r->answer = a;
+      return true;
+    }
+    // One range: it must be one of those asked, whole.
+    const std::string* cr_text = FindHeader(response.headers, "content-range");
+    auto cr = cr_text ? ParseContentRange(*cr_text) : std::nullopt;
+    for (size_t i = 0; cr && i < r->ranges.size(); ++i) {
+      if (r->ranges[i].offset != cr->first) continue;
+      auto a = CheckGetAnswer(r->http.url, r->ranges[i], r->if_match, false,
+                              response);
+      if (!a.ok()) break;
+      if (r->probe) {
+        if (Status s = BecomeKnown(r, a->total, a->etag); !s.ok()) {
+          r->body_status = s;
+          return false;
+        }
+      }
+      r->obj->ranged = true;
+      r->current = i;
+      r->one_range = true;
+      r->answer = *a;
+      return true;
+    }
+    auto a = CheckGetAnswer(r->http.url, r->ranges[0], r->if_match, false,
+                            response);
+    r->body_status = !a.ok() ? a.status()
+                             : Status::Unavailable(
+                                   r->http.url,
+                                   "answered " + (cr_text ? *cr_text : "") +
+                                       " to a GET of " +
+                                       std::to_string(r->ranges.size()) +
+                                       " ranges");
+    return false;
+  }
+
+  // A part of a multipart/byteranges answer begins: it must be one of the
+  // ranges asked, not yet had, of the object's size.
+  Status MultiPart(Req* r, const ContentRange& cr) {
+    if (r->probe) FERRY_RETURN_IF_ERROR(BecomeKnown(r, cr.total, r->answer->etag));
+    const Download& dl = *r->obj->dl;
+    if (cr.total && *cr.total != dl.size()) {
+      return Status::FailedPrecondition(
+          r->http.url, "object changed (its size is " +
+                           std::to_string(*cr.total) + ", was " +
+                           std::to_string(dl.size()) + ")");
+    }
+    for (size_t i = 0; i < r->ranges.size(); ++i) {
+      const ByteRange& want = r->ranges[i];
+      if (want.offset == cr.first &&
+          want.offset + want.length - 1 == cr.last && r->got[i] == 0) {
+        r->current = i;
+        return Status::OK();
+      }
+    }
+    return Status::Unavailable(
+        r->http.url, "a part of the answer is bytes " +
+                         std::to_string(cr.first) + "-" +
+                         std::to_string(cr.last) +
+                         ", not one of the ranges asked");
+  }
+
+  // Bytes of the current part: written at their offsets.
+  Status MultiData(Req* r, std::string_view data) {
+    const size_t i = r->current;
+    if (r->got[i] + data.size() > r->ranges[i].length) {
+      r->overran = true;
+      return Status::Unavailable(r->http.url, "body longer than asked");
+    }
+    FERRY_RETURN_IF_ERROR(
+        r->obj->dl->Write(r->ranges[i].offset + r->got[i], data));
+    r->got[i] += data.size();
+    r->obj->fetched += data.size();
+    report_->bytes += data.size();
+    progress_.AddDone(data.size());
+    return Status::OK();
+  }
+
+  bool OnMultiBody(Req* r, CurlExchange& e, std::string_view data) {
+    if (!r->answer && !AcceptMulti(r, e.response)) return false;
+    Status s = r->reader ? r->reader->Feed(data) : MultiData(r, data);
+    if (s.ok()) return true;
+    r->body_status = s;
+    return false;
+  }
+
+  // A multi-range GET ended. The parts it brought whole are done, whatever
+  // else happened (unless the object changed); the others go back, to be
+  // asked one per GET from now on if this one failed or the server
+  // answered with one range. A failure is retried that way, not again as
+  // a multi-range GET, so it costs one request more at most.
+  void OnMultiDone(Req* r, CURLcode rc, long status) {
+    Obj* o = r->obj;
+    Status s;
+    if (rc == CURLE_OK) {
+      if (!r->answer && status == 416) {
+        s = Status::FailedPrecondition(
+            r->http.url,
+            "object changed (416: the ranges asked are past its end)");
+      } else if (!r->answer && (status < 200 || status >= 300)) {
+        s = backend_->ErrorFor(o->dl->item().key, r->ex.response);
+      } else if (!r->answer && !AcceptMulti(r, r->ex.response)) {
+        s = r->body_status;
+      } else if (r->reader) {
+        s = r->reader->Finish();
+      }
+    } else if (!r->body_status.ok()) {
+      s = r->body_status;
+    } else {
+      s = CurlError(r->http.url, rc, r->ex.error);
+    }
+    if (s.IsFailedPrecondition()) {
+      ++report_->retries["changed"];
+      loop_.Delete(r);
+      return Restart(o, s);
+    }
+    if (!s.ok() && !RetryPolicy::IsRetryable(s)) {
+      loop_.Delete(r);
+      return Fail(o, s);
+    }
+    if (!s.ok()) {
+      ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
+                                             : std::string("content")];
+    }
+    if (!s.ok() || r->one_range) o->single_ranges = true;
+    // A probe that did not make the object known: the next one goes alone.
+    if (!o->dl->known()) o->probing = false;
+    Status done;
+    for (size_t i = 0; i < r->parts.size(); ++i) {
+      if (r->got[i] == r->ranges[i].length) {
+        if (done.ok()) done = o->dl->PartDone(r->parts[i]);
+      } else {
+        // Not had whole (a server that left it out of its answer too):
+        // asked again alone.
+        o->single_ranges = true;
+        o->dl->ReturnPart(r->parts[i]);
+      }
+    }
+    loop_.Delete(r);
+    if (!done.ok()) return Fail(o, done);
+    if (o->dl->AllDone()) Finish(o);
+  }
+
   // A 200 to a GET of an item that wants only some ranges: never data. The
   // object changed (another ETag to If-Range), else, before any 206 came
   // for it, the server ignores Range (NotSupported: asking again gets the
@@ -412,6 +698,7 @@ class GetEngine : public CurlMultiLoop::Client {
       }
       if (*moved) return loop_.Resend(r);
     }
+    if (!r->parts.empty()) return OnMultiDone(r, rc, status);
     if (rc == CURLE_OK) {
       // (A probe's 416 for an empty object was accepted at its headers.)
       bool success = r->answer || (status >= 200 && status < 300) ||

@@ -266,7 +266,7 @@ report() {  # LINK
   done
   echo "  ferry's requests: cold ${reqs[ferry_cold_$l]}, incremental ${reqs[ferry_inc_$l]}, no-op ${reqs[ferry_noop_$l]}"
   if [ "$l" != loopback ]; then
-    echo "  on the wire (lo rx, median) and TCP segments retransmitted (median):"
+    echo "  on the wire (lo rx, median; lo MTU ${MTU:-65536}) and TCP segments retransmitted (median):"
     for c in cold inc; do
       for t in ferry ${base:+base} $anchors; do
         printf '    %-5s %-7s %11s bytes  %6s retransmitted\n' "$c" "$t" \

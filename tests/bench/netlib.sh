@@ -6,7 +6,11 @@
 #                        namespace). Starts the test servers
 #                        (tests/integration/servers.sh) inside it, sources
 #                        their servers.env and sets `in` to the command
-#                        prefix that runs a client on the same link.
+#                        prefix that runs a client on the same link. MTU=N
+#                        sets the namespace's lo MTU (slowlink leaves
+#                        65536; 1500 or 9000 cut segments as a NIC would,
+#                        so that one retransmission costs a frame, not
+#                        64 KiB).
 #   net_latency PORT MS  starts latency-proxy (MS one way) in front of
 #                        127.0.0.1:PORT on the link; sets `lurl` to its URL.
 #   net_stop             stops the servers and proxies, removes the namespace.
@@ -44,6 +48,7 @@ net_start() {
     net_ns=ferry-bench-$$
     "$slowlink" up "$net_ns" "$1"
     in=("$slowlink" run "$net_ns")
+    if [ -n "${MTU:-}" ]; then "${in[@]}" ip link set lo mtu "$MTU"; fi
   fi
   net_srv=$work/srv-$1
   PATH=/usr/sbin:$PATH "${in[@]}" bash "$here/../integration/servers.sh" start "$net_srv" > /dev/null

@@ -31,7 +31,10 @@ Actions:
   short_body  forward; keep upstream's Content-Length but close the
               connection cleanly after "bytes" body bytes: curl error 18
   wrong_content_range  forward; rewrite Content-Range to another range of
-              the same length (or use "content_range" verbatim)
+              the same length (or use "content_range" verbatim); in a
+              multipart/byteranges answer, the first part's (same width)
+  first_range forward a GET of several ranges ("bytes=A-B,C-D") as a GET of
+              its first range: a server that serves only one
   flip        forward; invert the answer's body byte number "bytes"
               (default 0; nothing if the body is shorter): a server or
               network byte error the length and headers do not show
@@ -150,6 +153,20 @@ def shift_range(value, n_bytes):
     return 'bytes %d-%d/%s' % (a, a + length - 1, total)
 
 
+def shift_part_range(body):
+    """The first part's Content-Range in a multipart/byteranges body moved
+    by one byte, its text as long as before (the body keeps its length)."""
+    m = re.search(rb'Content-Range: bytes (\d+)-(\d+)/', body, re.I)
+    if not m:
+        return body
+    a, b = int(m[1]), int(m[2])
+    for d in (1, -1):
+        new = b'%d-%d' % (a + d, b + d)
+        if a + d >= 0 and len(new) == m.end(2) - m.start(1):
+            return body[:m.start(1)] + new + body[m.end(2):]
+    return body
+
+
 def mutate(rule):
     if rule.get('command'):
         subprocess.run(['sh', '-c', rule['command']], timeout=120,
@@ -196,7 +213,11 @@ class FaultHandler(proxy_base.ProxyHandler):
                 extra_headers=extra)
             return
         self.mutated = False
-        if action == 'ignore_range':
+        if action == 'first_range':
+            first = self.headers.get('Range', '').split(',')[0]
+            self.forward(drop_headers=('range',),
+                         extra_headers=[('Range', first)])
+        elif action == 'ignore_range':
             self.forward(drop_headers=('range', 'if-range'),
                          upstream=self.direct)
         else:
@@ -224,6 +245,9 @@ class FaultHandler(proxy_base.ProxyHandler):
     def edit_headers(self, status, headers):
         self.length = int(dict((k.lower(), v) for k, v in headers)
                           .get('content-length', -1))
+        self.multipart = any(
+            k.lower() == 'content-type' and 'multipart/byteranges' in v
+            for k, v in headers)
         rule = self.rule
         if rule and rule['action'] == 'wrong_content_range' and status == 206:
             headers = [(k, rule.get('content_range') or shift_range(v, 0))
@@ -246,6 +270,9 @@ class FaultHandler(proxy_base.ProxyHandler):
             # client that has the whole answer sees the change next time.
             mutate(rule)
             self.mutated = True
+        if (rule and rule['action'] == 'wrong_content_range' and
+                self.multipart and sent == 0):
+            piece = shift_part_range(piece)
         limit = int(rule.get('bytes', 0)) if rule else 0
         if (rule and rule['action'] == 'flip' and
                 sent <= limit < sent + len(piece)):
@@ -325,8 +352,8 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
             self.reply(404, {'error': 'unknown path'})
 
 
-ACTIONS = {'reset', 'stall', 'status', 'ignore_range', 'short_body',
-           'wrong_content_range', 'mutate', 'flip'}
+ACTIONS = {'reset', 'stall', 'status', 'ignore_range', 'first_range',
+           'short_body', 'wrong_content_range', 'mutate', 'flip'}
 
 
 def main():

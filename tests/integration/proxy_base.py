@@ -181,17 +181,18 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
                 if k.lower() not in drop]
 
     def forward(self, drop_headers=(), body=None, body_len=None,
-                upstream=None):
+                upstream=None, extra_headers=()):
         """Sends this request upstream (streaming the client's body unless
-        body is given) and relays the answer. Returns the bytes of body sent
-        to the client."""
+        body is given; extra_headers added) and relays the answer. Returns
+        the bytes of body sent to the client."""
         if body_len is None:
             body_len = self.body_length()
         if body is None and body_len:
             body = self.read_body()
         upstream = upstream or self.upstream
         resp = upstream.request(self.command, self.path,
-                                self.forward_headers(drop_headers),
+                                self.forward_headers(drop_headers) +
+                                list(extra_headers),
                                 body_len, body)
         return self.relay(resp, upstream)
 

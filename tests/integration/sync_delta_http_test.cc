@@ -35,6 +35,14 @@ std::string V2() {
   s.erase(1500000, 9000);
   return s;
 }
+// Another next version: 100 one-byte edits 20,000 bytes apart, in place
+// (nothing shifts): 100 ranges of one block each, which go as two
+// multi-range GETs over http (64 ranges at most to a GET).
+std::string V2Spread() {
+  std::string s = V1();
+  for (int i = 0; i < 100; ++i) s[20000 * i + 700] ^= 0x5a;
+  return s;
+}
 
 class SyncDeltaHttpTest : public ::testing::Test {
  protected:
@@ -69,8 +77,9 @@ class SyncDeltaHttpTest : public ::testing::Test {
     id_ = r->id.ToHex();
   }
   SyncReport Sync(const std::string& cache, const std::string& basis = "",
-                  int low_speed_time = 0) {
+                  int low_speed_time = 0, uint64_t part_size = 0) {
     SyncOptions o;
+    if (part_size > 0) o.transfer.part_size = part_size;
     if (low_speed_time > 0) {  // a stall this long is not retried
       o.remote_options.low_speed_time = low_speed_time;
       o.transfer.low_speed_time = low_speed_time;
@@ -95,13 +104,14 @@ class SyncDeltaHttpTest : public ::testing::Test {
     return sync::DeltaKey(HashBytes(V1()), HashBytes(V2()));
   }
   // The bucket's v2 object and the path the proxy names it by.
-  std::string V2Key() { return sync::ObjectKey(HashBytes(V2())); }
+  std::string V2Key() { return sync::ObjectKey(HashBytes(v2_)); }
   std::string V2Path() { return "/" + prefix_ + "/" + V2Key(); }
   // v1 and v2 published; a fresh cache has no source for v2's delta, so
   // v2's shard comes by block reuse from the basis folder "old" (v1).
-  void PublishForBlockReuse() {
+  void PublishForBlockReuse(std::string v2 = V2()) {
+    v2_ = std::move(v2);
     Publish(V1());
-    Publish(V2());
+    Publish(v2_);
     test::WriteFile(env_, dir_.Join("old/big.tfrecord"), V1());
   }
   // Block reuse of the shard went through, with no fallback.
@@ -117,13 +127,14 @@ class SyncDeltaHttpTest : public ::testing::Test {
     return files.ok() ? *files : std::vector<std::string>{};
   }
   void ExpectDestIsV2() {
-    EXPECT_TRUE(test::ReadFile(env_, dir_.Join("dest/big.tfrecord")) == V2());
+    EXPECT_TRUE(test::ReadFile(env_, dir_.Join("dest/big.tfrecord")) == v2_);
   }
 
   Env* env_ = Env::Default();
   test::TestServers servers_;
   std::unique_ptr<test::FaultProxy> proxy_;
   std::string prefix_, bucket_, id_;
+  std::string v2_ = V2();  // the shard's version that DEST must end with
   std::unique_ptr<Backend> backend_;
   test::ScratchDir dir_;
 };
@@ -254,8 +265,10 @@ TEST_F(SyncDeltaHttpTest, AMissingSignatureSendsTheObjectWhole) {
 // and retried as a part of a whole download is, and the retries are counted
 // by cause (Backend::Read, which fetched them before, retried without a
 // count in the report and sent no If-Range at all).
+// Faults at the second GET of V2Spread's shard: a multi-range GET with
+// If-Range after the first (which learnt the ETag).
 TEST_F(SyncDeltaHttpTest, ABlockReuseRangeWithAWrongContentRangeIsRetried) {
-  PublishForBlockReuse();
+  PublishForBlockReuse(V2Spread());
   ASSERT_TRUE(
       proxy_
           ->Add(
@@ -267,7 +280,7 @@ TEST_F(SyncDeltaHttpTest, ABlockReuseRangeWithAWrongContentRangeIsRetried) {
 }
 
 TEST_F(SyncDeltaHttpTest, ABlockReuseRangeCutByAResetIsRetried) {
-  PublishForBlockReuse();
+  PublishForBlockReuse(V2Spread());
   ASSERT_TRUE(
       proxy_->Add(FaultRule::Reset(100).Path(V2Path()).RangeOnly().Nth(2))
           .ok());
@@ -279,7 +292,7 @@ TEST_F(SyncDeltaHttpTest, ABlockReuseRangeCutByAResetIsRetried) {
 TEST_F(SyncDeltaHttpTest, A200ToABlockReuseRangeAfterA206IsRetried) {
   // After the object's first 206, a 200 with the whole object is a glitch:
   // asked again, never written.
-  PublishForBlockReuse();
+  PublishForBlockReuse(V2Spread());
   ASSERT_TRUE(
       proxy_->Add(FaultRule::IgnoreRange().Path(V2Path()).RangeOnly().Nth(2))
           .ok());
@@ -293,7 +306,7 @@ TEST_F(SyncDeltaHttpTest,
   // After the first range's answer the object's mtime moves on (same bytes,
   // another nginx ETag): the next ranges carry If-Range with the old ETag,
   // get 200s, and the object's ranges are fetched again from the start.
-  PublishForBlockReuse();
+  PublishForBlockReuse(V2Spread());
   const std::string file = bucket_ + "/" + V2Key();
   ASSERT_TRUE(
       proxy_
@@ -312,13 +325,15 @@ TEST_F(SyncDeltaHttpTest, ABlockReuseObjectsRangesAreInFlightTogether) {
   // before 600 s); its third must reach the proxy meanwhile. One range after
   // another, it would come only after the stall, and the test fails (after
   // 50 s of waiting). The ranges do not start at the same time: the first
-  // learns the object's ETag for the others.
+  // learns the object's ETag for the others. A part size of 1 KiB makes
+  // the ranges more than one multi-range GET holds (at most a part's bytes
+  // each), so that they are several GETs.
   PublishForBlockReuse();
   ASSERT_TRUE(
       proxy_->Add(FaultRule::Stall(0, 60).Path(V2Path()).RangeOnly().Nth(2))
           .ok());
   SyncReport r;
-  std::thread sync([&] { r = Sync("cache", dir_.Join("old"), 600); });
+  std::thread sync([&] { r = Sync("cache", dir_.Join("old"), 600, 1024); });
   int64_t seen = 0;
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::seconds(50);
@@ -330,6 +345,56 @@ TEST_F(SyncDeltaHttpTest, ABlockReuseObjectsRangesAreInFlightTogether) {
   ASSERT_OK(proxy_->Reset());  // wakes the stalled answer
   sync.join();
   ExpectReused(r);
+}
+
+// Over http(s) an object's ranges go several to a GET ("Range: bytes=A-B,
+// C-D", a multipart/byteranges answer), as zsync asks: v2's three edits far
+// apart are at least three ranges, and the object takes one GET (the first,
+// which learns the object's size and ETag, asks for them all). One GET per
+// range, it takes three or more.
+TEST_F(SyncDeltaHttpTest, ABlockReuseObjectsRangesGoSeveralToAGet) {
+  PublishForBlockReuse();
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectReused(r);
+  EXPECT_EQ(Seen(V2Key()).requests, 1);
+  EXPECT_TRUE(r.retries.empty()) << r.retries.begin()->first;
+  EXPECT_EQ(Partial(), std::vector<std::string>{});
+}
+
+TEST_F(SyncDeltaHttpTest, AMultiRangeGetAsksForAtMost64Ranges) {
+  // V2Spread's 100 ranges go as 64 and 36: two GETs. Without the cap, one;
+  // without grouping, 100.
+  PublishForBlockReuse(V2Spread());
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectReused(r);
+  EXPECT_EQ(Seen(V2Key()).requests, 2);
+}
+
+TEST_F(SyncDeltaHttpTest, AFirstMultiRangeGetCutByAResetIsRetriedOneByOne) {
+  // The object's first GET (no If-Range yet: it learns size and ETag) is
+  // cut: it is asked again alone, then the other ranges one per GET.
+  PublishForBlockReuse();
+  ASSERT_TRUE(
+      proxy_->Add(FaultRule::Reset(100).Path(V2Path()).RangeOnly()).ok());
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectReused(r);
+  EXPECT_GE(r.retries["reset"], 1u);
+  EXPECT_GE(Seen(V2Key()).requests, 4);
+}
+
+TEST_F(SyncDeltaHttpTest, AServerThatServesOneOfSeveralRangesGetsTheRestAlone) {
+  // The object's first GET, of several ranges, is answered with its first
+  // range only (a 206 with that one Content-Range, the object's size and
+  // ETag): it is kept, and the other ranges are asked one per GET. No
+  // retry: the answer was good, only smaller.
+  PublishForBlockReuse();
+  ASSERT_TRUE(
+      proxy_->Add(FaultRule::FirstRangeOnly().Path(V2Path()).RangeOnly())
+          .ok());
+  SyncReport r = Sync("cache", dir_.Join("old"));
+  ExpectReused(r);
+  EXPECT_GE(Seen(V2Key()).requests, 3);
+  EXPECT_TRUE(r.retries.empty()) << r.retries.begin()->first;
 }
 
 }  // namespace

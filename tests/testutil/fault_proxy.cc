@@ -46,6 +46,7 @@ FaultRule FaultRule::Respond(int status, int retry_after) {
 }
 
 FaultRule FaultRule::IgnoreRange() { return Make("ignore_range"); }
+FaultRule FaultRule::FirstRangeOnly() { return Make("first_range"); }
 
 FaultRule FaultRule::ShortBody(int64_t bytes) {
   FaultRule r = Make("short_body");

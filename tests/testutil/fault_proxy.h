@@ -57,9 +57,13 @@ struct FaultRule {
   static FaultRule Respond(int status, int retry_after = -1);
   // Drop Range/If-Range: 200 with the whole object.
   static FaultRule IgnoreRange();
+  // A GET of several ranges forwarded as a GET of its first range (a
+  // server that serves only one).
+  static FaultRule FirstRangeOnly();
   // Upstream's Content-Length, but close after `bytes` body bytes.
   static FaultRule ShortBody(int64_t bytes);
-  // A Content-Range for another range of the same length.
+  // A Content-Range for another range of the same length (in a
+  // multipart/byteranges answer: its first part's, moved by one byte).
   static FaultRule WrongContentRange();
   // Invert the answer's body byte number `bytes` (the length is kept).
   static FaultRule Flip(int64_t bytes);
