@@ -25,8 +25,8 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' ||
-                        s.back() == '\r'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
 }
@@ -59,10 +59,11 @@ std::optional<std::string> ByterangesBoundary(std::string_view type) {
 }
 
 ByterangesReader::ByterangesReader(std::string boundary, PartFn on_part,
-                                   DataFn on_data)
+                                   DataFn on_data, EndFn on_end)
     : boundary_("--" + std::move(boundary)),
       on_part_(std::move(on_part)),
-      on_data_(std::move(on_data)) {}
+      on_data_(std::move(on_data)),
+      on_end_(std::move(on_end)) {}
 
 Status ByterangesReader::Fail(std::string why) {
   state_ = State::kFailed;
@@ -117,8 +118,8 @@ Status ByterangesReader::Step(std::string_view* data) {
         state_ = State::kAfterBoundary;
         held_.clear();
       } else if (held_.size() > kMaxPreamble) {
-        return Fail("no boundary in its first " +
-                    std::to_string(kMaxPreamble) + " bytes");
+        return Fail("no boundary in its first " + std::to_string(kMaxPreamble) +
+                    " bytes");
       }
       return Status::OK();
     }
@@ -130,6 +131,7 @@ Status ByterangesReader::Step(std::string_view* data) {
       if (held_.size() == want.size()) {
         state_ = State::kAfterBoundary;
         held_.clear();
+        if (on_end_) on_end_();
       }
       return Status::OK();
     }

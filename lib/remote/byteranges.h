@@ -34,8 +34,13 @@ class ByterangesReader {
   using PartFn = std::function<Status(const ContentRange&)>;
   // Some of the current part's bytes, in order.
   using DataFn = std::function<Status(std::string_view)>;
+  // The current part is whole: its bytes and the boundary after them came
+  // (a part whose bytes came but not that boundary is not whole: the
+  // server sent fewer bytes than its Content-Range says).
+  using EndFn = std::function<void()>;
 
-  ByterangesReader(std::string boundary, PartFn on_part, DataFn on_data);
+  ByterangesReader(std::string boundary, PartFn on_part, DataFn on_data,
+                   EndFn on_end = nullptr);
 
   // The next piece of the body. After an error the reader stays failed.
   Status Feed(std::string_view data);
@@ -44,8 +49,15 @@ class ByterangesReader {
   bool done() const { return state_ == State::kEpilogue; }
 
  private:
-  enum class State { kPreamble, kAfterBoundary, kHeaders, kData, kDelimiter,
-                     kEpilogue, kFailed };
+  enum class State {
+    kPreamble,
+    kAfterBoundary,
+    kHeaders,
+    kData,
+    kDelimiter,
+    kEpilogue,
+    kFailed
+  };
   Status Fail(std::string why);
   // Consumes from *data what the state takes (one byte, or a run of a
   // part's bytes or of the epilogue).
@@ -55,8 +67,9 @@ class ByterangesReader {
   const std::string boundary_;  // "--" + the boundary
   PartFn on_part_;
   DataFn on_data_;
+  EndFn on_end_;
   State state_ = State::kPreamble;
-  std::string held_;  // a line (or preamble) not yet complete
+  std::string held_;                   // a line (or preamble) not yet complete
   std::optional<ContentRange> range_;  // of the part whose headers are read
   uint64_t left_ = 0;                  // bytes of the current part to come
   uint64_t epilogue_ = 0;

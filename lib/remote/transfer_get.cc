@@ -72,9 +72,15 @@ struct Req : LoopRequest {
   std::vector<uint64_t> parts;
   std::vector<ByteRange> ranges;
   std::vector<uint64_t> got;
-  size_t current = 0;  // the part whose bytes come now
+  // Parts of a multipart/byteranges answer that came whole (their bytes
+  // and the boundary after them).
+  std::vector<bool> closed;
+  size_t current = 0;                        // the part whose bytes come now
   std::unique_ptr<ByterangesReader> reader;  // a multipart/byteranges answer
   bool one_range = false;  // the server answered with one of the ranges
+  // The server answered 200 (the whole object) to the GET of several
+  // ranges: it serves them one at a time, if at all.
+  bool multi_refused = false;
 };
 
 // A multi-range GET asks for at most this many ranges (a Range header of
@@ -160,8 +166,10 @@ class GetEngine : public CurlMultiLoop::Client {
       FERRY_ASSIGN_OR_RETURN(
           r->http, backend_->MakeMultiGet(key, r->ranges, r->if_match));
       r->got.assign(r->parts.size(), 0);
+      r->closed.assign(r->parts.size(), false);
       r->reader.reset();
       r->one_range = false;
+      r->multi_refused = false;
     }
     // After a redirect every request goes to where it led (parts too).
     Obj* o = r->obj;
@@ -469,7 +477,26 @@ class GetEngine : public CurlMultiLoop::Client {
   // or a 206 with exactly one of the ranges asked (a server that serves
   // only one: the rest go one per GET). Anything else is never data.
   bool AcceptMulti(Req* r, const HttpResponse& response) {
-    if (response.status == 200) return RefuseWhole(r, response);
+    if (response.status == 200) {
+      // Never data. If-Range failed (another ETag): the object changed.
+      // Else the server does not serve several ranges at once (nginx's
+      // max_ranges, Apache's MaxRanges, a CDN, one that ignores Range):
+      // the ranges go one per GET (a first one refused with 200 too means
+      // the server ignores Range, and sync takes the whole object).
+      if (!r->probe) {
+        auto a =
+            CheckGetAnswer(r->http.url, r->range, r->if_match, false, response);
+        if (!a.ok() && a.status().IsFailedPrecondition()) {
+          r->body_status = a.status();
+          return false;
+        }
+      }
+      r->multi_refused = true;
+      r->body_status = Status::Unavailable(
+          r->http.url, "answered 200 (the whole object) to a GET of " +
+                           std::to_string(r->ranges.size()) + " ranges");
+      return false;
+    }
     const std::string* type = FindHeader(response.headers, "content-type");
     std::optional<std::string> boundary =
         type ? ByterangesBoundary(*type) : std::nullopt;
@@ -488,7 +515,8 @@ class GetEngine : public CurlMultiLoop::Client {
       r->reader = std::make_unique<ByterangesReader>(
           *boundary,
           [this, r](const ContentRange& cr) { return MultiPart(r, cr); },
-          [this, r](std::string_view data) { return MultiData(r, data); });
+          [this, r](std::string_view data) { return MultiData(r, data); },
+          [r] { r->closed[r->current] = true; });
       r->answer = a;
       return true;
     }
@@ -505,6 +533,12 @@ class GetEngine : public CurlMultiLoop::Client {
           r->body_status = s;
           return false;
         }
+      } else if (a->total && *a->total != r->obj->dl->size()) {
+        r->body_status = Status::FailedPrecondition(
+            r->http.url, "object changed (its size is " +
+                             std::to_string(*a->total) + ", was " +
+                             std::to_string(r->obj->dl->size()) + ")");
+        return false;
       }
       r->obj->ranged = true;
       r->current = i;
@@ -512,24 +546,29 @@ class GetEngine : public CurlMultiLoop::Client {
       r->answer = *a;
       return true;
     }
-    auto a = CheckGetAnswer(r->http.url, r->ranges[0], r->if_match, false,
-                            response);
-    r->body_status = !a.ok() ? a.status()
-                             : Status::Unavailable(
-                                   r->http.url,
-                                   "answered " + (cr_text ? *cr_text : "") +
-                                       " to a GET of " +
-                                       std::to_string(r->ranges.size()) +
-                                       " ranges");
+    auto a =
+        CheckGetAnswer(r->http.url, r->ranges[0], r->if_match, false, response);
+    r->body_status =
+        !a.ok()
+            ? a.status()
+            : Status::Unavailable(
+                  r->http.url,
+                  "answered " + (cr_text ? *cr_text : "") + " to a GET of " +
+                      std::to_string(r->ranges.size()) + " ranges");
     return false;
   }
 
   // A part of a multipart/byteranges answer begins: it must be one of the
   // ranges asked, not yet had, of the object's size.
   Status MultiPart(Req* r, const ContentRange& cr) {
-    if (r->probe) FERRY_RETURN_IF_ERROR(BecomeKnown(r, cr.total, r->answer->etag));
+    if (r->probe)
+      FERRY_RETURN_IF_ERROR(BecomeKnown(r, cr.total, r->answer->etag));
     const Download& dl = *r->obj->dl;
-    if (cr.total && *cr.total != dl.size()) {
+    if (!cr.total) {
+      return Status::Unavailable(
+          r->http.url, "a part of the answer does not say the object's size");
+    }
+    if (*cr.total != dl.size()) {
       return Status::FailedPrecondition(
           r->http.url, "object changed (its size is " +
                            std::to_string(*cr.total) + ", was " +
@@ -537,17 +576,16 @@ class GetEngine : public CurlMultiLoop::Client {
     }
     for (size_t i = 0; i < r->ranges.size(); ++i) {
       const ByteRange& want = r->ranges[i];
-      if (want.offset == cr.first &&
-          want.offset + want.length - 1 == cr.last && r->got[i] == 0) {
+      if (want.offset == cr.first && want.offset + want.length - 1 == cr.last &&
+          r->got[i] == 0) {
         r->current = i;
         return Status::OK();
       }
     }
     return Status::Unavailable(
-        r->http.url, "a part of the answer is bytes " +
-                         std::to_string(cr.first) + "-" +
-                         std::to_string(cr.last) +
-                         ", not one of the ranges asked");
+        r->http.url,
+        "a part of the answer is bytes " + std::to_string(cr.first) + "-" +
+            std::to_string(cr.last) + ", not one of the ranges asked");
   }
 
   // Bytes of the current part: written at their offsets.
@@ -608,7 +646,7 @@ class GetEngine : public CurlMultiLoop::Client {
       loop_.Delete(r);
       return Fail(o, s);
     }
-    if (!s.ok()) {
+    if (!s.ok() && !r->multi_refused) {
       ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
                                              : std::string("content")];
     }
@@ -617,7 +655,10 @@ class GetEngine : public CurlMultiLoop::Client {
     if (!o->dl->known()) o->probing = false;
     Status done;
     for (size_t i = 0; i < r->parts.size(); ++i) {
-      if (r->got[i] == r->ranges[i].length) {
+      // A multipart answer's part is whole once the boundary after it came
+      // (else the server may have sent fewer bytes than it said, and the
+      // last ones counted were its framing).
+      if (r->reader ? r->closed[i] : r->got[i] == r->ranges[i].length) {
         if (done.ok()) done = o->dl->PartDone(r->parts[i]);
       } else {
         // Not had whole (a server that left it out of its answer too):

@@ -4,11 +4,11 @@
 // the boundary "B0UND". Each body is read or refused; no part ever gets
 // more bytes than its Content-Range says, and a body read to its end gave
 // every part all of them.
+#include "remote/byteranges.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
-
-#include "remote/byteranges.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -14,7 +14,8 @@ control port:
 
 Match fields (all optional): "method" ("GET"), "path" (substring of the
 request path, query included), "range_only" (true: only requests with a
-Range header), "nth" (fire from the Nth matching request on, 1-based,
+Range header), "multi_range_only" (true: only those whose Range asks for
+several ranges), "nth" (fire from the Nth matching request on, 1-based,
 default 1), "times" (how many times to fire, default 1; 0 = always).
 The first rule that fires decides; a request fires at most one rule.
 
@@ -32,9 +33,14 @@ Actions:
               connection cleanly after "bytes" body bytes: curl error 18
   wrong_content_range  forward; rewrite Content-Range to another range of
               the same length (or use "content_range" verbatim); in a
-              multipart/byteranges answer, the first part's (same width)
+              multipart/byteranges answer, the first part's (same width;
+              "star_total": its total becomes "*")
   first_range forward a GET of several ranges ("bytes=A-B,C-D") as a GET of
-              its first range: a server that serves only one
+              its first range: a server that serves only one ("total_delta":
+              the total its Content-Range tells moved by that many)
+  short_part  forward; in a multipart/byteranges answer drop the first
+              part's first byte (a part a byte short of its Content-Range)
+              and add one after the body's end (the length is kept)
   flip        forward; invert the answer's body byte number "bytes"
               (default 0; nothing if the body is shorter): a server or
               network byte error the length and headers do not show
@@ -95,7 +101,7 @@ class State:
             self.rules.append(rule)
             return rule['id']
 
-    def pick(self, method, path, has_range):
+    def pick(self, method, path, has_range, multi_range=False):
         """Counts the request and returns the rule it fires, or None."""
         with self.lock:
             self.requests += 1
@@ -107,6 +113,8 @@ class State:
                 if r.get('path') and r['path'] not in path:
                     continue
                 if r.get('range_only') and not has_range:
+                    continue
+                if r.get('multi_range_only') and not multi_range:
                     continue
                 r['seen'] += 1
                 times = r.get('times', 1)
@@ -153,9 +161,24 @@ def shift_range(value, n_bytes):
     return 'bytes %d-%d/%s' % (a, a + length - 1, total)
 
 
-def shift_part_range(body):
+def move_total(value, delta):
+    """'bytes A-B/T' -> 'bytes A-B/(T+delta)'."""
+    m = re.match(r'bytes (\d+)-(\d+)/(\d+)$', value or '')
+    if not m:
+        return value
+    return 'bytes %s-%s/%d' % (m[1], m[2], int(m[3]) + delta)
+
+
+def shift_part_range(body, star_total=False):
     """The first part's Content-Range in a multipart/byteranges body moved
-    by one byte, its text as long as before (the body keeps its length)."""
+    by one byte (or its total made "*"), its text as long as before (the
+    body keeps its length)."""
+    if star_total:
+        m = re.search(rb'Content-Range: bytes \d+-\d+/(\d+)', body, re.I)
+        if not m:
+            return body
+        star = b'*' + b' ' * (m.end(1) - m.start(1) - 1)
+        return body[:m.start(1)] + star + body[m.end(1):]
     m = re.search(rb'Content-Range: bytes (\d+)-(\d+)/', body, re.I)
     if not m:
         return body
@@ -199,7 +222,8 @@ def mutate(rule):
 class FaultHandler(proxy_base.ProxyHandler):
     def handle_request(self):
         state = self.server.state
-        rule = state.pick(self.command, self.path, 'Range' in self.headers)
+        rule = state.pick(self.command, self.path, 'Range' in self.headers,
+                          ',' in self.headers.get('Range', ''))
         self.rule = rule
         action = rule['action'] if rule else None
         if action == 'status':
@@ -249,6 +273,10 @@ class FaultHandler(proxy_base.ProxyHandler):
             k.lower() == 'content-type' and 'multipart/byteranges' in v
             for k, v in headers)
         rule = self.rule
+        if rule and rule['action'] == 'first_range' and rule.get('total_delta'):
+            headers = [(k, move_total(v, int(rule['total_delta'])))
+                       if k.lower() == 'content-range' else (k, v)
+                       for k, v in headers]
         if rule and rule['action'] == 'wrong_content_range' and status == 206:
             headers = [(k, rule.get('content_range') or shift_range(v, 0))
                        if k.lower() == 'content-range' else (k, v)
@@ -272,7 +300,13 @@ class FaultHandler(proxy_base.ProxyHandler):
             self.mutated = True
         if (rule and rule['action'] == 'wrong_content_range' and
                 self.multipart and sent == 0):
-            piece = shift_part_range(piece)
+            piece = shift_part_range(piece, rule.get('star_total'))
+        if rule and rule['action'] == 'short_part' and self.multipart:
+            if sent == 0:  # the first part's first byte goes
+                at = piece.find(b'\r\n\r\n') + 4
+                piece = piece[:at] + piece[at + 1:]
+            if sent + len(piece) + (1 if sent == 0 else 0) == self.length:
+                piece += b'\n'  # after the closing boundary
         limit = int(rule.get('bytes', 0)) if rule else 0
         if (rule and rule['action'] == 'flip' and
                 sent <= limit < sent + len(piece)):
@@ -353,7 +387,8 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
 
 
 ACTIONS = {'reset', 'stall', 'status', 'ignore_range', 'first_range',
-           'short_body', 'wrong_content_range', 'mutate', 'flip'}
+           'short_body', 'short_part', 'wrong_content_range', 'mutate',
+           'flip'}
 
 
 def main():

@@ -46,7 +46,12 @@ FaultRule FaultRule::Respond(int status, int retry_after) {
 }
 
 FaultRule FaultRule::IgnoreRange() { return Make("ignore_range"); }
-FaultRule FaultRule::FirstRangeOnly() { return Make("first_range"); }
+FaultRule FaultRule::FirstRangeOnly(int64_t total_delta) {
+  FaultRule r = Make("first_range");
+  r.total_delta = total_delta;
+  return r;
+}
+FaultRule FaultRule::ShortPart() { return Make("short_part"); }
 
 FaultRule FaultRule::ShortBody(int64_t bytes) {
   FaultRule r = Make("short_body");
@@ -87,6 +92,9 @@ std::string FaultRule::ToJson() const {
   if (!method.empty()) w.Key("method").String(method);
   if (!path.empty()) w.Key("path").String(path);
   if (range_only) w.Key("range_only").Bool(true);
+  if (multi_range_only) w.Key("multi_range_only").Bool(true);
+  if (star_total) w.Key("star_total").Bool(true);
+  if (total_delta != 0) w.Key("total_delta").Int(total_delta);
   w.Key("nth").Int(nth).Key("times").Int(times).Key("bytes").Int(bytes);
   if (seconds > 0) w.Key("seconds").Double(seconds);
   if (then_close) w.Key("then").String("close");

@@ -27,11 +27,12 @@ namespace ferry::test {
 struct FaultRule {
   std::string action;
   // Which requests: method ("" any), path substring (query included), only
-  // requests with a Range header; fire from the nth match on, `times` times
-  // (0 = every time).
+  // requests with a Range header (or only those asking for several ranges);
+  // fire from the nth match on, `times` times (0 = every time).
   std::string method;
   std::string path;
   bool range_only = false;
+  bool multi_range_only = false;
   int nth = 1;
   int times = 1;
   // Action parameters.
@@ -42,8 +43,12 @@ struct FaultRule {
   int retry_after = -1;       // status: Retry-After seconds, -1 none
   std::string code;           // status: S3 error code ("" by status)
   std::string content_range;  // wrong_content_range: "" = shifted range
-  std::string command;        // mutate: sh -c COMMAND
-  std::string file;           // mutate: overwrite this file...
+  // wrong_content_range in a multipart answer: the first part's total
+  // becomes "*" (its Content-Range keeps its length).
+  bool star_total = false;
+  int64_t total_delta = 0;  // first_range: the answer's total moved by it
+  std::string command;      // mutate: sh -c COMMAND
+  std::string file;         // mutate: overwrite this file...
   std::optional<std::string> content;  // ...with this (else flip a byte)
   std::string put_url;                 // mutate: PUT content here
 
@@ -58,8 +63,12 @@ struct FaultRule {
   // Drop Range/If-Range: 200 with the whole object.
   static FaultRule IgnoreRange();
   // A GET of several ranges forwarded as a GET of its first range (a
-  // server that serves only one).
-  static FaultRule FirstRangeOnly();
+  // server that serves only one); total_delta moves the total it tells.
+  static FaultRule FirstRangeOnly(int64_t total_delta = 0);
+  // A multipart/byteranges answer whose first part is a byte short of its
+  // Content-Range (one byte added after the closing boundary keeps the
+  // answer's length).
+  static FaultRule ShortPart();
   // Upstream's Content-Length, but close after `bytes` body bytes.
   static FaultRule ShortBody(int64_t bytes);
   // A Content-Range for another range of the same length (in a
@@ -82,6 +91,10 @@ struct FaultRule {
   }
   FaultRule& RangeOnly() {
     range_only = true;
+    return *this;
+  }
+  FaultRule& MultiRangeOnly() {
+    multi_range_only = true;
     return *this;
   }
   FaultRule& Nth(int n) {

@@ -12,6 +12,7 @@ namespace {
 // What a reader handed over: each part's range and bytes.
 struct Seen {
   std::vector<std::pair<ContentRange, std::string>> parts;
+  int whole = 0;        // parts whose closing boundary came
   Status stop_at_part;  // returned by the part callback when set
 };
 
@@ -27,7 +28,8 @@ std::unique_ptr<ByterangesReader> Reader(Seen* seen,
       [seen](std::string_view data) {
         seen->parts.back().second.append(data);
         return Status::OK();
-      });
+      },
+      [seen] { ++seen->whole; });
 }
 
 // Feeds body in pieces of `piece` bytes (0: whole); then Finish.
@@ -66,6 +68,7 @@ TEST(ByterangesTest, ReadsEachPartWholeOrOneByteAtATime) {
     EXPECT_EQ(seen.parts[0].second, "he\r\nl");
     EXPECT_EQ(seen.parts[1].first.first, 90u);
     EXPECT_EQ(seen.parts[1].second, "--B0UND--\r");
+    EXPECT_EQ(seen.whole, 2);
     EXPECT_TRUE(r->done());
   }
 }
@@ -92,16 +95,14 @@ TEST(ByterangesTest, TakesABoundaryAtTheStartAPreambleAndBareLineFeeds) {
 
 TEST(ByterangesTest, RefusesWhatIsNotAWellFormedBody) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"no Content-Range",
-       "--B0UND\r\nContent-Type: x\r\n\r\nab\r\n--B0UND--"},
+      {"no Content-Range", "--B0UND\r\nContent-Type: x\r\n\r\nab\r\n--B0UND--"},
       {"a part longer than its range",
        "--B0UND\r\nContent-Range: bytes 0-1/9\r\n\r\nabc\r\n--B0UND--"},
       {"a part shorter than its range",
        "--B0UND\r\nContent-Range: bytes 0-3/9\r\n\r\nab\r\n--B0UND--"},
       {"ends before the closing boundary",
        "--B0UND\r\nContent-Range: bytes 0-1/9\r\n\r\nab\r\n--B0UND\r\n"},
-      {"ends inside a part",
-       "--B0UND\r\nContent-Range: bytes 0-5/9\r\n\r\nab"},
+      {"ends inside a part", "--B0UND\r\nContent-Range: bytes 0-5/9\r\n\r\nab"},
       {"empty body", ""},
       {"an unsatisfied range", "--B0UND\r\nContent-Range: bytes */9\r\n\r\n"},
       {"a range past the total",
@@ -118,8 +119,7 @@ TEST(ByterangesTest, RefusesWhatIsNotAWellFormedBody) {
       {"another boundary",
        "--B0UND\r\nContent-Range: bytes 0-0/9\r\n\r\na\r\n--OTHER--"},
       {"no boundary at all", std::string(5000, 'x')},
-      {"headers without end",
-       "--B0UND\r\n" + std::string(10000, 'h')},
+      {"headers without end", "--B0UND\r\n" + std::string(10000, 'h')},
       {"a long epilogue",
        "--B0UND\r\nContent-Range: bytes 0-0/9\r\n\r\na\r\n--B0UND--" +
            std::string(5000, 'e')},
@@ -133,6 +133,22 @@ TEST(ByterangesTest, RefusesWhatIsNotAWellFormedBody) {
       EXPECT_TRUE(s.IsUnavailable()) << why << ": " << s.ToString();
     }
   }
+}
+
+TEST(ByterangesTest, APartShortOfItsRangeIsNeverWhole) {
+  // The server sends a byte less than the Content-Range says: the reader
+  // takes the "\r" before the boundary as the part's last byte, and then
+  // finds no boundary. The part had all its bytes counted, but is not whole.
+  Seen seen;
+  auto r = Reader(&seen);
+  Status s = FeedAll(r.get(),
+                     "--B0UND\r\nContent-Range: bytes 0-2/9\r\n\r\nab"
+                     "\r\n--B0UND--",
+                     1);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  ASSERT_EQ(seen.parts.size(), 1u);
+  EXPECT_EQ(seen.parts[0].second, "ab\r");
+  EXPECT_EQ(seen.whole, 0);
 }
 
 TEST(ByterangesTest, APartRefusedByTheCallerStopsTheReading) {
@@ -149,15 +165,17 @@ TEST(ByterangesTest, APartRefusedByTheCallerStopsTheReading) {
 TEST(ByterangesTest, FindsTheBoundaryOfAMultipartByterangesType) {
   EXPECT_EQ(ByterangesBoundary("multipart/byteranges; boundary=00000001"),
             "00000001");
-  EXPECT_EQ(ByterangesBoundary("Multipart/ByteRanges;charset=x;BOUNDARY=\"a b\""),
-            "a b");
+  EXPECT_EQ(
+      ByterangesBoundary("Multipart/ByteRanges;charset=x;BOUNDARY=\"a b\""),
+      "a b");
   EXPECT_FALSE(ByterangesBoundary("application/octet-stream").has_value());
   EXPECT_FALSE(ByterangesBoundary("multipart/byteranges").has_value());
-  EXPECT_FALSE(ByterangesBoundary("multipart/byteranges; boundary=").has_value());
-  EXPECT_FALSE(ByterangesBoundary("multipart/mixed; boundary=x").has_value());
   EXPECT_FALSE(
-      ByterangesBoundary("multipart/byteranges; boundary=" + std::string(71, 'x'))
-          .has_value());
+      ByterangesBoundary("multipart/byteranges; boundary=").has_value());
+  EXPECT_FALSE(ByterangesBoundary("multipart/mixed; boundary=x").has_value());
+  EXPECT_FALSE(ByterangesBoundary("multipart/byteranges; boundary=" +
+                                  std::string(71, 'x'))
+                   .has_value());
 }
 
 TEST(ByterangesTest, AsksForSeveralRangesInOneHeader) {
