@@ -1,7 +1,8 @@
 // Reading a multipart/byteranges body (RFC 9110 §14.6, private to
 // lib/remote): the answer of an HTTP server to a GET that asked for several
 // ranges at once ("Range: bytes=A-B,C-D"), which the transfer engine uses
-// for sync's block reuse over http(s):// (docs/delta.md "Fewer requests").
+// for sync's block reuse over http(s):// (docs/delta.md "Several ranges to
+// a GET", docs/remote.md "Ranges of an object").
 // The body streams through in pieces of any size, down to one byte; each
 // part's Content-Range is handed over before its bytes. Strict: a part
 // without a Content-Range, a header block or preamble past its cap, a body
