@@ -5,13 +5,16 @@
 # equals the published tree byte for byte, the cache index matches the
 # object files, and no part, journal, lock or temporary file is left. Then
 # two syncs on one cache at once: both complete, each object fetched once.
+# Then block reuse (a fresh cache, --basis the previous version: signatures
+# and several ranges to a GET) killed the same way.
 set -euo pipefail
 ferry=$1 publish=$2
 . "${FERRY_TEST_SERVERS_ENV:?}"
 . "$(dirname "$0")/../cli/testlib.sh"
 root=$FERRY_TEST_HTTP_ROOT/synckill url=$FERRY_TEST_HTTP_URL/synckill
-rm -rf "$root"
-trap 'rm -rf "$work" "$root"' EXIT
+brroot=$FERRY_TEST_HTTP_ROOT/synckill-br brurl=$FERRY_TEST_HTTP_URL/synckill-br
+rm -rf "$root" "$brroot"
+trap 'rm -rf "$work" "$root" "$brroot"' EXIT
 
 mkdir -p tree/small
 for i in $(seq 0 39); do head -c $((100000 + i)) /dev/urandom > "tree/small/f$i.bin"; done
@@ -35,7 +38,7 @@ clean_cache() {
   local left
   left=$(find cache nodes \( -name '*.ferry-part' -o -name '*.journal' -o -name '*.lock' \
          -o -name '*.adopt' -o -name '.ferry-tmp-*' -o -name '.ds.ferry-tmp' \) \
-         ! -name '.ferry-view.lock' ! -name '.ds.ferry-sync.lock' -print)
+         ! -name '.ferry-view.lock' ! -name '.*.ferry-sync.lock' -print)
   [ -z "$left" ] || fail "left behind: $left"
   /usr/bin/python3 - <<'PY' || fail "index and object files differ"
 import os, sqlite3, sys
@@ -149,3 +152,41 @@ objects=$(find cache2/objects -type f | wc -l)
 echo "concurrent: objects=$objects fetched=$fetched"
 [ "$fetched" = "$objects" ] || fail "an object was fetched twice ($fetched for $objects)"
 echo ok
+
+# Block reuse over http, killed: v2 of an 8 MB shard rewrites 700 bytes in
+# place every 50,000 and inserts 300 bytes every 400,000 (~1 MB of ranges,
+# many GETs of several ranges each at --bwlimit 512K: ~2 s), published with
+# signatures by ferry publish. A fresh cache with --basis v1's folder takes
+# the block-reuse path; each run is killed at a random moment, then rerun:
+# DEST missing or v2 at every moment, v2 after the rerun, the cache clean.
+mkdir br1
+head -c 8000000 /dev/urandom > br1/shard.tar
+printf '{}' > br1/dataset.json
+cp -r br1 br2
+/usr/bin/python3 - <<'PY'
+import os
+b = bytearray(open("br2/shard.tar", "rb").read())
+for at in range(1000, len(b) - 1000, 50000):
+    b[at:at + 700] = os.urandom(700)
+for at in range(len(b) - 200000, 0, -400000):
+    b[at:at] = os.urandom(300)
+open("br2/shard.tar", "wb").write(b)
+PY
+"$ferry" publish -q br1 "file://$brroot" --tag v1 || fail "publish br1"
+"$ferry" publish -q br2 "file://$brroot" --tag v2 || fail "publish br2"
+blocks=0 brkills=0
+for i in $(seq 4); do
+  rm -rf cache nodes/ds nodes/.ds.ferry-views
+  "$ferry" sync -q --connections 2 --bwlimit 512K "$brurl@v2" nodes/ds --cache cache --basis br1 & pid=$!
+  sleep "0.$((RANDOM % 9 + 1))"
+  kill -9 $pid 2>/dev/null && brkills=$((brkills + 1))
+  wait $pid 2>/dev/null || true
+  dest_is_whole br2
+  "$ferry" sync --json --connections 2 "$brurl@v2" nodes/ds --cache cache --basis br1 > out.json \
+    || { cat out.json; fail "block-reuse rerun after kill $i"; }
+  same_tree br2 nodes/ds || fail "DEST differs from v2 after the block-reuse rerun $i"
+  clean_cache
+  blocks=$((blocks + $(/usr/bin/python3 -c "import json; print(json.load(open('out.json'))['paths']['blocks']['objects'])")))
+done
+echo "block reuse: kills=$brkills reruns by block reuse=$blocks"
+[ "$brkills" -gt 0 ] && [ "$blocks" -gt 0 ] || fail "no kill landed in a block-reuse sync"
