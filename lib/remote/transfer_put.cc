@@ -29,9 +29,19 @@ namespace ferry {
 namespace remote {
 namespace {
 
-// S3 allows at most 10,000 parts: larger objects get larger parts.
-uint64_t PartSizeFor(uint64_t size, uint64_t part_size) {
-  part_size = std::max<uint64_t>(part_size, 1);
+// S3 allows at most 10,000 parts: larger objects get larger parts. With
+// TransferOptions::grow_parts, about two parts per connection, in whole MiB,
+// up to kMaxGrownPart.
+constexpr uint64_t kMaxGrownPart = 64u << 20;
+uint64_t PartSizeFor(uint64_t size, const TransferOptions& opt) {
+  uint64_t part_size = std::max<uint64_t>(opt.part_size, 1);
+  if (opt.grow_parts && size > part_size) {
+    const uint64_t per = uint64_t(2) * uint64_t(std::max(opt.connections, 1));
+    const uint64_t mib = 1u << 20;
+    uint64_t grown = (size + per - 1) / per;
+    grown = std::min(kMaxGrownPart, (grown + mib - 1) / mib * mib);
+    part_size = std::max(part_size, grown);
+  }
   uint64_t min = (size + 9999) / 10000;
   return std::max(part_size, min);
 }
@@ -162,7 +172,7 @@ class PutEngine : public CurlMultiLoop::Client {
       if (id.ok()) {
         raw->multipart = true;
         raw->upload_id = *id;
-        raw->part_size = PartSizeFor(size, opt_.part_size);
+        raw->part_size = PartSizeFor(size, opt_);
         raw->parts = (size + raw->part_size - 1) / raw->part_size;
         raw->etags.assign(raw->parts, std::string());
         return;

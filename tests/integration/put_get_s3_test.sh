@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ferry put and ferry get against S3 (s3rver behind the signature-checking
 # proxy): a small file (one PUT), a multipart file (parts in parallel), a
-# tree with -R; back with ferry get (ranged GETs with If-Match) and get -R;
+# tree with -R, a big file's parts grown without --part-size; back with ferry get (ranged GETs with If-Match) and get -R;
 # byte-identical. Also put to a file:// destination, and a failed put
 # (unknown bucket) exits 4 naming the file.
 set -euo pipefail
@@ -19,6 +19,17 @@ grep -q '"files_done":1' out.txt || fail "put small: $(cat out.txt)"
 expect_rc 0 "$FERRY" put --json --part-size 5M --connections 4 big.bin "$b/one/"
 grep -q '"requests":[5-9]' out.txt || fail "multipart requests: $(cat out.txt)"
 expect_rc 0 "$FERRY" put -R tree "$b/tree/"
+# Without --part-size a big object's parts grow to about two per connection
+# (40 MiB at 2 connections: 4 parts of 10 MiB); a given --part-size is kept.
+head -c $((40 << 20)) /dev/urandom > grow.bin
+expect_rc 0 "$FERRY" put -v --connections 2 grow.bin "$b/grow/"
+n=$(grep -c 'partNumber=' err.txt || true)
+[ "$n" = 4 ] || fail "grown parts: $n PUTs of parts, not 4"
+expect_rc 0 "$FERRY" put -v --connections 2 --part-size 8M grow.bin "$b/grow8/"
+n=$(grep -c 'partNumber=' err.txt || true)
+[ "$n" = 5 ] || fail "--part-size 8M: $n PUTs of parts, not 5"
+expect_rc 0 "$FERRY" get "$b/grow/grow.bin" growback/
+cmp growback/grow.bin grow.bin || fail "grown-part object differs"
 
 expect_rc 0 "$FERRY" get --part-size 1M "$b/one/big.bin" "$b/one/small.bin" back/
 cmp back/big.bin big.bin && cmp back/small.bin small.bin || fail "one/ differs"

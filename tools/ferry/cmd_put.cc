@@ -23,6 +23,7 @@ struct PutArgs {
   bool recursive = false;
   bool dry_run = false;
   PathFilters filters;
+  bool part_size_given = false;  // --part-size on the command line
 };
 
 std::string BaseName(const std::string& path) {
@@ -101,6 +102,7 @@ int RunPut(PutArgs& a) {
   }
   TransferBar bar("put", items.size(), a.common.quiet || a.common.json);
   TransferOptions opt = TransferOptionsFrom(a.remote, false);
+  opt.grow_parts = !a.part_size_given;
   opt.progress = [&](const TransferProgress& p) { bar.Update(p); };
   auto r = PutObjects(backend->get(), std::move(items), opt, env);
   if (!r.ok()) return Fail(r.status());
@@ -115,18 +117,23 @@ Runner RegisterPut(CLI::App* app) {
   CLI::App* cmd = app->add_subcommand(
       "put",
       "Upload files (or trees with -R) to a remote: parallel, multipart "
-      "above --part-size.\n"
+      "above --part-size (without it, a big file's parts grow to about two "
+      "per connection, up to 64 MiB).\n"
       "  ferry put shards/train-0000.tar s3://bucket/dataset/v1/\n"
       "  ferry put -R shards/ s3://bucket/dataset/v1/\n"
       "  ferry put model.bin file:///mnt/share/models/model.bin");
   AddCommonOptions(cmd, &a->common);
   AddRemoteOptions(cmd, &a->remote);
+  CLI::Option* part_size = cmd->get_option("--part-size");
   cmd->add_option("args", a->args, "SRC... DST")->required()->expected(2, -1);
   cmd->add_flag("-R,--recursive", a->recursive,
                 "Folders among SRC: every file below each");
   cmd->add_flag("--dry-run", a->dry_run, "Print what would be put");
   a->filters.AddOptions(cmd, "; with -R, on paths below each SRC folder");
-  return [a] { return RunPut(*a); };
+  return [a, part_size] {
+    a->part_size_given = part_size->count() > 0;
+    return RunPut(*a);
+  };
 }
 
 }  // namespace ferry::cli

@@ -76,8 +76,14 @@ struct TransferProgress {
 struct TransferOptions {
   int connections = 16;           // requests in flight, all objects together
   uint64_t part_size = 8u << 20;  // objects above it go as parallel parts
-  uint64_t bwlimit = 0;           // bytes/s over all transfers; 0: none
-  int max_retries = 8;            // per request, after the first attempt
+  // Uploads: a big object's parts grow with it, to about two per
+  // connection (at least part_size, at most 64 MiB; S3's 10,000-part limit
+  // aside): fewer requests, and less work for a server that joins the
+  // parts at the end. `ferry put` sets it when --part-size is not given
+  // (docs/remote.md "Writes").
+  bool grow_parts = false;
+  uint64_t bwlimit = 0;  // bytes/s over all transfers; 0: none
+  int max_retries = 8;   // per request, after the first attempt
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   bool dry_run = false;
