@@ -80,7 +80,7 @@ struct TransferOptions {
   // connection (at least part_size, at most 64 MiB; S3's 10,000-part limit
   // aside): fewer requests, and less work for a server that joins the
   // parts at the end. `ferry put` sets it when --part-size is not given
-  // (docs/remote.md "Writes").
+  // (docs/remote.md "What is in the bucket").
   bool grow_parts = false;
   uint64_t bwlimit = 0;  // bytes/s over all transfers; 0: none
   int max_retries = 8;   // per request, after the first attempt
