@@ -5,6 +5,7 @@
 //   AccessDenied, SignatureDoesNotMatch, InvalidAccessKeyId, 403, ...
 //                             IOError with a "check the credentials" hint
 //   PreconditionFailed, 412   FailedPrecondition (the object changed)
+//   NotImplemented, 501       NotSupported (a feature the server lacks)
 //   SlowDown, 5xx, 408, 429   Unavailable (retried)
 //   PermanentRedirect, AuthorizationHeaderMalformed (wrong region)
 //                             IOError naming the region to use
