@@ -61,6 +61,7 @@ std::optional<std::string> ByterangesBoundary(std::string_view type) {
 ByterangesReader::ByterangesReader(std::string boundary, PartFn on_part,
                                    DataFn on_data, EndFn on_end)
     : boundary_("--" + std::move(boundary)),
+      delimiter_("\r\n" + boundary_),
       on_part_(std::move(on_part)),
       on_data_(std::move(on_data)),
       on_end_(std::move(on_end)) {}
@@ -125,10 +126,9 @@ Status ByterangesReader::Step(std::string_view* data) {
     }
     case State::kDelimiter: {
       // After a part's last byte: CRLF, then the boundary.
-      const std::string want = "\r\n" + boundary_;
-      if (held_.back() != want[held_.size() - 1])
+      if (held_.back() != delimiter_[held_.size() - 1])
         return Fail("a part does not end with the boundary");
-      if (held_.size() == want.size()) {
+      if (held_.size() == delimiter_.size()) {
         state_ = State::kAfterBoundary;
         held_.clear();
         if (on_end_) on_end_();

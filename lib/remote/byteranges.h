@@ -65,7 +65,8 @@ class ByterangesReader {
   Status Step(std::string_view* data);
   Status EndHeaders();
 
-  const std::string boundary_;  // "--" + the boundary
+  const std::string boundary_;   // "--" + the boundary
+  const std::string delimiter_;  // CRLF + boundary_: what follows a part
   PartFn on_part_;
   DataFn on_data_;
   EndFn on_end_;

@@ -75,9 +75,10 @@ struct Req : LoopRequest {
   // Parts of a multipart/byteranges answer that came whole (their bytes
   // and the boundary after them).
   std::vector<bool> closed;
-  size_t current = 0;                        // the part whose bytes come now
-  std::unique_ptr<ByterangesReader> reader;  // a multipart/byteranges answer
-  bool one_range = false;  // the server answered with one of the ranges
+  size_t current = 0;  // the part whose bytes come now
+  // A multipart/byteranges answer's reader; none when the server answered
+  // with one of the ranges (r->answer set, r->current that range).
+  std::unique_ptr<ByterangesReader> reader;
   // The server answered 200 (the whole object) to the GET of several
   // ranges: it serves them one at a time, if at all.
   bool multi_refused = false;
@@ -168,7 +169,6 @@ class GetEngine : public CurlMultiLoop::Client {
       r->got.assign(r->parts.size(), 0);
       r->closed.assign(r->parts.size(), false);
       r->reader.reset();
-      r->one_range = false;
       r->multi_refused = false;
     }
     // After a redirect every request goes to where it led (parts too).
@@ -398,10 +398,15 @@ class GetEngine : public CurlMultiLoop::Client {
         return false;
       }
     }
-    r->obj->fetched += data.size();
-    report_->bytes += data.size();
-    progress_.AddDone(data.size());
+    CountFetched(r, data.size());
     return true;
+  }
+
+  // Bytes of an answer kept: counted for the object, the run and progress.
+  void CountFetched(Req* r, size_t n) {
+    r->obj->fetched += n;
+    report_->bytes += n;
+    progress_.AddDone(n);
   }
 
   // Judges the answer's headers before any byte is kept. A probe's answer
@@ -542,7 +547,6 @@ class GetEngine : public CurlMultiLoop::Client {
       }
       r->obj->ranged = true;
       r->current = i;
-      r->one_range = true;
       r->answer = *a;
       return true;
     }
@@ -592,15 +596,12 @@ class GetEngine : public CurlMultiLoop::Client {
   Status MultiData(Req* r, std::string_view data) {
     const size_t i = r->current;
     if (r->got[i] + data.size() > r->ranges[i].length) {
-      r->overran = true;
       return Status::Unavailable(r->http.url, "body longer than asked");
     }
     FERRY_RETURN_IF_ERROR(
         r->obj->dl->Write(r->ranges[i].offset + r->got[i], data));
     r->got[i] += data.size();
-    r->obj->fetched += data.size();
-    report_->bytes += data.size();
-    progress_.AddDone(data.size());
+    CountFetched(r, data.size());
     return Status::OK();
   }
 
@@ -650,7 +651,9 @@ class GetEngine : public CurlMultiLoop::Client {
       ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
                                              : std::string("content")];
     }
-    if (!s.ok() || r->one_range) o->single_ranges = true;
+    // A server that answered with one range serves them one at a time.
+    const bool one_range = r->answer && !r->reader;
+    if (!s.ok() || one_range) o->single_ranges = true;
     // A probe that did not make the object known: the next one goes alone.
     if (!o->dl->known()) o->probing = false;
     Status done;
