@@ -18,10 +18,13 @@ Result<std::unique_ptr<FileSource>> FileSource::Open(Env* env,
                                                      const std::string& path) {
   FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(path));
   FERRY_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(path));
   auto s = std::make_unique<FileSource>();
   s->file_ = std::move(f);
   s->size_ = size;
   s->path_ = path;
+  s->env_ = env;
+  s->info_ = info;
   return s;
 }
 
@@ -38,6 +41,15 @@ Status FileSource::ReadAt(uint64_t offset, size_t n, char* scratch,
 Status FileSource::CheckUnchanged() const {
   auto size = file_->Size();
   if (size.ok() && *size != size_) return Changed();
+  // Rewritten in place at its size: its mtime and ctime moved (a write
+  // cannot set ctime back), or another file took its name. Its bytes may
+  // be a mix of old and new: never uploaded as the file.
+  auto now = env_->Stat(path_);
+  if (!now.ok()) return Changed();
+  if (now->size != info_.size || now->mtime_ns != info_.mtime_ns ||
+      now->ctime_ns != info_.ctime_ns || now->dev != info_.dev ||
+      now->ino != info_.ino)
+    return Changed();
   return Status::OK();
 }
 

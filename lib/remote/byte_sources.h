@@ -32,7 +32,8 @@ class FileSource : public ByteSource {
   uint64_t size() const override { return size_; }
   // A file that ends before the size it had at the start changed.
   Status ReadAt(uint64_t offset, size_t n, char* scratch, size_t* got) override;
-  // After the last byte went: the file still has its size.
+  // After the last byte went: the file still has its size, and its name
+  // the same file with the same mtime and ctime (not written since Open).
   Status CheckUnchanged() const;
 
  private:
@@ -41,6 +42,8 @@ class FileSource : public ByteSource {
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t size_ = 0;
   std::string path_;
+  Env* env_ = nullptr;
+  FileInfo info_;  // at Open
 };
 
 }  // namespace ferry::remote
