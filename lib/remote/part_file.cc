@@ -161,6 +161,13 @@ Status PartFile::Sync() {
 }
 
 Status PartFile::Truncate(uint64_t size) {
+  // Emptying an empty file is skipped: on ext4 (auto_da_alloc) a truncate
+  // to 0 makes the close flush the file, which held up the end of a
+  // 1 GiB download's close by ~0.2 s (--no-fsync) for nothing.
+  if (size == 0) {
+    FERRY_ASSIGN_OR_RETURN(uint64_t now, Size());
+    if (now == 0) return Status::OK();
+  }
   if (::ftruncate(fd_, off_t(size)) != 0) return PosixError(path_, errno);
   return Status::OK();
 }
