@@ -13,15 +13,12 @@ CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
       loop_options_(loop_options),
       report_(report),
       bucket_(options.bwlimit, NowMicros()),
-      progress_(options, report),
-      connections_(size_t(std::max(1, options.connections))),
-      max_open_(2 * connections_ + 2),
-      ramp_(
-          loop_options.ramp_start > 0 ? loop_options.ramp_start : connections_,
-          connections_) {
+      progress_(options, report) {
   settings_.low_speed_limit = options.low_speed_limit;
   settings_.low_speed_time = options.low_speed_time;
   policy_.max_retries = options.max_retries;
+  connections_ = size_t(std::max(1, options.connections));
+  max_open_ = 2 * connections_ + 2;
 }
 
 CurlMultiLoop::~CurlMultiLoop() {
@@ -44,7 +41,6 @@ Status CurlMultiLoop::Run(Client* client) {
   for (;;) {
     StartRipe();
     StartNew();
-    Ramp();
     if (active_ == 0 && waiting_.empty() && client_->OpenCount() == 0 &&
         !client_->MoreToOpen())
       break;
@@ -65,22 +61,11 @@ Status CurlMultiLoop::Run(Client* client) {
     if (active_ > 0 || !waiting_.empty() || client_->Held() > 0)
       curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
   }
-  report_->connections =
-      std::max<uint64_t>(report_->connections, ramp_.limit());
   // The last buffers ran the bucket into debt: paid before the run ends,
   // so a small object does not beat the limit.
   while (uint64_t wait = bucket_.WaitMicros(NowMicros()))
     std::this_thread::sleep_for(std::chrono::microseconds(wait));
   return Status::OK();
-}
-
-// After the turn's starts: the ramp sees how many bulk requests are in
-// flight, and what a raised limit lets start, starts now.
-void CurlMultiLoop::Ramp() {
-  if (ramp_.settled()) return;
-  const size_t before = ramp_.limit();
-  ramp_.Observe(NowMicros(), report_->bytes, active_bulk_);
-  if (ramp_.limit() > before) StartNew();
 }
 
 // Retries whose time has come go first, while there is room.
@@ -136,7 +121,6 @@ void CurlMultiLoop::Start(LoopRequest* r) {
                      loop_options_.upload_buffer_size);
   r->easy = easy;
   ++active_;
-  if (r->bulk) ++active_bulk_;
   ++report_->requests;
   if (!s.ok() || curl_multi_add_handle(multi_, easy) != CURLM_OK)
     client_->OnStartFailed(
@@ -162,7 +146,6 @@ void CurlMultiLoop::Release(LoopRequest* r) {
   pool_.push_back(r->easy);
   r->easy = nullptr;
   --active_;
-  if (r->bulk) --active_bulk_;
 }
 
 void CurlMultiLoop::Retry(LoopRequest* r) {

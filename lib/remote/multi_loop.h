@@ -21,7 +21,6 @@
 
 #include "ferry/status.h"
 #include "ferry/transfer.h"
-#include "remote/connection_ramp.h"
 #include "remote/curl_util.h"
 #include "remote/http.h"
 #include "remote/retry.h"
@@ -41,9 +40,6 @@ struct LoopRequest {
   CurlExchange ex;
   CURL* easy = nullptr;  // while in flight
   bool paused = false;   // by the token bucket
-  // A part of an object fetched in several: counted against the ramp's
-  // limit (BulkRoom) while in flight.
-  bool bulk = false;
 };
 
 class CurlMultiLoop {
@@ -80,9 +76,6 @@ class CurlMultiLoop {
   struct Options {
     long buffer_size = 0;         // CURLOPT_BUFFERSIZE when > 0
     long upload_buffer_size = 0;  // CURLOPT_UPLOAD_BUFFERSIZE when > 0
-    // > 0: bulk requests in flight follow the link (ConnectionRamp), from
-    // this many up to `connections`; 0: up to `connections` from the start.
-    size_t ramp_start = 0;
   };
 
   CurlMultiLoop(const HttpSettings& backend_settings,
@@ -105,9 +98,6 @@ class CurlMultiLoop {
   }
   // Puts a registered request in flight.
   void Start(LoopRequest* r);
-  // Whether one more bulk request may start: fewer in flight than the
-  // ramp's limit (the client asks before it starts one).
-  bool BulkRoom() const { return active_bulk_ < ramp_.limit(); }
   // Whether r may be tried again under the retry policy.
   bool CanRetry(const LoopRequest* r) const {
     return r->attempt < policy_.max_retries;
@@ -128,9 +118,7 @@ class CurlMultiLoop {
   ProgressTicker& progress() { return progress_; }
 
  private:
-  size_t Busy() const { return active_ + client_->Held(); }
-  bool Room() const { return Busy() < connections_; }
-  void Ramp();
+  bool Room() const { return active_ + client_->Held() < connections_; }
   void StartRipe();
   void StartNew();
   void Finish(LoopRequest* r, CURLcode rc);
@@ -146,11 +134,9 @@ class CurlMultiLoop {
   ProgressTicker progress_;
   size_t connections_ = 16;
   size_t max_open_ = 34;  // objects open at once: 2 * connections + 2
-  ConnectionRamp ramp_;
   Client* client_ = nullptr;
   std::atomic<CURLM*> multi_{nullptr};
   size_t active_ = 0;
-  size_t active_bulk_ = 0;  // of active_, bulk requests
   std::unordered_map<LoopRequest*, std::unique_ptr<LoopRequest>> reqs_;
   std::vector<LoopRequest*> waiting_;
   std::vector<CURL*> pool_;

@@ -132,9 +132,7 @@ class GetEngine : public CurlMultiLoop::Client {
         opt_(WithinDescriptors(options)),
         env_(env),
         report_(report),
-        loop_(backend->settings(), opt_,
-              {.buffer_size = 256L << 10, .ramp_start = ConnectionRamp::kStart},
-              report),
+        loop_(backend->settings(), opt_, {.buffer_size = 256L << 10}, report),
         progress_(loop_.progress()) {
     progress_.SetFilesTotal(opener_.size());
   }
@@ -219,16 +217,10 @@ class GetEngine : public CurlMultiLoop::Client {
       loop_.Start(r);
       return true;
     }
-    // The parts of a big object are the bulk the ramp holds to what the
-    // link takes (docs/remote.md "Connections follow the link"); small
-    // objects, probes and ranges go up to --connections.
-    const bool bulk = dl.parts() > 1 && !dl.ranged();
-    if (bulk && !loop_.BulkRoom()) return false;
     auto part = o->stream ? std::nullopt : dl.TakePart();
     if (!part) return false;
     if (StartMulti(o, *part)) return true;
     Req* r = NewReq(o, *part, dl.PartRange(*part), dl.etag());
-    r->bulk = bulk;
     // An object of one part needs no Range (s3rver, for one, mishandles
     // "bytes=0-0"): a plain GET, its ETag checked.
     r->whole = dl.parts() == 1 && !dl.ranged();

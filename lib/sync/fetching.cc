@@ -1,7 +1,5 @@
 #include "sync/fetching.h"
 
-#include <algorithm>
-
 #include "ferry/hash.h"
 
 namespace ferry::sync {
@@ -46,7 +44,6 @@ Result<ByteLockSet*> ObjectLocks::SetOf(const CacheKey& k) {
 
 void CountTransfer(const TransferReport& r, SyncReport* report) {
   report->requests += r.requests;
-  report->connections = std::max(report->connections, r.connections);
   report->bytes_fetched += r.bytes;
   report->bytes_resumed += r.bytes_resumed;
   for (const auto& [cause, n] : r.retries) report->retries[cause] += n;

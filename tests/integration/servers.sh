@@ -125,8 +125,6 @@ start() {
     location ~ ^/away(/.*)\$ { return 302 http://127.0.0.1:$other_port\$1; }
     location ~ ^/tohttp(/.*)\$ { return 302 http://127.0.0.1:$http_port\$1; }
     location /loop/ { return 302 /loop/x; }
-    # Each connection at most 4 MB/s, as a bucket's per-connection ceiling.
-    location /slow/ { sendfile off; limit_rate 4m; }
 CONF
   cat > "$dir"/nginx.conf <<CONF
 $user_line

@@ -1,6 +1,5 @@
 // ferry get: objects (or whole prefixes with -R) from a remote into local
 // files, parallel, ranged, resumable, verified (docs/remote.md).
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -165,7 +164,6 @@ int RunGet(GetArgs& a) {
     total.bytes_resumed += r->bytes_resumed;
     total.bytes_discarded += r->bytes_discarded;
     total.requests += r->requests;
-    total.connections = std::max(total.connections, r->connections);
     for (const auto& [cause, n] : r->retries) total.retries[cause] += n;
     for (auto& f : r->failures) total.failures.push_back(std::move(f));
   }

@@ -192,8 +192,6 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
       .Uint(r.bytes_resumed)
       .Key("requests")
       .Uint(r.requests)
-      .Key("connections")
-      .Uint(r.connections)
       .Key("paths")  // how each object came (docs/delta.md "Sync side")
       .BeginObject()
       .Key("cache")

@@ -123,9 +123,7 @@ void AddRemoteOptions(CLI::App* cmd, RemoteOptions* o) {
 
   const std::string tr = "Transfers";
   AddUintOption(cmd, "--connections", &o->connections,
-                "Requests in flight at most, all objects together (a "
-                "download's parts of big objects follow the link up to it)",
-                1, 1024)
+                "Requests in flight, all objects together", 1, 1024)
       ->group(tr);
   AddSizeOption(cmd, "--part-size", &o->part_size,
                 "Objects above it move as parallel parts of this size "

@@ -202,8 +202,6 @@ int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
         .Uint(r.bytes_discarded)
         .Key("requests")
         .Uint(r.requests)
-        .Key("connections")
-        .Uint(r.connections)
         .Key("retries")
         .BeginObject();
     for (const auto& [cause, n] : r.retries) w.Key(cause).Uint(n);

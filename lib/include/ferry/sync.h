@@ -125,7 +125,6 @@ struct SyncReport {
   uint64_t block_range_bytes_max = 0;
   uint64_t bytes_cached = 0;
   uint64_t requests = 0;      // requests this run sent to the remote
-  uint64_t connections = 0;   // where its downloads' ramp ended (transfer.h)
   bool unmanaged = false;     // the remote has no .ferry/refs/HEAD: listed
   uint64_t files_listed = 0;  // unmanaged: objects in the listing
   // How the files reached DEST where a hard link was impossible.

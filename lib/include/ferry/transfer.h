@@ -117,10 +117,6 @@ struct TransferReport {
   // what was downloaded.
   uint64_t bytes_discarded = 0;
   uint64_t requests = 0;
-  // How many requests the run let itself keep in flight at its end: a
-  // download's follow the link, fewer than --connections where more were
-  // not faster (docs/remote.md "Connections").
-  uint64_t connections = 0;
   std::map<std::string, uint64_t> retries;  // by cause: "503", "reset", ...
   // Each failed item: its key (get) or source (put), and why.
   std::vector<std::pair<std::string, Status>> failures;
