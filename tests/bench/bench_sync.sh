@@ -21,7 +21,9 @@
 # no-op (DEST at v2 again). ROUNDS (default 3) interleaved rounds; medians,
 # ratios (anchor / ferry: above 1 ferry is faster), peak RSS, the load
 # average. Every DEST is compared with its tree after the round's runs.
-# ANCHORS (default "rsync rclone aws") picks the anchors.
+# ANCHORS (default "rsync rclone aws") picks the anchors; "rsyncsync" adds
+# rsync followed by `sync -f DEST` (a syncfs), timed together: durable, as
+# ferry sync is by default (FERRY_FLAGS=--no-fsync is like plain rsync).
 # Usage: bench_sync.sh FERRY       (root: slowlink needs it)
 # FERRY_FLAGS (e.g. --no-fsync: like the anchors, nothing synced to disk)
 # are added to every ferry sync. FERRY_BASE=other/ferry also runs that build
@@ -197,9 +199,9 @@ ferry_sync() {  # NAME REF DEST [BINARY CACHE]
   add_bytes "$1" "$(access_bytes)"
   reqs[$1]=$(access_requests)
 }
-rsync_sync() {  # NAME MODULE DEST
-  run "$1" "${in[@]}" bash -c 'rsync -a --delete --stats "$1/" "$2/" > "$3"' _ \
-    "$rsync_url/$2" "$3" "$work/rsync.out"
+rsync_sync() {  # NAME MODULE DEST [sync]: with `sync`, then `sync -f DEST`, timed together
+  run "$1" "${in[@]}" bash -c 'rsync -a --delete --stats "$1/" "$2/" > "$3" &&
+    if [ -n "$4" ]; then sync -f "$2"; fi' _ "$rsync_url/$2" "$3" "$work/rsync.out" "${4:-}"
   add_bytes "$1" "$(sed -n 's/^Total bytes received: //p' "$work/rsync.out" | tr -d ,)"
 }
 rclone_sync() {  # NAME TREE DEST
@@ -257,7 +259,8 @@ report() {  # LINK
       "FERRY_BASE" "$(m "base_${c}_$l")" "$(median "${bytes_of[base_${c}_$l]:-0}")" "${rss[base_${c}_$l]}" \
       "$(ratio "$(m "base_${c}_$l")" "$fm")" "${failed[base_${c}_$l]:+  FAILED}"
     for t in $anchors; do
-      case $t in rsync) title="rsync daemon" ;; rclone) title="rclone sync --transfers 16" ;;
+      case $t in rsync) title="rsync daemon" ;; rsyncsync) title="rsync daemon + sync" ;;
+        rclone) title="rclone sync --transfers 16" ;;
         aws) title="aws s3 sync" ;; esac
       printf '  %-5s %-28s %8s ms  %11s bytes  peak RSS %6s KiB  ratio %sx%s\n' "$c" "$title" \
         "$(m "${t}_${c}_$l")" "$(median "${bytes_of[${t}_${c}_$l]:-0}")" "${rss[${t}_${c}_$l]}" \
@@ -316,6 +319,13 @@ bench_link() {  # LINK
       rsync_sync "rsync_inc_$link" v2 "$d"
       rsync_sync "rsync_noop_$link" v2 "$d"
       check "rsync_noop_$link" "$d" "$work/v2"
+    fi
+    if has rsyncsync; then
+      rm -rf "$d"
+      rsync_sync "rsyncsync_cold_$link" v1 "$d" sync
+      rsync_sync "rsyncsync_inc_$link" v2 "$d" sync
+      rsync_sync "rsyncsync_noop_$link" v2 "$d" sync
+      check "rsyncsync_noop_$link" "$d" "$work/v2"
     fi
     if has rclone; then
       rm -rf "$d"
