@@ -11,7 +11,9 @@
 #   aria2c + sync, rclone + sync (the tool, then `sync -f OUT`, a syncfs,
 #             timed together: durable as ferry's files),
 # on each link of LINKS (default "loopback 200mbit": the machine's own
-# loopback, and a slowlink namespace at 200 Mbit/s). ROUNDS (default 3)
+# loopback, and a slowlink namespace at 200 Mbit/s). latency-proxy runs in
+# the namespace, so every byte crosses its limited loopback twice (nginx ->
+# proxy -> client): `400mbit` carries a 200 Mbit/s link's worth of payload. ROUNDS (default 3)
 # interleaved rounds; prints the median wall time of each, the ratios
 # (anchor / ferry: above 1 ferry is faster; the anchors that sync nothing
 # against ferry --no-fsync, the "+ sync" ones against ferry) and every
