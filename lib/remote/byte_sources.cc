@@ -39,11 +39,9 @@ Status FileSource::ReadAt(uint64_t offset, size_t n, char* scratch,
 }
 
 Status FileSource::CheckUnchanged() const {
-  auto size = file_->Size();
-  if (size.ok() && *size != size_) return Changed();
-  // Rewritten in place at its size: its mtime and ctime moved (a write
-  // cannot set ctime back), or another file took its name. Its bytes may
-  // be a mix of old and new: never uploaded as the file.
+  // Cut short or grown, rewritten in place at its size (its mtime and ctime
+  // moved: a write cannot set ctime back), or another file took its name:
+  // its bytes may be a mix of old and new, never uploaded as the file.
   auto now = env_->Stat(path_);
   if (!now.ok()) return Changed();
   if (now->size != info_.size || now->mtime_ns != info_.mtime_ns ||
