@@ -35,6 +35,11 @@ TEST(S3ErrorsTest, NotImplementedIsNotSupported) {
   EXPECT_EQ(by_status.code(), Status::Code::kNotSupported)
       << by_status.ToString();
   EXPECT_FALSE(by_status.IsRetryable());
+  // The code alone, under another status (an S3-compatible server's 400).
+  Status code_only = S3ErrorStatus(
+      Context(), Answer(400, "<Error><Code>NotImplemented</Code></Error>"));
+  EXPECT_EQ(code_only.code(), Status::Code::kNotSupported)
+      << code_only.ToString();
 }
 
 TEST(S3ErrorsTest, OtherServerErrorsAreRetried) {
