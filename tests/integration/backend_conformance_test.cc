@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,12 @@ struct Kind {
   // s3rver 3.7.1 answers "Range: bytes=0-0" with the whole object (206,
   // Content-Range 0-999/1000): the read must fail rather than pass that on.
   bool first_byte_range_broken = false;
+  // s3rver 3.7.1 answers a PUT before the object's bytes are on its disk
+  // (its filesystem store resolves on the write stream's end(), not its
+  // "finish"): a read right after an overwrite may see the file it just
+  // truncated, empty (seen once under load, stop 24). Reads after an
+  // overwrite wait for the server to settle, never for other bytes.
+  bool write_not_settled = false;
 };
 
 // GTEST_SKIP returns from the function it is in: the test body's.
@@ -101,6 +108,20 @@ class BackendConformanceTest : public testing::TestWithParam<Kind> {
     }
     test::WriteFile(Env::Default(),
                     servers_.http_root + "/" + prefix_ + "/" + key, data);
+  }
+
+  // Get after an overwrite: on a server that answers before its write is
+  // done (write_not_settled), read again while it shows no bytes, for up to
+  // 2 s; then what it holds, to be compared with what was written.
+  Result<std::string> GetAfterWrite(const std::string& key) {
+    Result<std::string> got = Get(key);
+    for (int i = 0;
+         GetParam().write_not_settled && i < 100 && got.ok() && got->empty();
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      got = Get(key);
+    }
+    return got;
   }
 
   Result<std::string> Get(const std::string& key, ByteRange range = {},
@@ -312,7 +333,7 @@ TEST_P(BackendConformanceTest, WriteReplacesWholeObjects) {
   EXPECT_EQ(*Get("w/obj"), big);
   StringSource small("small");
   ASSERT_TRUE(backend_->Write("w/obj", &small, {}).ok());
-  EXPECT_EQ(*Get("w/obj"), "small");
+  EXPECT_EQ(*GetAfterWrite("w/obj"), "small");
   // Nothing but the object shows (no temporary files).
   if (backend_->caps().listing)
     EXPECT_EQ(Listing(""), std::vector<std::string>{"w/obj 5"});
@@ -377,7 +398,7 @@ TEST_P(BackendConformanceTest, DeleteRemovesAndIsIdempotent) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest,
                          testing::Values(Kind{"file", false},
-                                         Kind{"s3", false, true},
+                                         Kind{"s3", false, true, true},
                                          Kind{"http", false, false}),
                          PrintKind);
 
