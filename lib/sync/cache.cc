@@ -1,6 +1,12 @@
 #include "sync/cache.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "ferry/atomic_file.h"
@@ -274,7 +280,26 @@ Status Cache::LookupAll(const std::vector<CacheKey>& keys,
   FERRY_RETURN_IF_ERROR(s);
   FERRY_RETURN_IF_ERROR(end);
   hit->assign(keys.size(), false);
+  // An object without a row is looked for only where its folders exist
+  // (one stat per folder): a cold cache has none of them, and a stat per
+  // object (twice per object: before and after its lock) was a sixth of
+  // the time before a cold sync's first request.
+  std::unordered_map<std::string, bool> folder_there;
+  auto there = [&](const std::string& dir) {
+    auto [it, fresh] = folder_there.try_emplace(dir, true);
+    if (fresh) {
+      struct stat st;
+      it->second = ::stat(dir.c_str(), &st) == 0 ||
+                   (errno != ENOENT && errno != ENOTDIR);
+    }
+    return it->second;
+  };
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (!have_row[i]) {
+      const std::string path = ObjectPath(keys[i]);
+      const std::string fanout = DirName(path);
+      if (!there(DirName(fanout)) || !there(fanout)) continue;
+    }
     FERRY_ASSIGN_OR_RETURN(
         bool h, CheckObject(keys[i], have_row[i] ? &recs[i] : nullptr));
     (*hit)[i] = h;
@@ -367,11 +392,16 @@ Status Cache::Pin(const std::string& view, const std::vector<CacheKey>& keys) {
     FERRY_ASSIGN_OR_RETURN(
         auto ins, db_->Prepare("INSERT OR IGNORE INTO pins(view, rk, hash)"
                                " VALUES(?1, ?2, ?3)"));
+    // In key order: the rows go into both B-trees one after another, not
+    // at random places (a cold sync's 20,000 pins: ~250 ms in the
+    // manifest's order, ~80 ms sorted).
+    std::vector<std::pair<std::string_view, std::string>> sorted;
+    sorted.reserve(keys.size());
     for (const CacheKey& k : keys)
-      FERRY_RETURN_IF_ERROR(ins.Bind(1, view)
-                                .Bind(2, k.remote_key)
-                                .Bind(3, k.hash.ToHex())
-                                .Run());
+      sorted.emplace_back(k.remote_key, k.hash.ToHex());
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [rk, hex] : sorted)
+      FERRY_RETURN_IF_ERROR(ins.Bind(1, view).Bind(2, rk).Bind(3, hex).Run());
     return Status::OK();
   });
 }

@@ -218,6 +218,7 @@ struct Fetcher {
   Status Fetch(const std::vector<CacheKey>& keys, bool retry_full = true) {
     if (keys.empty()) return Status::OK();
     std::vector<GetItem> items;
+    items.reserve(keys.size());
     std::map<std::string, const CacheKey*> by_key;
     for (const CacheKey& k : keys) {
       GetItem item;

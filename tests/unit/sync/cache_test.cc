@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <string>
@@ -103,6 +104,37 @@ TEST_F(CacheTest, FileWithoutRowIsReHashedAndIndexed) {
   EXPECT_EQ(Total(), good.size);
   EXPECT_FALSE(Has(bad));
   EXPECT_FALSE(env_.FileExists(cache_->ObjectPath(bad)));
+}
+
+// LookupAll looks for an object without a row only where its folders exist
+// (one stat per folder, not per object): files a killed run left (renamed,
+// not indexed) are still found whatever comes before them in the batch —
+// misses under absent folders, another remote's absent folder.
+TEST_F(CacheTest, LookupAllFindsUnindexedFilesBesideAbsentFolders) {
+  const std::string rk2 = RemoteKey("file:///srv/other");
+  std::vector<CacheKey> keys;
+  std::vector<bool> want;
+  for (int i = 0; i < 64; ++i) {
+    const std::string data = "object " + std::to_string(i);
+    keys.push_back(KeyOf(data, i % 3 == 0 ? rk2 : kRemote));
+    // Every fourth of kRemote's is a file without a row; the rest are
+    // absent, most of them in fan-out folders no object was written to.
+    const bool there = i % 3 != 0 && i % 4 == 1;
+    if (there) WriteFile(&env_, cache_->ObjectPath(keys.back()), data);
+    want.push_back(there);
+  }
+  ASSERT_GT(std::count(want.begin(), want.end(), true), 8);
+  std::vector<bool> hit;
+  ASSERT_OK(cache_->LookupAll(keys, &hit));
+  EXPECT_EQ(hit, want);
+  // Indexed now: found again by their rows.
+  ASSERT_OK(cache_->LookupAll(keys, &hit));
+  EXPECT_EQ(hit, want);
+  // A row whose file is gone, beside absent folders: dropped, a miss.
+  ASSERT_OK(env_.RemoveFile(cache_->ObjectPath(keys[1])));
+  ASSERT_OK(cache_->LookupAll(keys, &hit));
+  want[1] = false;
+  EXPECT_EQ(hit, want);
 }
 
 // Written in place through a view's hard link (same size, so the size
