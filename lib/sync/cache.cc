@@ -310,9 +310,19 @@ Status Cache::LookupAll(const std::vector<CacheKey>& keys,
 Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec) {
   const std::string path = ObjectPath(key);
   auto stamp = StampOf(path);
-  // There, though perhaps not as a regular file.
-  const bool there =
-      stamp.ok() || stamp.status().code() == Status::Code::kFailedPrecondition;
+  if (!stamp.ok() &&
+      stamp.status().code() == Status::Code::kFailedPrecondition) {
+    // Not a regular file (a symbolic link, even to the right bytes, a
+    // folder, a FIFO): never an object, which a view links to. Removed, so
+    // that the object is fetched again; left in place, every sync failed
+    // on it ("is not a regular file").
+    if (rec) FERRY_RETURN_IF_ERROR(DropRow(key));
+    FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(path));
+    FERRY_RETURN_IF_ERROR(kind == PathKind::kDir ? RemoveTree(env_, path)
+                                                 : env_->RemoveFile(path));
+    return false;
+  }
+  const bool there = stamp.ok();
   if (rec) {
     if (stamp.ok() && *stamp == *rec) return true;
     // Gone, or changed since its bytes were verified (written through a

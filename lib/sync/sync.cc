@@ -838,6 +838,18 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
     expected.insert(e.path);
     ++report.files;
     report.bytes += e.size;
+    // Never opened unless a regular file: a FIFO put in its place would
+    // block the check for a writer (it hung), a link is not what ferry
+    // placed.
+    auto kind = sync::LinkKind(JoinPath(view, e.path));
+    if (kind.ok() && *kind != sync::PathKind::kFile &&
+        *kind != sync::PathKind::kMissing) {
+      report.problems.emplace_back(
+          e.path, *kind == sync::PathKind::kLink  ? "is a symbolic link"
+                  : *kind == sync::PathKind::kDir ? "is a folder"
+                                                  : "is not a regular file");
+      continue;
+    }
     uint64_t size = 0;
     auto h = HashFile(env, JoinPath(view, e.path), &size);
     if (!h.ok()) {

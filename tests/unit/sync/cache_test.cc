@@ -137,6 +137,47 @@ TEST_F(CacheTest, LookupAllFindsUnindexedFilesBesideAbsentFolders) {
   EXPECT_EQ(hit, want);
 }
 
+// Something other than a regular file at an object's name is never the
+// object, whatever it points to: a FIFO was opened to be hashed (the sync
+// hung), a symbolic link to the right bytes was indexed and then failed
+// every sync's view ("is not a regular file"). Each is removed, a miss, and
+// the name free for the object.
+TEST_F(CacheTest, NonRegularFilesAtObjectNamesAreRemovedAsMisses) {
+  ::alarm(60);  // a FIFO opened to be hashed blocks: fail, do not hang
+  const CacheKey fifo = KeyOf("a fifo was here");
+  const CacheKey link = KeyOf("a link to the right bytes");
+  const CacheKey dir = KeyOf("a folder was here");
+  const CacheKey indexed = Put("indexed, then replaced by a link");
+  for (const CacheKey* k : {&fifo, &link, &dir})
+    ASSERT_OK(env_.CreateDirs(DirName(cache_->ObjectPath(*k))));
+  ASSERT_EQ(::mkfifo(cache_->ObjectPath(fifo).c_str(), 0644), 0);
+  const std::string target = dir_.Join("right-bytes");
+  WriteFile(&env_, target, "a link to the right bytes");
+  ASSERT_EQ(::symlink(target.c_str(), cache_->ObjectPath(link).c_str()), 0);
+  WriteFile(&env_, cache_->ObjectPath(dir) + "/inside", "x");
+  const std::string copy = dir_.Join("indexed-copy");
+  WriteFile(&env_, copy, "indexed, then replaced by a link");
+  ASSERT_OK(env_.RemoveFile(cache_->ObjectPath(indexed)));
+  ASSERT_EQ(::symlink(copy.c_str(), cache_->ObjectPath(indexed).c_str()), 0);
+
+  std::vector<bool> hit;
+  ASSERT_OK(cache_->LookupAll({fifo, link, dir, indexed}, &hit));
+  EXPECT_EQ(hit, std::vector<bool>(4, false));
+  for (const CacheKey* k : {&fifo, &link, &dir, &indexed}) {
+    struct stat st;
+    EXPECT_NE(::lstat(cache_->ObjectPath(*k).c_str(), &st), 0)
+        << cache_->ObjectPath(*k);
+  }
+  EXPECT_EQ(ReadFile(&env_, target), "a link to the right bytes");  // kept
+  EXPECT_EQ(Total(), 0u);
+  // The names are free: the objects go in and are found.
+  Put("a link to the right bytes");
+  Put("indexed, then replaced by a link");
+  EXPECT_TRUE(Has(link));
+  EXPECT_TRUE(Has(indexed));
+  ::alarm(0);
+}
+
 // Written in place through a view's hard link (same size, so the size
 // check alone misses it): the changed stamp makes Lookup re-hash it, and
 // the wrong bytes are dropped; a chmod alone is re-hashed, kept, and undone.

@@ -701,6 +701,35 @@ TEST_F(SyncTest, CheckFindsChangedMissingAndExtraFiles) {
   EXPECT_EQ(bad->problems[2].first, "extra");
 }
 
+// A FIFO, a link or a folder in a file's place is a problem named as such,
+// never opened: the FIFO blocked the check for a writer (it hung).
+TEST_F(SyncTest, CheckNamesNonRegularFilesWithoutOpeningThem) {
+  ::alarm(60);  // fail, do not hang
+  Write("fifo", "f");
+  Write("link", "l");
+  Write("dir", "d");
+  Publish();
+  RunOk(Options());
+  for (const char* name : {"fifo", "link", "dir"})
+    ASSERT_OK(env_->RemoveFile(dest_ + "/" + name));
+  ASSERT_EQ(::mkfifo((dest_ + "/fifo").c_str(), 0644), 0);
+  WriteFile(env_, dir_.Join("l"), "l");
+  ASSERT_EQ(::symlink(dir_.Join("l").c_str(), (dest_ + "/link").c_str()), 0);
+  ASSERT_OK(env_->CreateDirs(dest_ + "/dir"));
+  auto bad = CheckView(dest_, env_);
+  ASSERT_OK(bad.status());
+  ASSERT_EQ(bad->problems.size(), 3u);
+  EXPECT_EQ(bad->problems[0],
+            std::make_pair(std::string("dir"), std::string("is a folder")));
+  EXPECT_EQ(bad->problems[1],
+            std::make_pair(std::string("fifo"),
+                           std::string("is not a regular file")));
+  EXPECT_EQ(
+      bad->problems[2],
+      std::make_pair(std::string("link"), std::string("is a symbolic link")));
+  ::alarm(0);
+}
+
 TEST_F(SyncTest, ObjectsOfAnotherRemoteAreNotReused) {
   Write("a", "same bytes");
   Publish();
