@@ -611,7 +611,8 @@ Status Cache::Recover(RecoverReport* report) {
           continue;
         }
         auto info = env_->Stat(path);
-        if (!info.ok()) continue;
+        // A FIFO (its open would wait for a writer), a device: not ours.
+        if (!info.ok() || info->type != FileType::kRegular) continue;
         CacheKey k{r.name, *h, info->size};
         FERRY_ASSIGN_OR_RETURN(bool ok, RecoverFile(k, path));
         ++(ok ? report->files_indexed : report->files_removed);
