@@ -9,8 +9,10 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/manifest/manifest.h"
@@ -478,6 +480,48 @@ TEST_F(SyncTest, CacheLimitEvictsObjectsNoViewUses) {
   SyncReport r = RunOk(o);
   EXPECT_EQ(r.evicted_objects, 1u);
   EXPECT_EQ(ReadFile(env_, dest_ + "/a"), std::string(3000, 'b'));
+}
+
+// Runs once, the first time the cache's eviction lock is taken (MakeRoom):
+// there a test plays another sync sharing the cache.
+class BeforeEvictionEnv : public EnvWrapper {
+ public:
+  BeforeEvictionEnv(std::string lock, std::function<void()> then)
+      : EnvWrapper(Env::Default()),
+        lock_(std::move(lock)),
+        then_(std::move(then)) {}
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
+                                             bool wait) override {
+    if (path == lock_ && then_) std::exchange(then_, nullptr)();
+    return EnvWrapper::LockFile(path, wait);
+  }
+
+ private:
+  std::string lock_;
+  std::function<void()> then_;
+};
+
+// Another sync of the same version into the same cache fetches every object
+// between this one's lookups and its eviction: they are in the cache once,
+// and the limit (room for one copy) holds both views. Counting them as
+// still missing failed this sync ("needs ... more bytes").
+TEST_F(SyncTest, CacheLimitCountsObjectsAnotherSyncFetchedMeanwhileOnce) {
+  Write("a", std::string(3000, 'a'));
+  Write("b", std::string(3000, 'b'));
+  Publish();
+  BeforeEvictionEnv env(JoinPath(cache_, "lock"), [&] {
+    auto other = Sync(Options(dir_.Join("nodes/other")), Env::Default());
+    ASSERT_OK(other.status());
+    EXPECT_EQ(other->objects_fetched, 2u);
+  });
+  SyncOptions o = Options();
+  o.cache_limit = 8000;
+  auto r = Sync(o, &env);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->objects_fetched, 0u);
+  EXPECT_EQ(r->files_cached, 2u);
+  EXPECT_EQ(r->evicted_objects, 0u);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
 }
 
 class HostileManifestTest : public SyncTest {
