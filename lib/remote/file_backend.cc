@@ -372,11 +372,28 @@ class FileBackend : public Backend, public UnpublishedWriter {
       std::string key = JoinKey(dir_key, e.name);
       if (key.compare(0, prefix.size(), prefix) != 0) continue;
       bool is_dir = e.is_dir;
-      if (e.is_link) {  // a link to a file is one; to a folder, not followed
+      auto skip = [&](const Status& why) {
+        if (options.problem) options.problem(key, why);
+      };
+      if (e.is_link || (!e.is_dir && !e.is_regular)) {
+        // A link to a file is one; to a folder, not followed; FIFOs,
+        // devices, sockets are none (told as ferry/walk.h tells them).
         auto info = env_->Stat(PathOf(key));
-        if (!info.ok() || info->type != FileType::kRegular) continue;
-      } else if (!e.is_dir && !e.is_regular) {
-        continue;  // FIFOs, devices, sockets
+        if (!info.ok()) {
+          skip(e.is_link && info.status().IsNotFound()
+                   ? Status::NotFound("dangling link")
+                   : info.status());
+          continue;
+        }
+        if (info->type == FileType::kDirectory) {
+          skip(Status::NotSupported("link to a directory (not followed)"));
+          continue;
+        }
+        if (info->type != FileType::kRegular) {
+          skip(Status::NotSupported(std::string("not a regular file (") +
+                                    FileTypeName(info->type) + ")"));
+          continue;
+        }
       }
       if (is_dir) key += '/';
       entries.push_back({std::move(key), is_dir});

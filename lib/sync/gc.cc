@@ -53,11 +53,21 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
   std::set<std::string> done;
   auto head = sync::ReadRef(backend, sync::kHead);
   if (!head.ok() && !head.status().IsNotFound()) return head.status();
-  FERRY_ASSIGN_OR_RETURN(auto tags, sync::ReadTags(backend));
+  FERRY_ASSIGN_OR_RETURN(auto tags, sync::ReadTags(backend, /*strict=*/true));
   if (!head.ok() && tags.empty())
     return Status::NotFound(backend->Describe(),
                             "has no .ferry/refs/HEAD and no tags: not a "
                             "published remote; nothing deleted");
+  // Every publish writes HEAD: tags without it are a remote whose HEAD was
+  // lost or cannot be read (a file:// HEAD that became a folder, a FIFO, a
+  // link out of the bucket), and keeping only the tags would delete the
+  // versions HEAD named.
+  if (!head.ok())
+    return Status::FailedPrecondition(
+        backend->Describe(),
+        "has tags but no readable .ferry/refs/HEAD (" +
+            std::string(head.status().message()) +
+            "): nothing deleted; restore HEAD or publish again");
   if (head.ok()) {
     Hash128 id = head->id;
     for (uint64_t n = 0; n < o.keep; ++n) {

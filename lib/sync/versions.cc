@@ -45,20 +45,40 @@ Result<VersionInfo> ReadVersion(Backend* backend, const Hash128& id) {
   return info;
 }
 
-Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend) {
+Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend,
+                                                         bool strict) {
   std::multimap<std::string, std::string> tags;
   if (!backend->caps().listing) return tags;  // http: tags are not listed
   std::vector<std::string> names;
-  FERRY_RETURN_IF_ERROR(backend->List(kTagsDir, {}, [&](const ObjectInfo& o) {
+  Status odd;
+  auto unreadable = [&](const std::string& key, const std::string& why) {
+    if (strict && odd.ok())
+      odd = Status::FailedPrecondition(JoinPath(backend->Describe(), key),
+                                       why + ": not read as a tag");
+  };
+  ListOptions lo;
+  lo.problem = [&](const std::string& key, const Status& why) {
+    unreadable(key, std::string(why.message()));
+  };
+  lo.recursive = !strict;  // strict: a folder there is seen, and refused
+  FERRY_RETURN_IF_ERROR(backend->List(kTagsDir, lo, [&](const ObjectInfo& o) {
+    if (o.is_prefix) {
+      unreadable(o.key, "a folder");
+      return Status::OK();
+    }
     std::string_view name(o.key);
     name.remove_prefix(kTagsDir.size());
-    if (CheckTagName(name).ok()) names.emplace_back(name);
+    if (CheckTagName(name).ok())
+      names.emplace_back(name);
+    else
+      unreadable(o.key, "no tag's name");
     return Status::OK();
   }));
+  FERRY_RETURN_IF_ERROR(odd);
   for (const std::string& name : names) {
     auto ref = ReadRef(backend, "tags/" + name);
     if (!ref.ok()) {
-      if (ref.status().IsNotFound()) continue;  // deleted meanwhile
+      if (ref.status().IsNotFound() && !strict) continue;  // deleted meanwhile
       return ref.status();
     }
     tags.emplace(ref->id.ToHex(), name);

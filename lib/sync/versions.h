@@ -25,8 +25,12 @@ Status ReadManifest(std::string_view bytes, const Hash128& id,
 Result<VersionInfo> ReadVersion(Backend* backend, const Hash128& id);
 
 // Every tag of the remote: manifest id (hex) -> tag name, names in order.
-// A tag object that is not a ref is Corruption naming it.
-Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend);
+// A tag object that is not a ref is Corruption naming it. strict (gc): an
+// entry of the tags folder that cannot be read as a tag — not a regular
+// file (a FIFO, a device, a link out of the bucket), or no tag's name — is
+// FailedPrecondition naming it, never left out (gc would delete its version).
+Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend,
+                                                         bool strict = false);
 
 }  // namespace ferry::sync
 

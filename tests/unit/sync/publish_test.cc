@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -416,6 +418,57 @@ TEST_F(PublishTest, GcKeepsReferencedTaggedAndYoungObjects) {
   EXPECT_TRUE(CollectGarbage(backend_.get(), g, Env::Default())
                   .status()
                   .IsInvalidArgument());
+}
+
+// A ref that exists but cannot be read — a file:// HEAD or tag that became
+// a folder, a FIFO, a link out of the bucket — stops gc before it deletes:
+// read as missing, the versions it named were deleted.
+TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
+  Write("a", "v1");
+  opt_.tag = "t1";
+  Publish();
+  opt_.tag.clear();
+  Write("a", "v2");
+  Publish();
+  Write("a", "v3");
+  Publish();
+  const std::string refs = dir_.Join("bucket/.ferry/refs");
+  const std::string outside = dir_.Join("outside-ref");
+  test::WriteFile(Env::Default(), outside,
+                  test::ReadFile(Env::Default(), refs + "/HEAD"));
+  GcOptions g;
+  g.keep = 1;
+  g.grace_s = 0;
+  auto refused = [&](const std::string& what) {
+    auto keys = Keys();
+    auto r = CollectGarbage(backend_.get(), g, Env::Default());
+    EXPECT_FALSE(r.ok()) << what;
+    EXPECT_EQ(Keys(), keys) << what;
+  };
+  auto swap = [&](const std::string& ref, const std::function<void()>& make) {
+    ASSERT_OK(Env::Default()->RenameFile(ref, ref + ".kept"));
+    make();
+  };
+  auto restore = [&](const std::string& ref) {
+    if (::rmdir(ref.c_str()) != 0) ASSERT_OK(Env::Default()->RemoveFile(ref));
+    ASSERT_OK(Env::Default()->RenameFile(ref + ".kept", ref));
+  };
+  for (const std::string ref : {refs + "/HEAD", refs + "/tags/t1"}) {
+    swap(ref, [&] { ASSERT_EQ(::mkfifo(ref.c_str(), 0644), 0); });
+    refused(ref + " a FIFO");
+    restore(ref);
+    swap(ref, [&] { ASSERT_OK(Env::Default()->CreateDirs(ref)); });
+    refused(ref + " a folder");
+    restore(ref);
+    swap(ref, [&] { ASSERT_EQ(::symlink(outside.c_str(), ref.c_str()), 0); });
+    refused(ref + " a link out of the bucket");
+    restore(ref);
+  }
+  // Readable again: gc runs, and keeps HEAD's and the tag's versions.
+  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->versions_kept, 2u);
+  EXPECT_EQ(r->manifests_deleted, 1u);
 }
 
 TEST(GcTest, RefusesARemoteWithoutVersions) {
