@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "formats/manifest/manifest.h"
+#include "sync/fs_util.h"
 
 namespace ferry::sync {
 namespace {
@@ -99,7 +100,7 @@ void CachedBases::Load() {
     auto st = env_->Stat(path);
     if (!st.ok() || st->size > budget) continue;
     budget -= st->size;
-    auto bytes = ReadFileToString(env_, path);
+    auto bytes = ReadOwnFile(env_, path);
     if (!bytes.ok()) continue;
     auto m = ReadManifest(*bytes, id);
     if (!m.ok()) continue;

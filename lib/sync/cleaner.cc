@@ -29,7 +29,9 @@ bool OnlyThread() {
 int OpenLock(const std::string& path, int flags) {
   int fd;
   do {
-    fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+    // O_NONBLOCK: a FIFO put in a lock file's place opens at once (only
+    // flock is used) instead of waiting for a writer; every sync hung.
+    fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
   } while (fd < 0 && errno == EINTR);
   return fd;
 }

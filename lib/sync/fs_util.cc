@@ -126,6 +126,14 @@ Status ByteLockSet::Unlock(uint64_t offset) {
 
 Status ByteLockSet::UnlockAll() { return Set(F_UNLCK, 0, 0, false); }
 
+Result<std::string> ReadOwnFile(Env* env, const std::string& path,
+                                uint64_t max_bytes) {
+  auto info = env->Stat(path);
+  if (info.ok() && info->type == FileType::kFifo)
+    return Status::InvalidArgument(path, "not a regular file (FIFO)");
+  return ReadFileToString(env, path, max_bytes);
+}
+
 Status RemoveTree(Env* env, const std::string& path) {
   auto children = env->GetChildren(path);
   if (!children.ok()) {

@@ -75,6 +75,13 @@ class ByteLockSet {
   int fd_;
 };
 
+// ReadFileToString for a file ferry keeps for itself (a view's state and
+// stamps, a cached manifest, an --in-place list): a FIFO in its place is
+// refused like a device, never opened (its open waited for a writer: the
+// sync hung). A user's file (--list) may be a pipe; not this.
+Result<std::string> ReadOwnFile(Env* env, const std::string& path,
+                                uint64_t max_bytes = uint64_t{1} << 30);
+
 // Removes path and everything below it (a view folder); OK if missing.
 // Never follows a symbolic link out of it.
 Status RemoveTree(Env* env, const std::string& path);

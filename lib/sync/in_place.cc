@@ -251,7 +251,7 @@ Result<std::vector<Entry>> ParseFileList(std::string_view text) {
 
 Result<std::vector<Entry>> ReadFileList(Env* env, const std::string& path) {
   FERRY_ASSIGN_OR_RETURN(std::string text,
-                         ReadFileToString(env, path, uint64_t{4} << 30));
+                         ReadOwnFile(env, path, uint64_t{4} << 30));
   return ParseFileList(text);
 }
 

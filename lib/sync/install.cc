@@ -52,7 +52,7 @@ Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
   if (in_place) return false;
   const std::string state_path = JoinPath(view, std::string(kViewStateName));
   if (env->FileExists(state_path)) {
-    auto st = ReadFileToString(env, state_path, 1 << 20);
+    auto st = ReadOwnFile(env, state_path, 1 << 20);
     auto parsed =
         st.ok() ? ParseViewState(*st) : Result<ViewState>(st.status());
     if (parsed.ok() && parsed->id == id && parsed->remote_key == remote_key &&

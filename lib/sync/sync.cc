@@ -78,7 +78,7 @@ Result<std::string> LoadManifestBytes(Env* env, Backend* backend,
                                       uint64_t* requests) {
   *from_cache = false;
   if (!cached.empty() && env->FileExists(cached)) {
-    auto bytes = ReadFileToString(env, cached);
+    auto bytes = sync::ReadOwnFile(env, cached);
     if (bytes.ok() && HashBytes(*bytes) == id) {
       *from_cache = true;
       return bytes;

@@ -147,8 +147,7 @@ Result<ViewState> CurrentState(Env* env, const DestPaths& paths) {
     return Status::NotFound(paths.dest, "is not a view made by ferry sync");
   FERRY_ASSIGN_OR_RETURN(
       std::string json,
-      ReadFileToString(env, JoinPath(view, std::string(kViewStateName)),
-                       1 << 20));
+      ReadOwnFile(env, JoinPath(view, std::string(kViewStateName)), 1 << 20));
   return ParseViewState(json);
 }
 
@@ -379,10 +378,12 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
                         const std::string& remote_key,
                         std::string* fresh_stamps) {
   if (fresh_stamps) fresh_stamps->clear();
-  auto text = ReadFileToString(env, JoinPath(view, std::string(kStampsName)),
-                               uint64_t{4} << 30);
+  auto text = ReadOwnFile(env, JoinPath(view, std::string(kStampsName)),
+                          uint64_t{4} << 30);
   if (!text.ok()) {
-    if (text.status().IsNotFound()) return false;  // built before stamps
+    // Built before stamps; or not a file (a FIFO, a device): rebuilt.
+    if (text.status().IsNotFound() || text.status().IsInvalidArgument())
+      return false;
     return text.status();
   }
   auto v = ParseJson(*text);
@@ -449,8 +450,8 @@ Result<std::unordered_map<std::string, FileStamp>> ReadStamps(
     std::unordered_map<std::string, Hash128>* hashes) {
   FERRY_ASSIGN_OR_RETURN(
       std::string text,
-      ReadFileToString(env, JoinPath(dir, std::string(kStampsName)),
-                       uint64_t{4} << 30));
+      ReadOwnFile(env, JoinPath(dir, std::string(kStampsName)),
+                  uint64_t{4} << 30));
   auto v = ParseJson(text);
   if (!v.ok() || !v->is_array())
     return Status::Corruption(JoinPath(dir, std::string(kStampsName)),
@@ -526,7 +527,7 @@ Result<std::vector<Entry>> ViewFiles(Env* env, const std::string& view,
   FERRY_ASSIGN_OR_RETURN(Hash128 id, Hash128::FromHex(state.id));
   FERRY_ASSIGN_OR_RETURN(
       std::string bytes,
-      ReadFileToString(env, JoinPath(state.cache, "manifests/" + state.id)));
+      ReadOwnFile(env, JoinPath(state.cache, "manifests/" + state.id)));
   FERRY_ASSIGN_OR_RETURN(ManifestInfo manifest, ReadManifest(bytes, id));
   SyncSelection sel;
   sel.rank = state.rank;
@@ -575,8 +576,8 @@ Status FindViewExtras(Env* env, const std::string& view,
                       std::vector<CacheKey>* objects) {
   extras->clear();
   if (objects) objects->clear();
-  auto json = ReadFileToString(env, JoinPath(view, std::string(kViewStateName)),
-                               1 << 20);
+  auto json =
+      ReadOwnFile(env, JoinPath(view, std::string(kViewStateName)), 1 << 20);
   if (!json.ok() && json.status().IsNotFound())
     return Status::OK();  // half-built by a killed run: never shown as DEST
   auto state =

@@ -107,4 +107,36 @@ if [ "$(id -u)" = 0 ]; then
   expect_rc 4 "$FERRY" sync bucket shared/ds --cache cache
   grep -q "is not a folder of yours" err.txt || { cat err.txt; fail "no-op trusted it"; }
 fi
+
+# 4. A FIFO in place of one of ferry's own files never hangs a sync (each
+# open waited for a writer): a view's state and stamps, its lock (opened by
+# the old view's cleaner), the cache's cleaners lock, a cached manifest.
+# Each run is bounded; a hang is exit 124.
+sync_in() { expect_rc "$1" timeout 60 "$FERRY" sync "${@:2}"; }
+sync_in 0 bucket f1 --cache fcache
+v=$(readlink f1)
+rm "$v/.ferry-sync-stamps" && mkfifo "$v/.ferry-sync-stamps"
+sync_in 0 --json bucket f1 --cache fcache
+[ "$(field unchanged)" = False ] || fail "a view with a FIFO for stamps is intact"
+diff -r --exclude='.ferry-*' tree f1 || fail "f1 differs"
+v=$(readlink f1)
+rm "$v/.ferry-sync.json" && mkfifo "$v/.ferry-sync.json"
+sync_in 2 --check f1  # not a regular file (as a device): named, not waited for
+grep -q "not a regular file (FIFO)" err.txt || { cat err.txt; fail "message"; }
+sync_in 0 bucket f1 --cache fcache
+diff -r --exclude='.ferry-*' tree f1 || fail "f1 differs"
+v=$(readlink f1)
+rm "$v/.ferry-view.lock" && mkfifo "$v/.ferry-view.lock"
+printf 'v5\n' > tree/readme.txt
+"$PUBLISH" tree bucket > /dev/null
+sync_in 0 bucket f1 --cache fcache
+rm -f fcache/locks/cleaners && mkfifo fcache/locks/cleaners
+sync_in 0 bucket f2 --cache fcache
+printf 'v6\n' > tree/readme.txt
+"$PUBLISH" tree bucket > /dev/null
+m=$(ls -t bucket/.ferry/manifests | head -1)
+rm -f "fcache/manifests/$m" && mkfifo "fcache/manifests/$m"
+sync_in 0 bucket f2 --cache fcache
+diff -r --exclude='.ferry-*' tree f2 || fail "f2 differs"
+[ -f "fcache/manifests/$m" ] || fail "the cached manifest's FIFO was not replaced"
 echo OK
