@@ -228,6 +228,10 @@ Status Cache::DropRow(const CacheKey& key) {
 // A file under objects/ without a row: a crash between the rename and the
 // index transaction. Trusted only after it hashes to its name.
 Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
+  // An object's mode first (a chmod through a view's hard link undone): one
+  // made unreadable (chmod 000 by its owner) failed every later sync of the
+  // cache with "Permission denied", and was never fetched again.
+  (void)SetMode(path, kObjectMode);
   uint64_t size = 0;
   auto h = HashFile(env_, path, &size);
   if (!h.ok())

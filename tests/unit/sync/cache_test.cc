@@ -178,6 +178,38 @@ TEST_F(CacheTest, NonRegularFilesAtObjectNamesAreRemovedAsMisses) {
   ::alarm(0);
 }
 
+// A user (not root: root reads anything) makes a file of their view
+// unreadable, and with it the cache's object (one inode): the next lookup
+// gives the object its mode back and keeps it; before, every sync of the
+// cache failed on it ("Permission denied") and it was never fetched again.
+TEST(CacheModeTest, AnObjectMadeUnreadableByItsOwnerIsReadableAgain) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  ScratchDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(10);
+    Env* env = Env::Default();
+    auto c = Cache::Open(env, dir.Join("cache"));
+    if (!c.ok()) _exit(11);
+    const CacheKey k = KeyOf("a user's bytes");
+    WriteFile(env, dir.Join("src"), "a user's bytes");
+    if (!(*c)->Insert(k, dir.Join("src")).ok()) _exit(12);
+    if (::chmod((*c)->ObjectPath(k).c_str(), 0) != 0) _exit(13);
+    auto hit = (*c)->Lookup(k);
+    if (!hit.ok()) _exit(14);  // Permission denied
+    if (!*hit) _exit(15);
+    struct stat st;
+    if (::stat((*c)->ObjectPath(k).c_str(), &st) != 0) _exit(16);
+    _exit((st.st_mode & 0777) == 0444 ? 0 : 17);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 // Written in place through a view's hard link (same size, so the size
 // check alone misses it): the changed stamp makes Lookup re-hash it, and
 // the wrong bytes are dropped; a chmod alone is re-hashed, kept, and undone.
