@@ -846,10 +846,35 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
   CheckReport report;
   report.manifest_id = state.id;
   std::set<std::string> expected;
+  std::unordered_map<std::string, sync::PathKind> folder_kind;
   for (const Entry& e : files) {
     expected.insert(e.path);
     ++report.files;
     report.bytes += e.size;
+    // Nothing followed through a symbolic link on the way (a sync refuses
+    // one; the check said "all good" for another folder's bytes).
+    std::string through;
+    for (size_t slash = e.path.find('/'); slash != std::string::npos;
+         slash = e.path.find('/', slash + 1)) {
+      const std::string folder = e.path.substr(0, slash);
+      auto [it, fresh] = folder_kind.try_emplace(folder);
+      if (fresh) {
+        auto k = sync::LinkKind(JoinPath(view, folder));
+        it->second = k.ok() ? *k : sync::PathKind::kOther;
+      }
+      if (it->second != sync::PathKind::kDir &&
+          it->second != sync::PathKind::kMissing) {
+        through = folder;
+        break;
+      }
+    }
+    if (!through.empty()) {
+      report.problems.emplace_back(
+          e.path, "'" + through +
+                      "' on its way is not a folder (a symbolic "
+                      "link?): not followed");
+      continue;
+    }
     // Never opened unless a regular file: a FIFO put in its place would
     // block the check for a writer (it hung), a link is not what ferry
     // placed.

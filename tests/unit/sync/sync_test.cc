@@ -752,8 +752,14 @@ TEST_F(SyncTest, CheckNamesNonRegularFilesWithoutOpeningThem) {
   Write("fifo", "f");
   Write("link", "l");
   Write("dir", "d");
+  Write("sub/b", "b");
   Publish();
   RunOk(Options());
+  // A folder on the way replaced by a link to one with the right bytes.
+  WriteFile(env_, dir_.Join("elsewhere/b"), "b");
+  ASSERT_OK(sync::RemoveTree(env_, dest_ + "/sub"));
+  ASSERT_EQ(::symlink(dir_.Join("elsewhere").c_str(), (dest_ + "/sub").c_str()),
+            0);
   for (const char* name : {"fifo", "link", "dir"})
     ASSERT_OK(env_->RemoveFile(dest_ + "/" + name));
   ASSERT_EQ(::mkfifo((dest_ + "/fifo").c_str(), 0644), 0);
@@ -762,7 +768,11 @@ TEST_F(SyncTest, CheckNamesNonRegularFilesWithoutOpeningThem) {
   ASSERT_OK(env_->CreateDirs(dest_ + "/dir"));
   auto bad = CheckView(dest_, env_);
   ASSERT_OK(bad.status());
-  ASSERT_EQ(bad->problems.size(), 3u);
+  ASSERT_EQ(bad->problems.size(), 4u) << bad->problems.back().second;
+  EXPECT_EQ(bad->problems[3].first, "sub/b");
+  EXPECT_NE(bad->problems[3].second.find("'sub' on its way is not a folder"),
+            std::string::npos)
+      << bad->problems[3].second;
   EXPECT_EQ(bad->problems[0],
             std::make_pair(std::string("dir"), std::string("is a folder")));
   EXPECT_EQ(bad->problems[1],
