@@ -322,8 +322,9 @@ Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec) {
     // on it ("is not a regular file").
     if (rec) FERRY_RETURN_IF_ERROR(DropRow(key));
     FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(path));
-    FERRY_RETURN_IF_ERROR(kind == PathKind::kDir ? RemoveTree(env_, path)
-                                                 : env_->RemoveFile(path));
+    Status gone = kind == PathKind::kDir ? RemoveTree(env_, path)
+                                         : env_->RemoveFile(path);
+    if (!gone.ok() && !gone.IsNotFound()) return gone;  // gone meanwhile: OK
     return false;
   }
   const bool there = stamp.ok();
