@@ -231,7 +231,7 @@ Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
   // An object's mode first (a chmod through a view's hard link undone): one
   // made unreadable (chmod 000 by its owner) failed every later sync of the
   // cache with "Permission denied", and was never fetched again.
-  (void)SetMode(path, kObjectMode);
+  const Status mode = SetMode(path, kObjectMode);
   uint64_t size = 0;
   auto h = HashFile(env_, path, &size);
   if (!h.ok())
@@ -241,7 +241,7 @@ Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
     if (!s.ok() && !s.IsNotFound()) return s;
     return false;
   }
-  FERRY_RETURN_IF_ERROR(SetMode(path, kObjectMode));  // a chmod undone
+  FERRY_RETURN_IF_ERROR(mode);  // the object, but its mode stays wrong
   FERRY_RETURN_IF_ERROR(IndexRow(key));
   return true;
 }

@@ -846,7 +846,6 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
   CheckReport report;
   report.manifest_id = state.id;
   std::set<std::string> expected;
-  std::unordered_map<std::string, sync::PathKind> folder_kind;
   for (const Entry& e : files) {
     expected.insert(e.path);
     ++report.files;
@@ -857,13 +856,9 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
     for (size_t slash = e.path.find('/'); slash != std::string::npos;
          slash = e.path.find('/', slash + 1)) {
       const std::string folder = e.path.substr(0, slash);
-      auto [it, fresh] = folder_kind.try_emplace(folder);
-      if (fresh) {
-        auto k = sync::LinkKind(JoinPath(view, folder));
-        it->second = k.ok() ? *k : sync::PathKind::kOther;
-      }
-      if (it->second != sync::PathKind::kDir &&
-          it->second != sync::PathKind::kMissing) {
+      auto k = sync::LinkKind(JoinPath(view, folder));
+      if (k.ok() && *k != sync::PathKind::kDir &&
+          *k != sync::PathKind::kMissing) {
         through = folder;
         break;
       }
