@@ -83,10 +83,22 @@ class FileBackend : public Backend, public UnpublishedWriter {
       if (info.status().IsNotFound()) return Status::OK();  // nothing there
       return info.status();
     }
-    if (!dir_key.empty() && !Resolve(dir_key).ok())
-      return Status::OK();  // a link out of the root: nothing here
-    if (!info->is_dir) {    // the root is one file: its key is ""
-      if (!dir_key.empty() || !prefix.empty()) return Status::OK();
+    // A link out of the root, or a file where the prefix has a folder:
+    // nothing here (options.problem told, so that gc does not read a tags
+    // folder that is there but cannot be read as none).
+    if (!dir_key.empty()) {
+      auto real = Resolve(dir_key);
+      if (!real.ok()) {
+        if (options.problem) options.problem(dir_key, real.status());
+        return Status::OK();
+      }
+    }
+    if (!info->is_dir) {  // the root is one file: its key is ""
+      if (!dir_key.empty() || !prefix.empty()) {
+        if (options.problem && !dir_key.empty())
+          options.problem(dir_key, Status::NotSupported("not a folder"));
+        return Status::OK();
+      }
       return VisitFile("", options, visit);
     }
     return options.recursive ? ListRecursive(dir_key, prefix, options, visit)

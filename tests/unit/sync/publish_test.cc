@@ -464,6 +464,17 @@ TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
     refused(ref + " a link out of the bucket");
     restore(ref);
   }
+  // The tags folder itself: a link out of the bucket, or a file.
+  const std::string tags = refs + "/tags";
+  const std::string moved = dir_.Join("outside-tags");
+  ASSERT_OK(Env::Default()->RenameFile(tags, moved));
+  ASSERT_EQ(::symlink(moved.c_str(), tags.c_str()), 0);
+  refused("the tags folder a link out of the bucket");
+  ASSERT_OK(Env::Default()->RemoveFile(tags));
+  test::WriteFile(Env::Default(), tags, "not a folder");
+  refused("the tags folder a file");
+  ASSERT_OK(Env::Default()->RemoveFile(tags));
+  ASSERT_OK(Env::Default()->RenameFile(moved, tags));
   // Readable again: gc runs, and keeps HEAD's and the tag's versions.
   auto r = CollectGarbage(backend_.get(), g, Env::Default());
   ASSERT_OK(r.status());
