@@ -74,7 +74,75 @@ Status AddStampColumns(Db* db) {
   return s;
 }
 
+// SQLite opens these names itself. Anything but a regular file there holds
+// no index: a FIFO hung every sync (SQLite's open waited for a writer), a
+// device or socket failed every one ("disk I/O error"), and a symbolic link
+// had SQLite write where it points. Such a name is removed (the object
+// files stay; a lookup indexes them again); a folder, which may hold
+// someone's files, is an error naming it.
+Status ClearIndexNames(Env* env, const std::string& db_path) {
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+    const std::string p = db_path + suffix;
+    FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(p));
+    if (kind == PathKind::kMissing || kind == PathKind::kFile) continue;
+    if (kind == PathKind::kDir)
+      return Status::FailedPrecondition(
+          p, "is a folder where the cache's index belongs; remove it");
+    Status s = env->RemoveFile(p);
+    if (!s.ok() && !s.IsNotFound()) return s;
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Db>> OpenIndex(const std::string& path, bool durable) {
+  FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(path, kBusyTimeoutMs, durable));
+  FERRY_RETURN_IF_ERROR(
+      InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
+  FERRY_RETURN_IF_ERROR(AddStampColumns(db.get()));
+  return db;
+}
+
 }  // namespace
+
+std::string IndexPath(const std::string& cache_dir) {
+  return JoinPath(cache_dir, "index.sqlite");
+}
+
+bool IsDamagedIndex(const Status& s, const std::string& cache_dir) {
+  return s.IsCorruption() &&
+         s.message().find(IndexPath(cache_dir) + ": ") != std::string::npos;
+}
+
+Result<bool> SetDamagedIndexAside(Env* env, const std::string& cache_dir) {
+  // One process at a time (Evict's lock); the first moves the index, the
+  // others find a sound one.
+  FERRY_ASSIGN_OR_RETURN(auto lock,
+                         env->LockFile(JoinPath(cache_dir, "lock"), true));
+  const std::string path = IndexPath(cache_dir);
+  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, path));
+  {
+    auto db = OpenIndex(path, /*durable=*/false);
+    Status s = db.status();
+    if (db.ok()) {
+      auto st = (*db)->Prepare("PRAGMA quick_check");
+      s = st.status();
+      if (st.ok()) {
+        auto row = st->Step();
+        s = row.status();
+        if (row.ok() && *row && st->Blob(0) != "ok")
+          s = Status::Corruption(path, st->Blob(0));
+      }
+    }
+    if (s.ok()) return false;  // another process set it aside already
+    if (!s.IsCorruption()) return s;
+  }
+  // The WAL and shared memory go with it: they belong to that database.
+  for (const char* suffix : {"-wal", "-shm", ""}) {
+    Status s = env->RenameFile(path + suffix, path + ".damaged" + suffix);
+    if (!s.ok() && !s.IsNotFound()) return s;
+  }
+  return true;
+}
 
 std::string RemoteKey(std::string_view normalised_url) {
   return HashBytes(normalised_url).ToHex();
@@ -97,11 +165,8 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
                                            bool durable) {
   for (const char* sub : {"objects", "partial", "manifests"})
     FERRY_RETURN_IF_ERROR(env->CreateDirs(JoinPath(dir, sub)));
-  FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(JoinPath(dir, "index.sqlite"),
-                                           kBusyTimeoutMs, durable));
-  FERRY_RETURN_IF_ERROR(
-      InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
-  FERRY_RETURN_IF_ERROR(AddStampColumns(db.get()));
+  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, IndexPath(dir)));
+  FERRY_ASSIGN_OR_RETURN(auto db, OpenIndex(IndexPath(dir), durable));
   // --no-fsync syncs nothing anyway: the WAL is left for the next opener
   // (an old view's cleaner, after the sync exited) to checkpoint.
   if (!durable) db->NoCheckpointOnClose();

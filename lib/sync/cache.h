@@ -181,6 +181,18 @@ std::string RemoteKey(std::string_view normalised_url);
 // else ~/.cache/ferry.
 std::string DefaultCacheDir();
 
+// <cache_dir>/index.sqlite.
+std::string IndexPath(const std::string& cache_dir);
+// s is SQLite's word that the cache's index is damaged ("file is not a
+// database", "database disk image is malformed").
+bool IsDamagedIndex(const Status& s, const std::string& cache_dir);
+// Moves a damaged index (with its WAL) to index.sqlite.damaged, under the
+// cache's lock; false when it was found sound (another process moved it
+// first). The next Open starts an empty index: every row can be rebuilt
+// (object files are indexed again as lookups meet them; pins and listings
+// are written again by the syncs that need them).
+Result<bool> SetDamagedIndexAside(Env* env, const std::string& cache_dir);
+
 }  // namespace ferry::sync
 
 #endif  // FERRY_LIB_SYNC_CACHE_H_

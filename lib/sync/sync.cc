@@ -828,6 +828,20 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
                                              : o.cache_dir));
   std::vector<sync::Trash> trash;
   auto report = SyncInto(o, env, cache_dir, &trash);
+  // A damaged index (a disk fault, a copy taken mid-write) failed every
+  // sync until removed by hand. It holds nothing the cache's files and the
+  // remote cannot give again: set aside, and the sync runs once more.
+  if (!report.ok() && !o.dry_run &&
+      sync::IsDamagedIndex(report.status(), cache_dir)) {
+    const std::string why(report.status().message());
+    auto moved = sync::SetDamagedIndexAside(env, cache_dir);
+    if (!moved.ok()) return moved.status();
+    report = SyncInto(o, env, cache_dir, &trash);
+    if (report.ok())
+      report->warnings.push_back("the cache's index was damaged (" + why +
+                                 "); moved to " + sync::IndexPath(cache_dir) +
+                                 ".damaged and rebuilt from the cache's files");
+  }
   // Renamed under DEST's lock, now free again; the cache is closed.
   sync::RemoveTrashDetached(env, cache_dir, o.transfer.fsync, std::move(trash));
   return report;

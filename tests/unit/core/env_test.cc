@@ -3,6 +3,7 @@
 #include "ferry/env.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -204,6 +205,25 @@ TEST(PosixEnvTest, ListFilesIncludesFileLinksButNotDirectoryLinks) {
   // A dangling link is an entry that cannot be read: the listing says so.
   ASSERT_EQ(::symlink("nowhere", dir.Join("t/dangling").c_str()), 0);
   EXPECT_FALSE(ListFilesRecursive(env, dir.Join("t")).ok());
+}
+
+// A link in a lock file's place had the lock file created (or locked)
+// wherever it pointed; a FIFO there opens at once, not waiting for a writer.
+TEST(PosixEnvTest, LockFileFollowsNoLinkAndWaitsForNoFifo) {
+  ::alarm(60);
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  const std::string lock = dir.Join("lock");
+  ASSERT_EQ(::symlink(dir.Join("elsewhere").c_str(), lock.c_str()), 0);
+  auto l = env->LockFile(lock, /*wait=*/false);
+  EXPECT_TRUE(l.status().IsFailedPrecondition()) << l.status().ToString();
+  EXPECT_NE(l.status().message().find("symbolic link"), std::string::npos);
+  EXPECT_FALSE(env->FileExists(dir.Join("elsewhere")));
+  ASSERT_EQ(::unlink(lock.c_str()), 0);
+  ASSERT_EQ(::mkfifo(lock.c_str(), 0644), 0);
+  l = env->LockFile(lock, /*wait=*/false);
+  EXPECT_OK(l.status());
+  ::alarm(0);
 }
 
 }  // namespace

@@ -178,6 +178,102 @@ TEST_F(CacheTest, NonRegularFilesAtObjectNamesAreRemovedAsMisses) {
   ::alarm(0);
 }
 
+// Opens the cache, puts data in it, closes it.
+void PutOne(const ScratchDir& dir, const std::string& cache,
+            const std::string& data) {
+  Env* env = Env::Default();
+  auto c = Cache::Open(env, cache);
+  ASSERT_OK(c.status());
+  WriteFile(env, dir.Join("src"), data);
+  ASSERT_OK((*c)->Insert(KeyOf(data), dir.Join("src")));
+}
+
+// SQLite opens the index's names itself: a FIFO at any of them hung every
+// sync, a socket or device failed every one, and a link had the index
+// written where it points. Each is removed at Open; a folder is an error.
+TEST(CacheIndexTest, NonRegularFilesAtIndexNamesAreRemovedAtOpen) {
+  ::alarm(60);  // SQLite's open of a FIFO blocks: fail, do not hang
+  Env* env = Env::Default();
+  for (const char* suffix : {"-journal", "-wal", "-shm", ""}) {
+    SCOPED_TRACE(suffix);
+    ScratchDir dir;
+    const std::string cache = dir.Join("cache");
+    ASSERT_NO_FATAL_FAILURE(PutOne(dir, cache, "kept"));
+    const std::string name = IndexPath(cache) + suffix;
+    ::unlink(name.c_str());
+    ASSERT_EQ(::mkfifo(name.c_str(), 0644), 0);
+    {
+      auto c = Cache::Open(env, cache);
+      ASSERT_OK(c.status());
+      auto hit = (*c)->Lookup(KeyOf("kept"));  // its file is still there
+      ASSERT_OK(hit.status());
+      EXPECT_TRUE(*hit);
+    }
+    // A link out of the cache: nothing is written where it points.
+    const std::string outside = dir.Join("outside");
+    WriteFile(env, outside, "not the cache's");
+    ::unlink(name.c_str());
+    ASSERT_EQ(::symlink(outside.c_str(), name.c_str()), 0);
+    {
+      auto c = Cache::Open(env, cache);
+      ASSERT_OK(c.status());
+      WriteFile(env, dir.Join("src2"), "more");
+      ASSERT_OK((*c)->Insert(KeyOf("more"), dir.Join("src2")));
+    }
+    EXPECT_EQ(ReadFile(env, outside), "not the cache's");
+    struct stat st;
+    EXPECT_TRUE(::lstat(name.c_str(), &st) != 0 || S_ISREG(st.st_mode));
+    // A folder may hold someone's files: named, left alone.
+    ::unlink(name.c_str());
+    ASSERT_OK(env->CreateDirs(name));
+    WriteFile(env, name + "/theirs", "x");
+    auto c = Cache::Open(env, cache);
+    EXPECT_TRUE(c.status().IsFailedPrecondition()) << c.status().ToString();
+    EXPECT_NE(c.status().message().find(name), std::string::npos);
+    EXPECT_EQ(ReadFile(env, name + "/theirs"), "x");
+  }
+  ::alarm(0);
+}
+
+TEST(CacheIndexTest, ByteLocksFollowNoLink) {
+  ScratchDir dir;
+  const std::string lock = dir.Join("objects-0");
+  ASSERT_EQ(::symlink(dir.Join("elsewhere").c_str(), lock.c_str()), 0);
+  auto l = ByteLockSet::Open(lock);
+  EXPECT_TRUE(l.status().IsFailedPrecondition()) << l.status().ToString();
+  EXPECT_FALSE(Env::Default()->FileExists(dir.Join("elsewhere")));
+}
+
+// A damaged index is set aside once (by the first of several processes);
+// the next Open starts afresh and the cache's files are found again.
+TEST(CacheIndexTest, DamagedIndexIsSetAsideOnce) {
+  Env* env = Env::Default();
+  ScratchDir dir;
+  const std::string cache = dir.Join("cache");
+  ASSERT_NO_FATAL_FAILURE(PutOne(dir, cache, "kept"));
+  WriteFile(env, IndexPath(cache), std::string(8192, '\xff'));
+  auto c = Cache::Open(env, cache);
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(IsDamagedIndex(c.status(), cache)) << c.status().ToString();
+  EXPECT_FALSE(
+      IsDamagedIndex(Status::Corruption(dir.Join("other"), "bad"), cache));
+  auto moved = SetDamagedIndexAside(env, cache);
+  ASSERT_OK(moved.status());
+  EXPECT_TRUE(*moved);
+  EXPECT_EQ(ReadFile(env, IndexPath(cache) + ".damaged"),
+            std::string(8192, '\xff'));
+  moved = SetDamagedIndexAside(env, cache);  // a second process: sound now
+  ASSERT_OK(moved.status());
+  EXPECT_FALSE(*moved);
+  EXPECT_EQ(ReadFile(env, IndexPath(cache) + ".damaged"),
+            std::string(8192, '\xff'));
+  c = Cache::Open(env, cache);
+  ASSERT_OK(c.status());
+  auto hit = (*c)->Lookup(KeyOf("kept"));
+  ASSERT_OK(hit.status());
+  EXPECT_TRUE(*hit);
+}
+
 // A user (not root: root reads anything) makes a file of their view
 // unreadable, and with it the cache's object (one inode): the next lookup
 // gives the object its mode back and keeps it; before, every sync of the

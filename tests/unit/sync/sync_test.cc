@@ -524,6 +524,42 @@ TEST_F(SyncTest, CacheLimitCountsObjectsAnotherSyncFetchedMeanwhileOnce) {
   EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
 }
 
+// A damaged index (here: a page overwritten) failed every sync until
+// removed by hand. It is set aside, the sync runs again and finds the
+// objects by their files (nothing fetched), with a warning naming it.
+TEST_F(SyncTest, DamagedCacheIndexIsSetAsideAndTheSyncGoesOn) {
+  Write("a", std::string(3000, 'a'));
+  Write("b", std::string(3000, 'b'));
+  Publish();
+  RunOk(Options());
+  const std::string index = JoinPath(cache_, "index.sqlite");
+  for (const std::string& damage :
+       {std::string("page"), std::string("header")}) {
+    SCOPED_TRACE(damage);
+    ASSERT_EQ(::unlink(dest_.c_str()), 0);  // the view stays
+    std::string bytes = ReadFile(env_, index);
+    ASSERT_GT(bytes.size(), 8192u);
+    if (damage == "page") {
+      std::fill(bytes.begin() + 4096, bytes.begin() + 8192, '\xff');
+    } else {
+      bytes = std::string(8192, '\xff');
+    }
+    for (const char* side : {"-wal", "-shm"})
+      (void)env_->RemoveFile(index + side);
+    WriteFile(env_, index, bytes);
+    auto r = Run(Options());
+    ASSERT_OK(r.status());
+    EXPECT_EQ(r->objects_fetched, 0u);
+    EXPECT_EQ(r->files_cached, 2u);
+    ASSERT_EQ(r->warnings.size(), 1u);
+    EXPECT_NE(r->warnings[0].find(index + ".damaged"), std::string::npos)
+        << r->warnings[0];
+    EXPECT_EQ(ReadFile(env_, index + ".damaged"), bytes);
+    EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
+    EXPECT_TRUE(RunOk(Options()).unchanged);
+  }
+}
+
 class HostileManifestTest : public SyncTest {
  protected:
   // Publishes raw manifest bytes under id (its true id unless given) and
