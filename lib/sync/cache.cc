@@ -189,7 +189,23 @@ void Cache::ListLeftovers(const std::string& remote_key) {
   auto children = env_->GetChildren(dir_ + "/partial/" + remote_key);
   leftovers_listed_ = children.ok() || children.status().IsNotFound();
   if (!children.ok()) return;
-  for (const DirEntry& e : *children) leftovers_.insert(e.name.substr(0, 32));
+  odd_leftovers_.clear();
+  for (const DirEntry& e : *children) {
+    leftovers_.insert(e.name.substr(0, 32));
+    if (!e.is_regular) odd_leftovers_.emplace(e.name.substr(0, 32), e.name);
+  }
+}
+
+Status Cache::RemoveOddLeftovers(const std::string& remote_key,
+                                 std::string_view name) {
+  if (!leftovers_listed_ || remote_key != leftovers_rk_) return Status::OK();
+  auto [from, to] = odd_leftovers_.equal_range(std::string(name.substr(0, 32)));
+  for (auto it = from; it != to; ++it) {
+    // The listing may not know a file's type (DT_UNKNOWN): asked again.
+    FERRY_RETURN_IF_ERROR(RemoveUnlessRegular(
+        env_, JoinPath(dir_ + "/partial/" + remote_key, it->second)));
+  }
+  return Status::OK();
 }
 
 bool Cache::MayHaveLeftovers(const CacheKey& key) const {
@@ -416,7 +432,8 @@ Status Cache::InsertAll(
     const std::string path = ObjectPath(key);
     if (DirName(path) != last_dir) {
       last_dir = DirName(path);
-      FERRY_RETURN_IF_ERROR(env_->CreateDirs(last_dir));
+      FERRY_RETURN_IF_ERROR(
+          CreateOwnDirs(env_, JoinPath(dir_, "objects"), last_dir));
     }
     FERRY_RETURN_IF_ERROR(SetMode(src, kObjectMode));
     auto existing = env_->Stat(path);
@@ -452,7 +469,8 @@ Status Cache::Touch(const std::vector<CacheKey>& keys) {
 
 Result<bool> Cache::Adopt(const CacheKey& key, const std::string& src) {
   const std::string tmp = PartialPath(key) + ".adopt";
-  FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(tmp)));
+  FERRY_RETURN_IF_ERROR(
+      CreateOwnDirs(env_, JoinPath(dir_, "partial"), DirName(tmp)));
   Hash128 h;
   uint64_t size = 0;
   FERRY_RETURN_IF_ERROR(CopyFileHashing(env_, src, tmp, &h, &size));

@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -151,6 +152,13 @@ class Cache {
   void ListLeftovers(const std::string& remote_key);
   void ForgetLeftovers() { leftovers_listed_ = false; }
   bool MayHaveLeftovers(const CacheKey& key) const;
+  // Of the listing: removes what is there for the object (locked) whose
+  // partial/<remote_key>/ name is name (its hash, or an unmanaged file's
+  // u-<hash>) but is no regular file. A folder, a FIFO, a device or a link
+  // at a part file's or journal's name failed every sync of the object
+  // until removed by hand.
+  Status RemoveOddLeftovers(const std::string& remote_key,
+                            std::string_view name);
 
   // Scans every object file and every row (see the class comment).
   Status Recover(RecoverReport* report);
@@ -172,6 +180,8 @@ class Cache {
   bool leftovers_listed_ = false;
   std::string leftovers_rk_;
   std::unordered_set<std::string> leftovers_;  // object hex of each name
+  // Names of the listing not known to be regular files, by object hex.
+  std::unordered_multimap<std::string, std::string> odd_leftovers_;
 };
 
 // The cache key of a remote: XXH3-128 (hex) of its normalised URL.

@@ -237,4 +237,43 @@ bool RegularFileOrRemove(Env* env, const std::string& path) {
   return false;
 }
 
+Status RemoveAny(Env* env, const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(path));
+  if (kind == PathKind::kMissing) return Status::OK();
+  if (kind == PathKind::kDir) return RemoveTree(env, path);
+  Status s = env->RemoveFile(path);
+  return s.IsNotFound() ? Status::OK() : s;
+}
+
+Status RemoveUnlessRegular(Env* env, const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(path));
+  if (kind == PathKind::kMissing || kind == PathKind::kFile)
+    return Status::OK();
+  return RemoveAny(env, path);
+}
+
+Status RemoveOddEngineFiles(Env* env, const std::string& path) {
+  for (const char* suffix : {"", ".ferry-part", ".ferry-part.journal"})
+    FERRY_RETURN_IF_ERROR(RemoveUnlessRegular(env, path + suffix));
+  return Status::OK();
+}
+
+Status CreateOwnDirs(Env* env, const std::string& base,
+                     const std::string& dir) {
+  Status s = env->CreateDirs(dir);
+  if (s.ok() || dir.size() <= base.size() + 1 ||
+      dir.compare(0, base.size() + 1, base + "/") != 0)
+    return s;
+  for (size_t slash = base.size(); slash != std::string::npos;) {
+    slash = dir.find('/', slash + 1);
+    const std::string p = dir.substr(0, slash);
+    FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(p));
+    if (kind == PathKind::kFile || kind == PathKind::kOther) {
+      Status r = env->RemoveFile(p);
+      if (!r.ok() && !r.IsNotFound()) return r;
+    }
+  }
+  return env->CreateDirs(dir);
+}
+
 }  // namespace ferry::sync

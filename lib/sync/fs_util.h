@@ -92,6 +92,23 @@ Status RemoveTree(Env* env, const std::string& path);
 // removed, or left, and false. False when there is nothing.
 bool RegularFileOrRemove(Env* env, const std::string& path);
 
+// Removes whatever is at path (a folder with all below it, a link itself);
+// OK if missing.
+Status RemoveAny(Env* env, const std::string& path);
+
+// Removes what is at path unless it is a regular file (RemoveAny).
+Status RemoveUnlessRegular(Env* env, const std::string& path);
+// RemoveUnlessRegular of a transfer's file path, path.ferry-part and
+// path.ferry-part.journal: in a cache, ferry's own names.
+Status RemoveOddEngineFiles(Env* env, const std::string& path);
+
+// CreateDirs for ferry's own folders below base (a cache's
+// objects/<remote-key>/<xx>, partial/<remote-key>): anything but a folder
+// (or a link to one) at one of their names — a file, a FIFO, a device — is
+// removed first. It failed every sync ("exists and is not a directory")
+// until removed by hand. base itself is not touched.
+Status CreateOwnDirs(Env* env, const std::string& base, const std::string& dir);
+
 // What identifies a file's bytes without reading them: inode, size, and
 // the times of its last write and last inode change (ctime cannot be set
 // back by a user; a link or chmod changes it too).

@@ -83,7 +83,7 @@ Result<std::string> LoadManifestBytes(Env* env, Backend* backend,
       *from_cache = true;
       return bytes;
     }
-    (void)env->RemoveFile(cached);  // damaged: fetch again
+    (void)sync::RemoveAny(env, cached);  // damaged, a folder: fetch again
   }
   ++*requests;
   auto bytes = sync::FetchManifest(backend, id);
@@ -710,7 +710,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
                   &basis_roots, &others,     builder ? &*builder : nullptr};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
-        env->CreateDirs(DirName(cache->PartialPath(keys[0]))));
+        sync::CreateOwnDirs(env, JoinPath(cache_dir, "partial"),
+                            DirName(cache->PartialPath(keys[0]))));
   for (size_t b = 0; b < missing.size(); b += kLockBatch) {
     const size_t end = std::min(missing.size(), b + kLockBatch);
     // 5. Locks on the batch's objects; another process's are waited for
@@ -731,6 +732,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     cache->ListLeftovers(rk);
     for (const CacheKey& k : mine) {
       if (!cache->MayHaveLeftovers(k)) continue;
+      FERRY_RETURN_IF_ERROR(cache->RemoveOddLeftovers(rk, k.hash.ToHex()));
       // Ours now: an adopted copy a killed run left is stale.
       (void)env->RemoveFile(cache->PartialPath(k) + ".adopt");
       sync::RemoveKilledWork(env, *cache, k);  // a killed patch
@@ -787,6 +789,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     FERRY_RETURN_IF_ERROR(locks.UnlockAll());
     for (const CacheKey& k : theirs) {
       FERRY_RETURN_IF_ERROR(locks.Lock(k, true));
+      FERRY_RETURN_IF_ERROR(
+          sync::RemoveOddEngineFiles(env, cache->PartialPath(k)));
       FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
       if (!hit) {
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));

@@ -443,7 +443,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   // batches; another process's are waited for after this batch's own.
   ObjectLocks locks(env, JoinPath(run.cache_dir, "locks"));
   if (!need.empty())
-    FERRY_RETURN_IF_ERROR(env->CreateDirs(DirName(fetcher.Of(need[0]).part)));
+    FERRY_RETURN_IF_ERROR(CreateOwnDirs(env, JoinPath(run.cache_dir, "partial"),
+                                        DirName(fetcher.Of(need[0]).part)));
   for (size_t b = 0; b < need.size(); b += kLockBatch) {
     std::vector<Download> mine, theirs;
     for (size_t i = b; i < std::min(need.size(), b + kLockBatch); ++i) {
@@ -458,6 +459,13 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
       FERRY_ASSIGN_OR_RETURN(bool raced_in, cached_since(d));
       if (!raced_in) mine.push_back(std::move(d));
     }
+    // What killed runs left at the batch's names, now locked, that is no
+    // regular file (a FIFO, a folder): removed, listed once.
+    cache->ListLeftovers(rk);
+    for (const Download& d : mine)
+      FERRY_RETURN_IF_ERROR(
+          cache->RemoveOddLeftovers(rk, d.part.substr(d.part.rfind('/') + 1)));
+    cache->ForgetLeftovers();
     std::vector<Download*> list;
     for (Download& d : mine) list.push_back(&d);
     FERRY_RETURN_IF_ERROR(fetcher.Fetch(list));
@@ -466,6 +474,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     // cache (or fetched here if it failed).
     for (Download& d : theirs) {
       FERRY_RETURN_IF_ERROR(locks.Lock(d.lock, true));
+      FERRY_RETURN_IF_ERROR(RemoveOddEngineFiles(env, d.part));
       FERRY_ASSIGN_OR_RETURN(bool hit, cached_since(d));
       if (!hit) FERRY_RETURN_IF_ERROR(fetcher.Fetch({&d}));
       FERRY_RETURN_IF_ERROR(locks.Unlock(d.lock));
