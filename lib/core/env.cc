@@ -1,6 +1,7 @@
 #include "ferry/env.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "ferry/walk.h"
@@ -127,10 +128,14 @@ Result<std::string> ReadFileToString(Env* env, const std::string& path,
   FERRY_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
   // Read straight into the string, sized from a stat (it may still change).
   size_t want = info.ok() ? static_cast<size_t>(info->size) + 1 : 1 << 16;
+  // At most one byte past max_bytes: a Read fills all it asks for, so a
+  // buffer doubled past it read a FIFO fed for ever to twice max_bytes.
+  const uint64_t cap = max_bytes < SIZE_MAX ? max_bytes + 1 : SIZE_MAX;
   std::string out;
   size_t len = 0;
   for (;;) {
-    if (out.size() - len < 4096) out.resize(std::max(want, out.size() * 2));
+    if (out.size() - len < 4096)
+      out.resize(std::min<uint64_t>(cap, std::max(want, out.size() * 2)));
     std::string_view got;
     FERRY_RETURN_IF_ERROR(file->Read(out.size() - len, &got, out.data() + len));
     if (got.empty()) break;

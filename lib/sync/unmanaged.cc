@@ -24,27 +24,65 @@
 namespace ferry::sync {
 namespace {
 
-constexpr uint64_t kMaxListBytes = uint64_t{1} << 30;
+// A --list is needed whole (its names sorted, each stat'ed and made an
+// entry of the view), so it is bounded, in bytes and in names (each a
+// string, a request and an entry; 64 MiB of "a\n" were 33 million). A pipe
+// fed for ever (`yes |` into /dev/stdin) was read up to 1 GiB, 2.1 GB
+// resident, and 60 MiB of short lines took 1.4 GB.
+constexpr uint64_t kMaxListBytes = uint64_t{64} << 20;
+constexpr char kMaxListBytesText[] = "64 MiB";
+constexpr size_t kMaxListNames = 1000000;
 // A listing counts as one request per this many keys (an S3 page).
 constexpr uint64_t kKeysPerPage = 1000;
+
+Status ListTooLong(const std::string& list, const std::string& limit) {
+  return Status::InvalidArgument(
+      "--list " + list,
+      "more than " + limit + ", the most a list of files may hold");
+}
+
+// A URL's list, up to kMaxListBytes.
+class ListSink : public ByteSink {
+ public:
+  explicit ListSink(const std::string& list) : list_(list) {}
+  Status Append(std::string_view data) override {
+    if (out.size() + data.size() > kMaxListBytes)
+      return ListTooLong(list_, kMaxListBytesText);
+    out.append(data);
+    return Status::OK();
+  }
+  std::string out;
+
+ private:
+  const std::string& list_;
+};
 
 // --list: a local file, or a URL read through a backend of its folder.
 Result<std::string> ReadListText(const std::string& list,
                                  const RemoteOptions& ro, Env* env,
                                  uint64_t* requests) {
-  if (list.find("://") == std::string::npos)
-    return ReadFileToString(env, list, kMaxListBytes);
+  if (list.find("://") == std::string::npos) {
+    auto text = ReadFileToString(env, list, kMaxListBytes);
+    if (text.status().code() == Status::Code::kResourceExhausted)
+      return ListTooLong(list, kMaxListBytesText);
+    return text;
+  }
   size_t slash = list.rfind('/');
   if (slash + 1 >= list.size() || list.compare(slash - 2, 3, "://") == 0)
     return Status::InvalidArgument("--list " + list, "not the URL of a file");
   FERRY_ASSIGN_OR_RETURN(auto backend,
                          OpenBackend(list.substr(0, slash), ro, env));
   ++*requests;
-  return ReadObject(backend.get(), list.substr(slash + 1), kMaxListBytes);
+  ListSink sink(list);
+  FERRY_RETURN_IF_ERROR(
+      backend->Read(list.substr(slash + 1), ByteRange{}, {}, &sink));
+  return std::move(sink.out);
 }
 
-// Relative paths, one a line; blank lines and '#' comments skipped.
-std::vector<std::string> ParseListLines(std::string_view text) {
+// Relative paths, one a line; blank lines and '#' comments skipped; at
+// most kMaxListNames (a name listed twice counts twice).
+Result<std::vector<std::string>> ParseListLines(std::string_view text,
+                                                const std::string& list) {
   std::vector<std::string> keys;
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -53,6 +91,8 @@ std::vector<std::string> ParseListLines(std::string_view text) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     while (line.substr(0, 2) == "./") line.remove_prefix(2);
     if (line.empty() || line[0] == '#') continue;
+    if (keys.size() == kMaxListNames)
+      return ListTooLong(list, std::to_string(kMaxListNames) + " names");
     keys.emplace_back(line);
   }
   std::sort(keys.begin(), keys.end());
@@ -94,7 +134,10 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
     FERRY_ASSIGN_OR_RETURN(
         std::string text,
         ReadListText(o.list, o.remote_options, run.env, &report->requests));
-    std::vector<std::string> keys = ParseListLines(text);
+    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> keys,
+                           ParseListLines(text, o.list));
+    text.clear();
+    text.shrink_to_fit();
     FERRY_RETURN_IF_ERROR(StatAll(run.backend, keys,
                                   std::min(16, o.remote_options.connections),
                                   &listed));

@@ -494,8 +494,9 @@ Runner RegisterSync(CLI::App* app) {
                 "link; readers may see a mix of versions while it runs)");
   cmd->add_option("--list", a->list,
                   "A remote without .ferry (unmanaged): a file or URL naming "
-                  "its files, one relative path a line (needed for "
-                  "http(s)://; s3:// and file:// are listed)");
+                  "its files, one relative path a line, at most 64 MiB and "
+                  "1,000,000 names (needed for http(s)://; s3:// and file:// "
+                  "are listed)");
   cmd->add_flag("--dry-run", a->dry_run,
                 "Read the ref and manifest, print what would move; write "
                 "nothing");

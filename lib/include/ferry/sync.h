@@ -71,7 +71,9 @@ struct SyncOptions {
   // may see a mix of two versions while it runs (docs/sync.md).
   bool in_place = false;
   // An unmanaged remote's files: a local file or a URL of relative paths,
-  // one a line, instead of listing the remote (needed for http(s)://).
+  // one a line, instead of listing the remote (needed for http(s)://). At
+  // most 64 MiB and 1,000,000 names (more: InvalidArgument naming it, read
+  // no further).
   std::string list;
   bool dry_run = false;
   // --in-place: called after each file is placed (with the count so far);

@@ -1,6 +1,7 @@
 #include "ferry/sync.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -9,9 +10,11 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -558,6 +561,77 @@ TEST_F(SyncTest, DamagedCacheIndexIsSetAsideAndTheSyncGoesOn) {
     EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
     EXPECT_TRUE(RunOk(Options()).unchanged);
   }
+// A --list that never ends (a pipe fed forever: `yes |` into /dev/stdin)
+// is refused, naming it, once it passes 64 MiB: it was read up to 1 GiB
+// (2.1 GB resident) first. The writer stops at twice the limit, so the
+// test needs no gigabytes, with the fix or without.
+TEST_F(SyncTest, AListThatNeverEndsIsRefusedAtItsLimit) {
+  WriteFile(env_, JoinPath(bucket_, "a"), "alpha");  // unmanaged: no .ferry
+  const std::string fifo = dir_.Join("list");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const uint64_t limit = uint64_t{64} << 20;
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    // A write the reader closed the pipe on fails (EPIPE), no SIGPIPE.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    // Lines of 4 KiB, each "a" ("./" dropped): few strings to parse.
+    std::string lines;
+    for (int i = 0; i < 16; ++i) {
+      for (int j = 0; j < 2047; ++j) lines += "./";
+      lines += "a\n";
+    }
+    while (written < 2 * limit) {
+      ssize_t n = ::write(fd, lines.data(), lines.size());
+      if (n <= 0) break;
+      written += static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+  });
+  SyncOptions o = Options();
+  o.list = fifo;
+  auto r = Run(o);
+  // A writer still waiting for a reader is let through (to EPIPE).
+  int unblock = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  if (unblock >= 0) ::close(unblock);
+  writer.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("--list " + fifo + ": more than 64 MiB"),
+            std::string_view::npos)
+      << r.status().ToString();
+  // Read up to the limit, not on.
+  EXPECT_LT(written, limit + (uint64_t{4} << 20));
+  EXPECT_FALSE(env_->FileExists(dest_));
+}
+
+// Each name of a --list is a string, a request and an entry of the view:
+// a short list of many names (60 MiB of "a\n" took 1.4 GB) is refused too.
+TEST_F(SyncTest, AListOfMoreThanAMillionNamesIsRefused) {
+  WriteFile(env_, JoinPath(bucket_, "a"), "alpha");  // unmanaged: no .ferry
+  std::string names;
+  for (int i = 0; i < 1000001; ++i) names += "a\n";
+  const std::string list = dir_.Join("list.txt");
+  WriteFile(env_, list, names);
+  SyncOptions o = Options();
+  o.list = list;
+  auto r = Run(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(
+      r.status().message().find("--list " + list + ": more than 1000000 names"),
+      std::string_view::npos)
+      << r.status().ToString();
+  EXPECT_FALSE(env_->FileExists(dest_));
+  // A million is still a list.
+  names.resize(names.size() - 2);
+  WriteFile(env_, list, names);
+  RunOk(o);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "alpha");
 }
 
 class HostileManifestTest : public SyncTest {
