@@ -173,6 +173,16 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
   return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
 }
 
+Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
+                                                    bool durable) {
+  if (env->FileExists(JoinPath(dir, "index.sqlite")))
+    return Open(env, std::move(dir), durable);
+  FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(":memory:", kBusyTimeoutMs, false));
+  FERRY_RETURN_IF_ERROR(
+      InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
+  return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
+}
+
 std::string Cache::ObjectPath(const CacheKey& key) const {
   std::string hex = key.hash.ToHex();
   return dir_ + "/objects/" + key.remote_key + "/" + hex.substr(0, 2) + "/" +

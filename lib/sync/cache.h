@@ -70,6 +70,12 @@ class Cache {
   // to the next opener (no checkpoint while the process waits to exit).
   static Result<std::unique_ptr<Cache>> Open(Env* env, std::string dir,
                                              bool durable = true);
+  // For a dry run, which creates nothing: Open where the index exists;
+  // else (no cache yet, or its index deleted) the cache with an empty index
+  // in memory, nothing made on disk. Its objects and manifests are found
+  // at their paths either way, as a sync finds (and indexes) them.
+  static Result<std::unique_ptr<Cache>> OpenForDryRun(Env* env, std::string dir,
+                                                      bool durable = true);
   ~Cache();
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;

@@ -71,11 +71,12 @@ Result<std::string> NormalisedRemote(const std::string& remote,
 }
 
 // The manifest's bytes: from the cache if there (and still good), else from
-// the remote. Not stored before it was read whole and checked.
+// the remote. Not stored before it was read whole and checked; a damaged
+// cached one is removed, unless dry_run (which writes nothing).
 Result<std::string> LoadManifestBytes(Env* env, Backend* backend,
                                       const std::string& cached,
-                                      const Hash128& id, bool* from_cache,
-                                      uint64_t* requests) {
+                                      const Hash128& id, bool dry_run,
+                                      bool* from_cache, uint64_t* requests) {
   *from_cache = false;
   if (!cached.empty() && env->FileExists(cached)) {
     auto bytes = sync::ReadOwnFile(env, cached);
@@ -83,7 +84,7 @@ Result<std::string> LoadManifestBytes(Env* env, Backend* backend,
       *from_cache = true;
       return bytes;
     }
-    (void)sync::RemoveAny(env, cached);  // damaged, a folder: fetch again
+    if (!dry_run) (void)sync::RemoveAny(env, cached);  // damaged: again
   }
   ++*requests;
   auto bytes = sync::FetchManifest(backend, id);
@@ -447,11 +448,12 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   report.manifest_id = id.ToHex();
 
   // 2. The manifest, read whole and checked before anything is written.
-  std::unique_ptr<Cache> cache;
-  if (!o.dry_run || env->FileExists(JoinPath(cache_dir, "index.sqlite"))) {
-    FERRY_ASSIGN_OR_RETURN(cache,
-                           Cache::Open(env, cache_dir, o.transfer.fsync));
-  }
+  // A dry run's cache creates nothing, but finds what a sync would: objects
+  // on disk without an index (deleted) were predicted as fetched.
+  FERRY_ASSIGN_OR_RETURN(
+      std::unique_ptr<Cache> cache,
+      o.dry_run ? Cache::OpenForDryRun(env, cache_dir, o.transfer.fsync)
+                : Cache::Open(env, cache_dir, o.transfer.fsync));
   if (!o.dry_run) {
     // Temporaries of killed runs (a manifest or an adopted copy being
     // written); a live run's are kept.
@@ -461,9 +463,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   bool manifest_cached = false;
   FERRY_ASSIGN_OR_RETURN(
       std::string mbytes,
-      LoadManifestBytes(env, backend.get(),
-                        cache ? cache->ManifestPath(id) : std::string(), id,
-                        &manifest_cached, &report.requests));
+      LoadManifestBytes(env, backend.get(), cache->ManifestPath(id), id,
+                        o.dry_run, &manifest_cached, &report.requests));
   FERRY_ASSIGN_OR_RETURN(sync::ManifestInfo manifest,
                          sync::ReadManifest(mbytes, id));
   // Every path the version lists, when DEST holds another version of this
@@ -524,7 +525,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         BasisRoots(dry_kind, dry_view, paths, o);
     for (size_t j = 0; j < keys.size(); ++j) {
       const CacheKey& k = keys[j];
-      if (cache && env->FileExists(cache->ObjectPath(k))) {
+      if (env->FileExists(cache->ObjectPath(k))) {
         ++report.files_cached;
         report.bytes_cached += k.size;
         continue;

@@ -453,6 +453,35 @@ TEST_F(SyncTest, RanksShareTheShardsByBytesAndAllGetTheRest) {
   EXPECT_EQ(bytes[1], 7000u);
 }
 
+// A cache whose index was deleted still holds its objects, which a sync
+// finds at their paths and indexes again (nothing fetched): a dry run
+// predicts that, and still writes nothing (no index made). It predicted
+// every object fetched, and the manifest too.
+TEST_F(SyncTest, DryRunCountsObjectsOnDiskWithoutAnIndexAsCached) {
+  Write("a", std::string(3000, 'a'));
+  Write("b", std::string(5000, 'b'));
+  Publish();
+  RunOk(Options(dir_.Join("nodes/one")));
+  for (const char* f : {"index.sqlite", "index.sqlite-wal", "index.sqlite-shm"})
+    (void)env_->RemoveFile(JoinPath(cache_, f));
+  const std::vector<std::string> before = Everything();
+  SyncOptions o = Options();
+  o.dry_run = true;
+  SyncReport plan = RunOk(o);
+  EXPECT_EQ(plan.objects_fetched, 0u);
+  EXPECT_EQ(plan.bytes_fetched, 0u);
+  EXPECT_EQ(plan.files_cached, 2u);
+  EXPECT_EQ(plan.requests, 1u);  // the ref; the manifest is cached
+  EXPECT_EQ(Everything(), before);
+  EXPECT_FALSE(env_->FileExists(JoinPath(cache_, "index.sqlite")));
+  o.dry_run = false;
+  SyncReport r = RunOk(o);
+  EXPECT_EQ(r.objects_fetched, plan.objects_fetched);
+  EXPECT_EQ(r.files_cached, plan.files_cached);
+  EXPECT_EQ(r.requests, plan.requests);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(5000, 'b'));
+}
+
 TEST_F(SyncTest, CacheLimitBelowTheViewFailsBeforeAnyByteIsFetched) {
   Write("big", std::string(5000, 'x'));
   Write("small", "s");
