@@ -42,6 +42,16 @@ Result<ByteLockSet*> ObjectLocks::SetOf(const CacheKey& k) {
   return sets_[stripe].get();
 }
 
+Status MakeRoomForMissing(Cache* cache, uint64_t limit, uint64_t need,
+                          const std::function<Result<uint64_t>()>& still,
+                          EvictReport* report) {
+  Status room = cache->MakeRoom(limit, need, report);
+  if (room.code() != Status::Code::kResourceExhausted) return room;
+  FERRY_ASSIGN_OR_RETURN(uint64_t left, still());
+  if (left < need) room = cache->MakeRoom(limit, left, report);
+  return room;
+}
+
 void CountTransfer(const TransferReport& r, SyncReport* report) {
   report->requests += r.requests;
   report->bytes_fetched += r.bytes;

@@ -1,6 +1,7 @@
 // What ferry sync's two fetch paths (managed remotes: sync.cc; unmanaged:
 // unmanaged.cc) share: the per-object locks that let one process fetch an
-// object at a time, and counting a transfer into the sync's report.
+// object at a time, making room under --cache-limit, and counting a
+// transfer into the sync's report.
 //
 // Thread-safety: an ObjectLocks is used by one thread; any number of
 // processes lock objects in the same cache at once.
@@ -8,6 +9,8 @@
 #define FERRY_LIB_SYNC_FETCHING_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -51,6 +54,16 @@ class ObjectLocks {
   bool made_dir_ = false;
   std::unique_ptr<ByteLockSet> sets_[kLockStripes];
 };
+
+// Cache::MakeRoom for the need bytes of the objects a sync found missing.
+// When the room is not there, still() looks them up again and gives the
+// bytes of those still missing: another sync sharing the cache may have
+// fetched some since, and they take no more room (counted twice, they
+// failed a sync that one copy fits: "needs N more bytes; N in use, 0 of
+// them evictable").
+Status MakeRoomForMissing(Cache* cache, uint64_t limit, uint64_t need,
+                          const std::function<Result<uint64_t>()>& still,
+                          EvictReport* report);
 
 // Adds a transfer's requests, bytes and retries to report.
 void CountTransfer(const TransferReport& r, SyncReport* report);

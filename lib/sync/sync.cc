@@ -640,19 +640,17 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     uint64_t need = 0;
     for (const CacheKey& k : missing) need += k.size;
     sync::EvictReport ev;
-    Status room = cache->MakeRoom(o.cache_limit, need, &ev);
-    if (room.code() == Status::Code::kResourceExhausted) {
-      // Another sync sharing the cache may have fetched some of them since
-      // they were looked up: those take no more room (this view pinned
-      // them). Counted twice, they failed a sync that fits.
+    // Those another sync fetched meanwhile stay: this view pinned them.
+    auto still = [&]() -> Result<uint64_t> {
       std::vector<bool> now_in;
       FERRY_RETURN_IF_ERROR(cache->LookupAll(missing, &now_in));
-      uint64_t still = 0;
+      uint64_t left = 0;
       for (size_t j = 0; j < missing.size(); ++j)
-        if (!now_in[j]) still += missing[j].size;
-      if (still < need) room = cache->MakeRoom(o.cache_limit, still, &ev);
-    }
-    FERRY_RETURN_IF_ERROR(room);
+        if (!now_in[j]) left += missing[j].size;
+      return left;
+    };
+    FERRY_RETURN_IF_ERROR(
+        sync::MakeRoomForMissing(cache.get(), o.cache_limit, need, still, &ev));
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }

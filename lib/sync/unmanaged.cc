@@ -466,7 +466,23 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   report.files_cached = files.size() - need.size();
   if (o.cache_limit > 0 && !need.empty()) {
     EvictReport ev;
-    FERRY_RETURN_IF_ERROR(cache->MakeRoom(o.cache_limit, need_bytes, &ev));
+    // Files another sync fetched meanwhile: in the `listed` table and the
+    // cache. Not pinned (a view is pinned once all its hashes are known),
+    // they are marked used (Lookup), so that this eviction takes them last.
+    auto still = [&]() -> Result<uint64_t> {
+      uint64_t left = 0;
+      for (Entry* e : need) {
+        FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
+        if (got) {
+          FERRY_ASSIGN_OR_RETURN(got,
+                                 cache->Lookup(CacheKey{rk, e->hash, e->size}));
+        }
+        if (!got) left += e->size;
+      }
+      return left;
+    };
+    FERRY_RETURN_IF_ERROR(
+        MakeRoomForMissing(cache.get(), o.cache_limit, need_bytes, still, &ev));
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }
