@@ -59,6 +59,13 @@ Status CheckKey(std::string_view key) {
   return Status::OK();
 }
 
+// Why a listing takes no object from a FIFO, device or socket (as
+// ferry/walk.h says it).
+Status NotAFile(const FileInfo& info) {
+  return Status::NotSupported(std::string("not a regular file (") +
+                              FileTypeName(info.type) + ")");
+}
+
 class FileBackend : public Backend, public UnpublishedWriter {
  public:
   FileBackend(std::string root, std::string describe, Env* env)
@@ -80,8 +87,12 @@ class FileBackend : public Backend, public UnpublishedWriter {
     const std::string dir = PathOf(dir_key);
     auto info = env_->Stat(dir);
     if (!info.ok()) {
-      if (info.status().IsNotFound()) return Status::OK();  // nothing there
-      return info.status();
+      if (!info.status().IsNotFound()) return info.status();
+      // Nothing there, unless the URL names a dangling link: told, as a
+      // listed folder tells one.
+      if (prefix.empty() && options.problem && IsDanglingLink(root_))
+        options.problem("", Status::NotFound("dangling link"));
+      return Status::OK();
     }
     // A link out of the root, or a file where the prefix has a folder:
     // nothing here (options.problem told, so that gc does not read a tags
@@ -97,6 +108,11 @@ class FileBackend : public Backend, public UnpublishedWriter {
       if (!dir_key.empty() || !prefix.empty()) {
         if (options.problem && !dir_key.empty())
           options.problem(dir_key, Status::NotSupported("not a folder"));
+        return Status::OK();
+      }
+      // A FIFO, a device, a socket the URL names: told, never opened.
+      if (info->type != FileType::kRegular) {
+        if (options.problem) options.problem("", NotAFile(*info));
         return Status::OK();
       }
       return VisitFile("", options, visit);
@@ -270,6 +286,18 @@ class FileBackend : public Backend, public UnpublishedWriter {
     return real;
   }
 
+  // path (not there by stat) is a symbolic link: its folder has an entry
+  // by its name. The Env has no lstat; this runs only for a missing root.
+  bool IsDanglingLink(std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    auto children = env_->GetChildren(DirName(path));
+    if (!children.ok()) return false;
+    const std::string_view name = LastPart(path);
+    return std::any_of(
+        children->begin(), children->end(),
+        [&](const DirEntry& e) { return e.is_link && e.name == name; });
+  }
+
   // Before a write or delete of key: its folder (or the nearest existing
   // one above it) must be inside the root where it is on disk.
   Status CheckFolderInside(std::string_view key) {
@@ -402,8 +430,7 @@ class FileBackend : public Backend, public UnpublishedWriter {
           continue;
         }
         if (info->type != FileType::kRegular) {
-          skip(Status::NotSupported(std::string("not a regular file (") +
-                                    FileTypeName(info->type) + ")"));
+          skip(NotAFile(*info));
           continue;
         }
       }

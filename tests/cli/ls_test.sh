@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ferry ls on the file backend: one level and recursive, -l, --json, keys
 # with odd bytes, a URL naming one file, 10,000+ keys streamed, exit codes
-# (2 for a bad URL, 4 naming the path when the remote fails). S3 and HTTP:
+# (2 for a bad URL, 4 naming the path when the remote fails or the URL names
+# a FIFO or a dangling link). S3 and HTTP:
 # tests/integration/ls_s3_test.sh.
 set -euo pipefail
 FERRY=$1
@@ -60,6 +61,26 @@ expect_rc 2 "$FERRY" ls b --bwlimit 18014398509481985K
 # A remote that fails: IO error (4) naming the path.
 expect_rc 4 "$FERRY" ls "b/a.txt/below/"
 grep -q "a.txt/below" err.txt || { cat err.txt; fail "failure does not name the path"; }
+
+# A URL naming a FIFO or a dangling link: an error naming it (exit 4, as a
+# dangling link inside a listed folder), never a silent empty listing; the
+# FIFO is never opened (timeout: a read would block).
+mkfifo pipe
+ln -s nowhere dangling
+for url in pipe "file://$work/pipe" dangling "file://$work/dangling"; do
+  expect_rc 4 timeout 20 "$FERRY" ls "$url"
+  [ ! -s out.txt ] || fail "$url: listed $(cat out.txt)"
+  grep -q "^ferry: $url: .*\(FIFO\|dangling link\)" err.txt \
+    || { cat err.txt; fail "$url not named as a FIFO or dangling link"; }
+done
+expect_rc 4 timeout 20 "$FERRY" ls --json pipe
+/usr/bin/python3 - out.txt <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["entries"] == [] and d["failures"][0]["key"] == "pipe", d
+assert "FIFO" in d["failures"][0]["error"], d
+PY
+expect_rc 0 "$FERRY" ls missing   # nothing there: an empty listing, as before
 
 # 10,000+ keys stream out in key order (in memory when /dev/shm is there:
 # creating 10,500 files on a busy disk takes long).

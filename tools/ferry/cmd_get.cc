@@ -72,7 +72,7 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
       ListOptions lo;
       lo.problem = [&](const std::string& key, const Status& why) {
-        if (a.filters.Takes(key)) problems->Add(key, why);
+        if (a.filters.Takes(key)) problems->Add(key.empty() ? src : key, why);
       };
       FERRY_RETURN_IF_ERROR(backend->List("", lo, [&](const ObjectInfo& info) {
         if (info.is_prefix || !a.filters.Takes(info.key)) return Status::OK();

@@ -99,7 +99,13 @@ int RunLs(const LsArgs& a) {
   lo.recursive = a.recursive;
   SourceProblems problems(a.common.quiet);
   lo.problem = [&](const std::string& key, const Status& why) {
-    problems.Add(key, why);
+    // The URL itself (key ""), a FIFO or a dangling link: asked for by
+    // name, so a failure naming it, not a note.
+    if (key.empty()) {
+      problems.failures.emplace_back(a.url, why);
+    } else {
+      problems.Add(key, why);
+    }
   };
   Status s = (*backend)->List("", lo, print);
   // A URL naming one object (s3://bucket/data/file.bin) lists that object.

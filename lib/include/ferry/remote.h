@@ -86,8 +86,10 @@ struct ListOptions {
   // A file:// listing's entries that are no objects, by key, and the listing
   // goes on (the rules of ferry/walk.h): NotSupported for one skipped (a
   // FIFO, a device, a link to a folder), another error for one that cannot
-  // be read (a dangling link, an unreadable folder). Unset: skipped ones are
-  // left out silently and the first unreadable one fails the listing.
+  // be read (a dangling link, an unreadable folder). The key is "" when the
+  // URL itself names such an entry (a FIFO, a dangling link). Unset: skipped
+  // ones are left out silently and the first unreadable one fails the
+  // listing.
   std::function<void(const std::string& key, const Status& why)> problem;
 };
 

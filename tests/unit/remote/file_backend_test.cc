@@ -3,6 +3,8 @@
 #include "remote/file_backend.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <vector>
@@ -113,6 +115,48 @@ TEST(FileBackendTest, UrlNamingOneFileIsItsObject) {
   Sink sink;
   ASSERT_TRUE(b->Read("", {1, 3}, {}, &sink).ok());
   EXPECT_EQ(sink.out, "234");
+}
+
+// A URL naming a FIFO or a dangling link is told to the listing's problem
+// callback under the key "", as the same entry inside a listed folder is
+// told under its key; the FIFO is never opened (this would hang if it were).
+TEST(FileBackendTest, UrlNamingAFifoOrADanglingLinkIsAProblem) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  ASSERT_EQ(::mkfifo(dir.Join("fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("nowhere", dir.Join("dangling").c_str()), 0);
+  for (bool recursive : {true, false}) {
+    for (const char* name : {"fifo", "dangling", "dangling/", "missing"}) {
+      auto b = NewFileBackend(dir.Join(name), name, env);
+      std::vector<std::pair<std::string, Status>> told;
+      ListOptions o;
+      o.recursive = recursive;
+      o.problem = [&](const std::string& key, const Status& why) {
+        told.emplace_back(key, why);
+      };
+      int visited = 0;
+      ASSERT_TRUE(b->List("", o, [&](const ObjectInfo&) {
+                     ++visited;
+                     return Status::OK();
+                   }).ok());
+      EXPECT_EQ(visited, 0) << name;
+      if (std::string_view(name) == "missing") {  // nothing there: no problem
+        EXPECT_TRUE(told.empty()) << name;
+        continue;
+      }
+      ASSERT_EQ(told.size(), 1u) << name;
+      EXPECT_EQ(told[0].first, "") << name;
+      if (std::string_view(name) == "fifo") {
+        EXPECT_TRUE(told[0].second.code() == Status::Code::kNotSupported)
+            << told[0].second.ToString();
+        EXPECT_NE(told[0].second.ToString().find("FIFO"), std::string::npos);
+      } else {
+        EXPECT_TRUE(told[0].second.IsNotFound()) << told[0].second.ToString();
+        EXPECT_NE(told[0].second.ToString().find("dangling link"),
+                  std::string::npos);
+      }
+    }
+  }
 }
 
 TEST(FileBackendTest, MissingRootIsAnEmptyBucketUntilWritten) {
