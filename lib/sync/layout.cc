@@ -33,6 +33,30 @@ std::string Where(Backend* backend, std::string_view key) {
   return JoinPath(backend->Describe(), key);
 }
 
+// A key a read found no object at: FailedPrecondition when a listing of
+// its folder shows something there all the same (told as a problem — a
+// FIFO, a device, a link out of the folder or a dangling one, the folder
+// itself unreadable as one — or a folder of keys by its name).
+Status CheckNothingAt(Backend* backend, const std::string& key) {
+  if (!backend->caps().listing) return Status::OK();
+  const std::string dir = key.substr(0, key.rfind('/'));
+  std::string why;
+  ListOptions lo;
+  lo.recursive = false;
+  lo.problem = [&](const std::string& k, const Status& s) {
+    if (why.empty() && (k == key || k == dir)) why = std::string(s.message());
+  };
+  FERRY_RETURN_IF_ERROR(backend->List(key, lo, [&](const ObjectInfo& o) {
+    if (why.empty() && o.is_prefix && o.key == key + "/") why = "a folder";
+    return Status::OK();
+  }));
+  if (why.empty()) return Status::OK();
+  return Status::FailedPrecondition(
+      Where(backend, key), "is there but cannot be read as a ref (" + why +
+                               "): nothing written; restore it, or remove it "
+                               "to start a new history");
+}
+
 }  // namespace
 
 bool ParseHashHex(std::string_view hex, Hash128* hash) {
@@ -136,12 +160,16 @@ Result<ObjectInfo> WriteObject(Backend* backend, std::string_view key,
   return backend->Write(key, &source, options);
 }
 
-Result<Ref> ReadRef(Backend* backend, std::string_view ref) {
+Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
   FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
-  FERRY_ASSIGN_OR_RETURN(SmallObject got,
-                         backend->ReadIfChanged(key, "", kMaxRefBytes));
-  FERRY_ASSIGN_OR_RETURN(Hash128 id, ParseRef(got.bytes, Where(backend, key)));
-  return Ref{id, got.etag};
+  auto got = backend->ReadIfChanged(key, "", kMaxRefBytes);
+  if (!got.ok()) {
+    if (strict && got.status().IsNotFound())
+      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, key));
+    return got.status();
+  }
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, ParseRef(got->bytes, Where(backend, key)));
+  return Ref{id, got->etag};
 }
 
 Result<std::string> FetchManifest(Backend* backend, const Hash128& id) {

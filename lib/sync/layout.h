@@ -75,8 +75,14 @@ struct Ref {
 // Reads a ref: NotFound when the remote has no such ref (a remote never
 // published to, for HEAD), Corruption when it does not hold an id. The ETag
 // belongs to the bytes read (the read is conditional where the backend can,
-// else checked by a second Stat).
-Result<Ref> ReadRef(Backend* backend, std::string_view ref);
+// else checked by a second Stat). strict (publish): a ref that is there but
+// cannot be read as an object — on file://, a FIFO, a device, a folder, a
+// link out of the bucket or a dangling one; keys below it — is
+// FailedPrecondition naming it, never NotFound (a writer would start a new
+// history over it). Told by a one-level listing, only when the read found
+// nothing; never opened.
+Result<Ref> ReadRef(Backend* backend, std::string_view ref,
+                    bool strict = false);
 
 // The whole manifest `id`, its bytes checked against the id (Corruption
 // naming the key if they differ, NotFound if there is no such manifest).

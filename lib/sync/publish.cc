@@ -72,7 +72,9 @@ class ContentDigest {
 
 Result<Parent> LoadParent(Backend* backend, bool mirror) {
   Parent p;
-  auto ref = sync::ReadRef(backend, sync::kHead);
+  // strict: a HEAD that is there but cannot be read (a file:// HEAD that
+  // is a FIFO, a folder, a link out of the bucket) is no first version.
+  auto ref = sync::ReadRef(backend, sync::kHead, /*strict=*/true);
   if (!ref.ok()) {
     if (ref.status().IsNotFound()) return p;  // the first version
     return ref.status();

@@ -3,7 +3,8 @@
 # unchanged republish that reads no file, hostile trees (FIFO, links out of
 # the tree, a newline in a name, ferry's own working files), --dry-run writes
 # nothing, a HEAD naming a missing or corrupt manifest (exit 4 / 3, nothing
-# overwritten), two publisher processes racing (the loser exits 4 naming both
+# overwritten) or that cannot be read (a FIFO, a folder, a link out: exit
+# 4, nothing written), two publisher processes racing (the loser exits 4 naming both
 # versions), gc. S3: tests/integration/publish_s3_test.sh.
 set -euo pipefail
 FERRY=$1
@@ -93,6 +94,28 @@ expect_rc 3 "$FERRY" publish src broken
 [ "$(listing broken)" = "$before" ] || fail "a publish onto a corrupt HEAD wrote"
 [ "$(cat broken/.ferry/refs/HEAD)" = "$v2" ] || fail "HEAD overwritten"
 expect_rc 3 "$FERRY" log broken
+
+# A HEAD that is there but cannot be read (a FIFO, a folder, a link out of
+# the bucket): refused (exit 4) naming it, nothing written, HEAD left as it
+# is, the FIFO never opened (timeout); read as missing, it began a new
+# history over it.
+cp saved "broken/.ferry/manifests/$v2"
+for kind in fifo folder link; do
+  rm broken/.ferry/refs/HEAD
+  case $kind in
+    fifo) mkfifo broken/.ferry/refs/HEAD ;;
+    folder) mkdir broken/.ferry/refs/HEAD ;;
+    link) ln -s "$work/saved" broken/.ferry/refs/HEAD ;;
+  esac
+  before=$(listing broken; ls -l broken/.ferry/refs)
+  expect_rc 4 timeout 60 "$FERRY" publish src broken
+  grep -q "broken/.ferry/refs/HEAD: is there but cannot be read" err.txt \
+    || fail "$kind HEAD: $(cat err.txt)"
+  [ "$(listing broken; ls -l broken/.ferry/refs)" = "$before" ] \
+    || fail "a publish onto a $kind HEAD wrote"
+  rm -r broken/.ferry/refs/HEAD
+  echo "$v2" > broken/.ferry/refs/HEAD
+done
 
 # Two publishers: A stops before its HEAD write (after its manifest), B
 # publishes meanwhile; A then loses with exit 4 naming both versions.

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -343,6 +344,65 @@ TEST_F(PublishTest, AHeadNamingAMissingOrCorruptManifestIsRefused) {
   EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
   EXPECT_EQ(Keys(), keys);
   EXPECT_EQ(Head(), v1.id);
+}
+
+// A HEAD that is there but cannot be read — a file:// HEAD that became a
+// FIFO, a folder, a device, a link out of the bucket or a dangling one — is
+// no first version: publish refuses, writes nothing (no object, manifest or
+// ref) and never opens the FIFO. Read as missing, it started a new history
+// over it.
+TEST_F(PublishTest, PublishRefusesWhileHeadCannotBeRead) {
+  Write("a", "1");
+  PublishReport v1 = Publish();
+  Write("b", "2");  // a new object and a new version, were it published
+  const std::string head = dir_.Join("bucket/.ferry/refs/HEAD");
+  const std::string outside = dir_.Join("outside-head");
+  test::WriteFile(Env::Default(), outside,
+                  test::ReadFile(Env::Default(), head));
+  ASSERT_OK(Env::Default()->RenameFile(head, head + ".kept"));
+  auto keys_now = [&] {  // every key (HEAD itself, told as a problem, not)
+    std::vector<std::string> keys;
+    ListOptions lo;
+    lo.problem = [](const std::string&, const Status&) {};
+    EXPECT_OK(backend_->List("", lo, [&](const ObjectInfo& i) {
+      keys.push_back(i.key);
+      return Status::OK();
+    }));
+    return keys;
+  };
+  auto refused = [&](const std::string& what, mode_t type) {
+    auto keys = keys_now();
+    auto r = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_TRUE(r.status().IsFailedPrecondition())
+        << what << ": " << r.status().ToString();
+    EXPECT_NE(r.status().ToString().find("bucket/.ferry/refs/HEAD"),
+              std::string::npos)
+        << r.status().ToString();
+    EXPECT_EQ(keys_now(), keys) << what;
+    struct stat st;
+    ASSERT_EQ(::lstat(head.c_str(), &st), 0) << what;
+    EXPECT_EQ(st.st_mode & S_IFMT, type) << what << ": HEAD replaced";
+    if (::rmdir(head.c_str()) != 0) ASSERT_OK(Env::Default()->RemoveFile(head));
+  };
+  ASSERT_EQ(::mkfifo(head.c_str(), 0644), 0);
+  refused("a FIFO", S_IFIFO);
+  ASSERT_OK(Env::Default()->CreateDirs(head));
+  refused("a folder", S_IFDIR);
+  ASSERT_EQ(::symlink(outside.c_str(), head.c_str()), 0);
+  refused("a link out of the bucket", S_IFLNK);
+  ASSERT_EQ(::symlink("nowhere", head.c_str()), 0);
+  refused("a dangling link", S_IFLNK);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::mknod(head.c_str(), S_IFCHR | 0644, ::makedev(1, 3)), 0);
+    refused("a device", S_IFCHR);
+  }
+  // HEAD readable again: the next version has v1 as its parent.
+  ASSERT_OK(Env::Default()->RenameFile(head + ".kept", head));
+  PublishReport v2 = Publish();
+  EXPECT_TRUE(v2.has_parent);
+  EXPECT_EQ(v2.parent, v1.id);
+  EXPECT_EQ(Head(), v2.id);
 }
 
 TEST_F(PublishTest, MirrorWritesFilesAtTheirPathsAndDropsOnlyItsOwn) {
