@@ -4,37 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ferry/text.h"
+
 namespace ferry {
-namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong
-// forms, no surrogates, nothing above U+10FFFF), or 0.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const unsigned char c = s[i];
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char b = s[i + k];
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-  }
-  return n;
-}
-
-}  // namespace
 
 std::string JsonWriter::Escape(std::string_view s) {
   std::string out;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Odd file names in ferry's outputs: JSON stays valid UTF-8 that Python's
-# json.load reads (non-UTF-8 bytes as "\udcXX", back with os.fsencode), and
+# json.load reads (non-UTF-8 bytes as "\udcXX", back with os.fsencode),
 # names with a line break get the escaped hash line, which xxhsum 0.8.1
-# cannot read (README says so; ferry warns).
+# cannot read (README says so; ferry warns), and messages naming them stay
+# one line each (\xHH for a line break and bytes that are not UTF-8).
 set -euo pipefail
 FERRY=$1 XXHSUM=$2 SAMPLES=$3
 source "$(dirname "$0")/testlib.sh"
@@ -71,4 +72,67 @@ grep -q "holds a line break.*xxhsum 0.8.1 -c does not" err.txt || fail "no warni
 expect_rc 0 "$FERRY" hash --check nl.xxh
 grep -q 'new' out.txt || fail "escaped line not checked"
 expect_rc 1 "$XXHSUM" -c nl.xxh  # the documented difference
+# Messages naming such files stay one line each, every byte visible: a line
+# break and bytes that are not UTF-8 as \xHH (README "Options every command
+# takes"), on stderr and in verify's problem lines; --json keeps the bytes
+# (as "\udcXX", back with os.fsencode).
+mkdir odd
+printf 'x' > odd/$'nl\nname'
+printf 'y' > odd/$'bad\xffname'
+ln -s nowhere odd/$'dang\nling\xfe'
+mkfifo odd/$'fi\nfo\xfd'
+one_line_each() {  # FILE LINES: LINES lines, each strict UTF-8, no control byte
+  /usr/bin/python3 - "$1" "$2" <<'PY' || fail "$1 is not one line per message: $(cat -A "$1")"
+import sys
+raw = open(sys.argv[1], "rb").read()
+assert raw.endswith(b"\n"), raw
+lines = raw[:-1].split(b"\n")
+assert len(lines) == int(sys.argv[2]), lines
+for line in lines:
+    line.decode("utf-8")  # strict
+    assert not any(c < 0x20 or c == 0x7f for c in line), line
+PY
+}
+says() { grep -qF -- "$1" "${2:-err.txt}" || fail "no line '$1' in: $(cat -A "${2:-err.txt}")"; }
+expect_rc 4 "$FERRY" ls -R odd
+one_line_each err.txt 2
+says 'ferry: dang\x0aling\xfe: NotFound: dangling link'
+says 'ferry: fi\x0afo\xfd: skipped: not a regular file (FIFO)'
+expect_rc 4 "$FERRY" ls --json -R odd
+/usr/bin/python3 - <<'PY'
+import json, os
+d = json.load(open("out.txt", encoding="utf-8"))
+keys = sorted(os.fsencode(e["key"]) for e in d["entries"])
+assert keys == [b"bad\xffname", b"nl\nname"], keys
+assert [os.fsencode(f["key"]) for f in d["failures"]] == [b"dang\nling\xfe"], d
+PY
+expect_rc 1 "$FERRY" hash odd
+one_line_each err.txt 3
+says 'ferry: NotFound: odd/dang\x0aling\xfe: dangling link'
+says 'ferry: warning: odd/nl\x0aname holds a line break'
+expect_rc 4 "$FERRY" put -R --json odd "file://$work/oddput"
+one_line_each err.txt 2
+json_loads out.txt
+expect_rc 4 "$FERRY" publish odd "file://$work/oddpub"
+one_line_each err.txt 1
+says 'ferry: IOError: odd/dang\x0aling\xfe: dangling link: nothing published'
+rm odd/$'dang\nling\xfe' odd/$'fi\nfo\xfd'
+expect_rc 0 "$FERRY" publish odd "file://$work/oddpub"
+expect_rc 0 "$FERRY" sync "file://$work/oddpub" oddview --cache "$work/oddcache"
+obj=$(readlink -f oddview/$'bad\xffname')
+chmod u+w "$obj" && printf 'Y' > "$obj"
+expect_rc 3 "$FERRY" sync --check oddview
+one_line_each err.txt 1
+says 'ferry: bad\xffname: XXH3-128 '
+expect_rc 3 "$FERRY" sync --check --json oddview
+/usr/bin/python3 - <<'PY'
+import json, os
+d = json.load(open("out.txt", encoding="utf-8"))
+assert [os.fsencode(p["path"]) for p in d["problems"]] == [b"bad\xffname"], d
+PY
+(cd odd && "$FERRY" hash * > ../odd.xxh 2> /dev/null)
+printf 'Y' > odd/$'bad\xffname'
+expect_rc 3 "$FERRY" verify odd --hashes odd.xxh
+one_line_each out.txt 1
+says 'bad\xffname: hash: XXH3-128 ' out.txt
 echo "cli names: all checks passed"

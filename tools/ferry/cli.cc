@@ -72,7 +72,8 @@ int FinishStdout(int rc) {
 }
 
 int Fail(const Status& s) {
-  std::fprintf(stderr, "ferry: %s\n", RedactUrls(s.ToString()).c_str());
+  std::fprintf(stderr, "ferry: %s\n",
+               Printable(RedactUrls(s.ToString())).c_str());
   return ExitCodeFor(s);
 }
 

@@ -11,6 +11,7 @@
 
 #include "ferry/result.h"
 #include "ferry/status.h"
+#include "ferry/text.h"
 
 namespace ferry::cli {
 
@@ -60,7 +61,9 @@ CLI::Option* AddUintOption(CLI::App* cmd, const std::string& flags, T* value,
       ->default_str(std::to_string(*value));
 }
 
-// Prints "ferry: <status>" on stderr and returns its exit code.
+// Prints "ferry: <status>" on stderr and returns its exit code. Every line
+// for a person that holds a name goes through Printable (ferry/text.h): a
+// file name with a line break or bytes that are not UTF-8 stays one line.
 int Fail(const Status& s);
 
 // Flushes and closes stdout; a write error there (a full disk, a closed

@@ -42,16 +42,16 @@ int RunConvert(const ConvertArgs& a) {
     using O = ConvertItem::Outcome;
     if (item.outcome == O::kFailed) {
       if (!a.common.json) {
-        std::fprintf(stderr, "ferry: %s: %s\n", item.input.c_str(),
-                     item.error.ToString().c_str());
+        std::fprintf(stderr, "ferry: %s: %s\n", Printable(item.input).c_str(),
+                     Printable(item.error.ToString()).c_str());
       }
       failures.push_back(item);
     } else if (item.outcome == O::kSkipped && !a.common.json &&
                a.common.verbose) {
-      std::fprintf(stderr, "%s: skipped: %s\n", item.input.c_str(),
-                   std::string(item.error.message()).c_str());
+      std::fprintf(stderr, "%s: skipped: %s\n", Printable(item.input).c_str(),
+                   Printable(item.error.message()).c_str());
     } else if (a.common.verbose && !a.common.json) {
-      std::fprintf(stderr, "%s: %s\n", item.input.c_str(),
+      std::fprintf(stderr, "%s: %s\n", Printable(item.input).c_str(),
                    OutcomeName(item.outcome));
     } else if (a.dry_run && item.outcome == O::kWouldConvert &&
                !a.common.json) {

@@ -53,12 +53,14 @@ int RunHash(const HashArgs& a) {
     if (e.status.code() == Status::Code::kNotSupported) {
       // Not a file (a FIFO, a device, a link to a folder): said, not failed.
       if (!a.common.quiet && !a.common.json) {
-        std::fprintf(stderr, "ferry: %s: skipped: %s\n", e.path.c_str(),
-                     std::string(e.status.message()).c_str());
+        std::fprintf(stderr, "ferry: %s: skipped: %s\n",
+                     Printable(e.path).c_str(),
+                     Printable(e.status.message()).c_str());
       }
       skipped.push_back(e);
     } else if (!e.status.ok()) {
-      std::fprintf(stderr, "ferry: %s\n", e.status.ToString().c_str());
+      std::fprintf(stderr, "ferry: %s\n",
+                   Printable(e.status.ToString()).c_str());
       failures.push_back(e);
     } else if (a.common.json) {
       json.BeginObject()
@@ -75,7 +77,7 @@ int RunHash(const HashArgs& a) {
                      "ferry: warning: %s holds a line break: its line is "
                      "written escaped (GNU form), which ferry hash --check "
                      "reads but xxhsum 0.8.1 -c does not\n",
-                     JsonWriter::Escape(e.path).c_str());
+                     Printable(e.path).c_str());
       }
       std::string line = FormatHashLine(e.hash, e.path);
       std::fwrite(line.data(), 1, line.size(), stdout);
@@ -156,17 +158,20 @@ int RunCheck(const HashArgs& a) {
               std::printf("%s: FAILED\n", e.path.c_str());
               break;
             default:
-              std::fprintf(stderr, "ferry: %s\n", e.detail.ToString().c_str());
+              std::fprintf(stderr, "ferry: %s\n",
+                           Printable(e.detail.ToString()).c_str());
               std::printf("%s: FAILED open or read\n", e.path.c_str());
           }
         },
         [&](uint64_t line_no, std::string_view) {
           std::fprintf(stderr,
                        "ferry: %s:%llu: improperly formatted hash line\n",
-                       list.c_str(), static_cast<unsigned long long>(line_no));
+                       Printable(list).c_str(),
+                       static_cast<unsigned long long>(line_no));
         });
     if (!summary.ok()) {
-      std::fprintf(stderr, "ferry: %s\n", summary.status().ToString().c_str());
+      std::fprintf(stderr, "ferry: %s\n",
+                   Printable(summary.status().ToString()).c_str());
       io_failure = true;
       continue;
     }
@@ -177,7 +182,7 @@ int RunCheck(const HashArgs& a) {
     if (summary->ok + summary->mismatched + summary->missing == 0) {
       std::fprintf(stderr,
                    "ferry: %s: no properly formatted hash lines found\n",
-                   list.c_str());
+                   Printable(list).c_str());
       no_hash_lines = true;  // as xxhsum -c: exit 1
     }
   }

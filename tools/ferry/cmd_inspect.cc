@@ -53,7 +53,8 @@ int RunInspect(const InspectArgs& a) {
     return kExitOk;
   }
   if (rep->kind == "unknown") {
-    std::fprintf(stderr, "ferry: %s: %s\n", a.path.c_str(), rep->error.c_str());
+    std::fprintf(stderr, "ferry: %s: %s\n", Printable(a.path).c_str(),
+                 Printable(rep->error).c_str());
     return kExitUsage;
   }
   if (rep->kind == "image") return PrintImage(a, *rep);

@@ -20,24 +20,6 @@ struct LsArgs {
   bool long_format = false, recursive = false;
 };
 
-// A key on one line: control bytes as \xHH and '\' doubled, so a key with a
-// line break cannot pass for two.
-std::string Printable(std::string_view key) {
-  std::string out;
-  for (unsigned char c : key) {
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 std::string IsoTime(int64_t ns) {
   if (ns <= 0) return "-";
   std::time_t t = static_cast<std::time_t>(ns / 1000000000);
@@ -156,7 +138,8 @@ Runner RegisterLs(CLI::App* app) {
       "(UTC), ETag\n"
       "  ferry ls --json -R file:///srv/shards    # JSON on stdout\n"
       "  ferry ls --endpoint-url http://127.0.0.1:9000 s3://bucket/\n"
-      "Keys are relative to the URL; control bytes print as \\xHH.\n"
+      "Keys are relative to the URL; control bytes and bytes that are not "
+      "UTF-8 print as \\xHH, '\\' as \\\\.\n"
       "Exit 0 when listed, 2 for a bad URL or option, 4 when the remote "
       "failed (the message names the bucket or key).");
   cmd->add_option("url", a->url, "s3://bucket/prefix, file:///path or a path")

@@ -182,19 +182,19 @@ int RunPack(const PackArgs& a) {
     std::fprintf(stderr,
                  "ferry pack --merge: %s is merged already (no plan; its "
                  "dataset.json lists %llu records): nothing to do\n",
-                 a.out.c_str(), (unsigned long long)sum->records);
+                 Printable(a.out).c_str(), (unsigned long long)sum->records);
     return kExitOk;
   }
   if (!a.common.json) {
     if (a.common.verbose) {
       for (const PackFailure& f : sum->skipped) {
-        std::fprintf(stderr, "%s: skipped: %s\n", f.input.c_str(),
-                     std::string(f.error.message()).c_str());
+        std::fprintf(stderr, "%s: skipped: %s\n", Printable(f.input).c_str(),
+                     Printable(f.error.message()).c_str());
       }
     }
     for (const PackFailure& f : sum->failed) {
-      std::fprintf(stderr, "ferry: %s: %s\n", f.input.c_str(),
-                   f.error.ToString().c_str());
+      std::fprintf(stderr, "ferry: %s: %s\n", Printable(f.input).c_str(),
+                   Printable(f.error.ToString()).c_str());
     }
   }
   if (a.common.json) {

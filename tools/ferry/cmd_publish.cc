@@ -142,7 +142,7 @@ void PrintText(const PublishArgs& a, const PublishReport& r) {
                  "ferry: note: %s does not promise conditional writes: HEAD "
                  "was checked just before it was written (a publisher "
                  "racing within that moment could still be overwritten)\n",
-                 a.url.c_str());
+                 Printable(a.url).c_str());
 }
 
 int RunPublish(PublishArgs& a) {
@@ -156,7 +156,7 @@ int RunPublish(PublishArgs& a) {
   o.transfer = TransferOptionsFrom(a.remote, false);
   const bool quiet = a.common.quiet || a.common.json;
   o.note = [quiet](std::string_view msg) {
-    if (!quiet) std::fprintf(stderr, "ferry: %s\n", std::string(msg).c_str());
+    if (!quiet) std::fprintf(stderr, "ferry: %s\n", Printable(msg).c_str());
   };
   o.before_ref_write = TestPause;
   // As put -R: the --include/--exclude order rules (the scan itself skips

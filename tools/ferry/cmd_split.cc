@@ -67,14 +67,14 @@ int RunSplit(const SplitCmdArgs& a) {
   // with -v. Unreadable entries fail the run (exit 1) after the rest is done.
   if (a.common.verbose && !a.common.json) {
     for (const WalkProblem& p : tree.skipped) {
-      std::fprintf(stderr, "%s: skipped: %s\n", p.path.c_str(),
-                   std::string(p.status.message()).c_str());
+      std::fprintf(stderr, "%s: skipped: %s\n", Printable(p.path).c_str(),
+                   Printable(p.status.message()).c_str());
     }
   }
   if (!a.common.json) {
     for (const WalkProblem& p : tree.failed) {
-      std::fprintf(stderr, "ferry: %s: %s\n", p.path.c_str(),
-                   p.status.ToString().c_str());
+      std::fprintf(stderr, "ferry: %s: %s\n", Printable(p.path).c_str(),
+                   Printable(p.status.ToString()).c_str());
     }
   }
   const std::vector<SplitItem>* items = &tree.items;
@@ -109,8 +109,8 @@ int RunSplit(const SplitCmdArgs& a) {
                  r->leaks.size());
     std::fprintf(stderr, " (see split.json), e.g.:\n");
     for (size_t i : r->leaks[0].items) {
-      std::fprintf(stderr, "  %s (%s)\n", (*items)[i].path.c_str(),
-                   r->names[r->assignment[i]].c_str());
+      std::fprintf(stderr, "  %s (%s)\n", Printable((*items)[i].path).c_str(),
+                   Printable(r->names[r->assignment[i]]).c_str());
     }
   }
   if (a.common.json) {

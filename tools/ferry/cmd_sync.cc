@@ -127,7 +127,8 @@ int RunCheck(const SyncArgs& a) {
   auto r = CheckView(a.args[0], Env::Default());
   if (!r.ok()) return Fail(r.status());
   for (const auto& [path, why] : r->problems)
-    std::fprintf(stderr, "ferry: %s: %s\n", path.c_str(), why.c_str());
+    std::fprintf(stderr, "ferry: %s: %s\n", Printable(path).c_str(),
+                 Printable(why).c_str());
   if (a.common.json) {
     JsonWriter w(stdout);
     w.BeginObject()
@@ -397,10 +398,11 @@ int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
   auto r = Sync(o, Env::Default());
   if (!r.ok()) return Fail(r.status());
   for (const std::string& w : r->warnings)
-    std::fprintf(stderr, "ferry: warning: %s\n", w.c_str());
+    std::fprintf(stderr, "ferry: warning: %s\n", Printable(w).c_str());
   int rc = ReportFailures(r->failures);
   if (!r->failures.empty())
-    std::fprintf(stderr, "ferry: %s left as it was\n", o.dest.c_str());
+    std::fprintf(stderr, "ferry: %s left as it was\n",
+                 Printable(o.dest).c_str());
   for (const auto& [folder, extras] : r->kept_old_views) {
     std::string some;
     for (size_t i = 0; i < extras.size() && i < 5; ++i)
@@ -409,7 +411,8 @@ int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
     std::fprintf(stderr,
                  "ferry: warning: %s: the old view held %zu file(s) ferry did "
                  "not place (%s): kept, moved to %s\n",
-                 o.dest.c_str(), extras.size(), some.c_str(), folder.c_str());
+                 Printable(o.dest).c_str(), extras.size(),
+                 Printable(some).c_str(), Printable(folder).c_str());
   }
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

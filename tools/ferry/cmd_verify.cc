@@ -72,7 +72,8 @@ int RunVerify(const VerifyArgs& a) {
                    std::to_string(p.offset);
         std::printf("%s%s: %s: %s\n",
                     list == &rep->warnings ? "warning (declared): " : "",
-                    where.c_str(), p.what.c_str(), p.detail.c_str());
+                    Printable(where).c_str(), p.what.c_str(),
+                    Printable(p.detail).c_str());
       }
     }
     if (!a.common.quiet) {

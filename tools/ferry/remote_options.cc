@@ -40,8 +40,7 @@ void AddSizeOption(CLI::App* cmd, const std::string& flag, uint64_t* value,
 }
 
 void PrintRequestLine(std::string_view line) {
-  std::fprintf(stderr, "ferry: %.*s\n", static_cast<int>(line.size()),
-               line.data());
+  std::fprintf(stderr, "ferry: %s\n", Printable(line).c_str());
 }
 
 }  // namespace

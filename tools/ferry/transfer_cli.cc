@@ -140,8 +140,9 @@ void SourceProblems::Add(const std::string& path, const Status& why) {
   if (why.code() != Status::Code::kNotSupported) {
     failures.emplace_back(path, why);
   } else if (!quiet) {
-    std::fprintf(stderr, "ferry: %s: skipped: %s\n", RedactUrls(path).c_str(),
-                 std::string(why.message()).c_str());
+    std::fprintf(stderr, "ferry: %s: skipped: %s\n",
+                 Printable(RedactUrls(path)).c_str(),
+                 Printable(why.message()).c_str());
   }
 }
 
@@ -168,8 +169,8 @@ int ReportFailures(
     const std::vector<std::pair<std::string, Status>>& failures) {
   int rc = kExitOk;
   for (const auto& [key, s] : failures) {
-    std::fprintf(stderr, "ferry: %s: %s\n", RedactUrls(key).c_str(),
-                 RedactUrls(s.ToString()).c_str());
+    std::fprintf(stderr, "ferry: %s: %s\n", Printable(RedactUrls(key)).c_str(),
+                 Printable(RedactUrls(s.ToString())).c_str());
     int code = ExitCodeFor(s);
     if (code == kExitUsage) code = kExitIo;  // a failed item, not a bad flag
     if (code == kExitIntegrity || rc != kExitIntegrity) rc = code;

@@ -17,6 +17,7 @@
 #include "ferry/result.h"
 #include "ferry/split.h"
 #include "ferry/status.h"
+#include "ferry/text.h"
 #include "ferry/verify.h"
 #include "ferry/version.h"
 
