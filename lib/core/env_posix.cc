@@ -17,15 +17,6 @@
 namespace ferry {
 namespace {
 
-// ELOOP from an O_NOFOLLOW open: strerror's "Too many levels of symbolic
-// links" says nothing useful.
-Status LockOpenError(const std::string& path, int err) {
-  if (err == ELOOP)
-    return Status::FailedPrecondition(
-        path, "is a symbolic link, not a lock file: remove it");
-  return PosixError(path, err);
-}
-
 class PosixSequentialFile final : public SequentialFile {
  public:
   PosixSequentialFile(std::string path, int fd)
@@ -353,7 +344,7 @@ class PosixEnv final : public Env {
     int fd =
         ::open(path.c_str(),
                O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-    if (fd < 0) return LockOpenError(path, errno);
+    if (fd < 0) return LockFileError(path, errno);
     // flock locks belong to the open file description, so two handles in
     // one process exclude each other too (fcntl locks would not).
     while (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {

@@ -1,5 +1,6 @@
 #include "ferry/status.h"
 
+#include <cerrno>
 #include <cstring>
 
 namespace ferry {
@@ -69,6 +70,16 @@ Status PosixError(std::string_view context, int err) {
   const char* msg = strerror_r(err, buf, sizeof(buf));
   if (err == ENOENT) return Status::NotFound(context, msg);
   return Status::IOError(context, msg);
+}
+
+Status LockFileError(const std::string& path, int err) {
+  const char* what = err == ELOOP    ? "a symbolic link"
+                     : err == ENXIO  ? "a socket"
+                     : err == EISDIR ? "a folder"
+                                     : nullptr;
+  if (what == nullptr) return PosixError(path, err);
+  return Status::FailedPrecondition(
+      path, std::string("is ") + what + ", not a lock file: remove it");
 }
 
 }  // namespace ferry

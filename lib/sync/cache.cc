@@ -74,13 +74,16 @@ Status AddStampColumns(Db* db) {
   return s;
 }
 
-// SQLite opens these names itself. Anything but a regular file there holds
-// no index: a FIFO hung every sync (SQLite's open waited for a writer), a
-// device or socket failed every one ("disk I/O error"), and a symbolic link
-// had SQLite write where it points. Such a name is removed (the object
-// files stay; a lookup indexes them again); a folder, which may hold
-// someone's files, is an error naming it.
-Status ClearIndexNames(Env* env, const std::string& db_path) {
+// SQLite opens these names itself. Anything but a regular file at the
+// journal's, WAL's or shared memory's name holds no index: a FIFO hung every
+// sync (SQLite's open waited for a writer), a device or socket failed every
+// one ("disk I/O error"), a link had SQLite write where it points. Such a
+// name is removed (told in *removed); so is a FIFO, device or socket at the
+// index's own name (the object files stay; a lookup indexes them again). A
+// link there may lead to a real index (its pins): an error naming it, as a
+// folder (which may hold someone's files) is.
+Status ClearIndexNames(Env* env, const std::string& db_path,
+                       std::vector<std::string>* removed) {
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
     const std::string p = db_path + suffix;
     FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(p));
@@ -88,10 +91,26 @@ Status ClearIndexNames(Env* env, const std::string& db_path) {
     if (kind == PathKind::kDir)
       return Status::FailedPrecondition(
           p, "is a folder where the cache's index belongs; remove it");
+    if (kind == PathKind::kLink && *suffix == '\0')
+      return Status::FailedPrecondition(
+          p,
+          "is a symbolic link; the cache's index must be a file in the cache: "
+          "move the index back, or remove the link to start an empty one");
     Status s = env->RemoveFile(p);
     if (!s.ok() && !s.IsNotFound()) return s;
+    if (removed) removed->push_back(p);
   }
   return Status::OK();
+}
+
+// Every name of the index a regular file or missing: what a dry run, which
+// removes nothing, may open.
+Result<bool> IndexNamesAreFiles(const std::string& db_path) {
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+    FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(db_path + suffix));
+    if (kind != PathKind::kMissing && kind != PathKind::kFile) return false;
+  }
+  return true;
 }
 
 Result<std::unique_ptr<Db>> OpenIndex(const std::string& path, bool durable) {
@@ -119,12 +138,14 @@ Result<bool> SetDamagedIndexAside(Env* env, const std::string& cache_dir) {
   FERRY_ASSIGN_OR_RETURN(auto lock,
                          env->LockFile(JoinPath(cache_dir, "lock"), true));
   const std::string path = IndexPath(cache_dir);
-  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, path));
+  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, path, nullptr));
   {
+    // integrity_check, not quick_check: an index (objects_lru) that
+    // disagrees with its table passed the quick one, and every sync failed.
     auto db = OpenIndex(path, /*durable=*/false);
     Status s = db.status();
     if (db.ok()) {
-      auto st = (*db)->Prepare("PRAGMA quick_check");
+      auto st = (*db)->Prepare("PRAGMA integrity_check(1)");
       s = st.status();
       if (st.ok()) {
         auto row = st->Step();
@@ -136,11 +157,47 @@ Result<bool> SetDamagedIndexAside(Env* env, const std::string& cache_dir) {
     if (s.ok()) return false;  // another process set it aside already
     if (!s.IsCorruption()) return s;
   }
-  // The WAL and shared memory go with it: they belong to that database.
+  // The WAL and shared memory go with it (first: a WAL left beside a new
+  // index would be read into it); an older damaged index makes room.
   for (const char* suffix : {"-wal", "-shm", ""}) {
-    Status s = env->RenameFile(path + suffix, path + ".damaged" + suffix);
+    const std::string aside = path + ".damaged" + suffix;
+    FERRY_RETURN_IF_ERROR(RemoveAny(env, aside));
+    Status s = env->RenameFile(path + suffix, aside);
     if (!s.ok() && !s.IsNotFound()) return s;
   }
+  // The new index gets a row for every object file, so that --cache-limit
+  // counts and evicts them before any lookup meets them; stamps 0: each is
+  // re-hashed when next looked up.
+  FERRY_ASSIGN_OR_RETURN(auto db, OpenIndex(path, /*durable=*/true));
+  const std::string objects = JoinPath(cache_dir, "objects");
+  FERRY_RETURN_IF_ERROR(InTransaction(db.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto st, db->Prepare("INSERT OR IGNORE INTO objects(rk, hash, size,"
+                             " last_use) VALUES(?1, ?2, ?3, 0)"));
+    auto remotes = env->GetChildren(objects);
+    if (!remotes.ok()) return Status::OK();
+    for (const DirEntry& r : *remotes) {
+      if (!r.is_dir || !IsHex(r.name, 32)) continue;
+      auto fans = env->GetChildren(JoinPath(objects, r.name));
+      if (!fans.ok()) continue;
+      for (const DirEntry& f : *fans) {
+        if (!f.is_dir || !IsHex(f.name, 2)) continue;
+        const std::string fdir = JoinPath(objects, r.name + "/" + f.name);
+        auto files = env->GetChildren(fdir);
+        if (!files.ok()) continue;
+        for (const DirEntry& e : *files) {
+          if (!IsHex(e.name, 32) || e.name.compare(0, 2, f.name) != 0) continue;
+          auto stamp = StampOf(JoinPath(fdir, e.name));  // regular files only
+          if (!stamp.ok()) continue;
+          FERRY_RETURN_IF_ERROR(st.Bind(1, r.name)
+                                    .Bind(2, e.name)
+                                    .Bind(3, static_cast<int64_t>(stamp->size))
+                                    .Run());
+        }
+      }
+    }
+    return Status::OK();
+  }));
   return true;
 }
 
@@ -165,17 +222,25 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
                                            bool durable) {
   for (const char* sub : {"objects", "partial", "manifests"})
     FERRY_RETURN_IF_ERROR(env->CreateDirs(JoinPath(dir, sub)));
-  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, IndexPath(dir)));
+  std::vector<std::string> removed;
+  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, IndexPath(dir), &removed));
   FERRY_ASSIGN_OR_RETURN(auto db, OpenIndex(IndexPath(dir), durable));
   // --no-fsync syncs nothing anyway: the WAL is left for the next opener
   // (an old view's cleaner, after the sync exited) to checkpoint.
   if (!durable) db->NoCheckpointOnClose();
-  return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
+  std::unique_ptr<Cache> cache(new Cache(env, std::move(dir), std::move(db)));
+  for (const std::string& p : removed)
+    cache->warnings_.push_back(
+        "removed " + p +
+        ": not a regular file, at a name of the cache's index (SQLite's)");
+  return cache;
 }
 
 Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
                                                     bool durable) {
-  if (env->FileExists(JoinPath(dir, "index.sqlite")))
+  // An index's name that Open would clear (a FIFO, a link): as no index.
+  FERRY_ASSIGN_OR_RETURN(bool files, IndexNamesAreFiles(IndexPath(dir)));
+  if (files && env->FileExists(IndexPath(dir)))
     return Open(env, std::move(dir), durable);
   FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(":memory:", kBusyTimeoutMs, false));
   FERRY_RETURN_IF_ERROR(

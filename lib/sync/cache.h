@@ -77,6 +77,8 @@ class Cache {
   static Result<std::unique_ptr<Cache>> OpenForDryRun(Env* env, std::string dir,
                                                       bool durable = true);
   ~Cache();
+  // What Open cleared away (each a line for SyncReport::warnings), once.
+  std::vector<std::string> TakeWarnings() { return std::move(warnings_); }
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
 
@@ -183,6 +185,7 @@ class Cache {
   Env* env_;
   std::string dir_;
   std::unique_ptr<Db> db_;
+  std::vector<std::string> warnings_;
   bool leftovers_listed_ = false;
   std::string leftovers_rk_;
   std::unordered_set<std::string> leftovers_;  // object hex of each name
@@ -202,11 +205,12 @@ std::string IndexPath(const std::string& cache_dir);
 // s is SQLite's word that the cache's index is damaged ("file is not a
 // database", "database disk image is malformed").
 bool IsDamagedIndex(const Status& s, const std::string& cache_dir);
-// Moves a damaged index (with its WAL) to index.sqlite.damaged, under the
-// cache's lock; false when it was found sound (another process moved it
-// first). The next Open starts an empty index: every row can be rebuilt
-// (object files are indexed again as lookups meet them; pins and listings
-// are written again by the syncs that need them).
+// Moves a damaged index (with its WAL) to index.sqlite.damaged (replacing
+// an older one), under the cache's lock, and makes a new one with a row for
+// each object file (stamps 0: re-hashed when next looked up); false when
+// the index was found sound (another process moved it first). Pins and an
+// unmanaged remote's listings are not rebuilt: the syncs that need them
+// write them again.
 Result<bool> SetDamagedIndexAside(Env* env, const std::string& cache_dir);
 
 }  // namespace ferry::sync

@@ -97,10 +97,7 @@ Result<std::unique_ptr<ByteLockSet>> ByteLockSet::Open(
   // As Env::LockFile: no link followed, no wait on a FIFO.
   int fd = ::open(path.c_str(),
                   O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-  if (fd < 0 && errno == ELOOP)
-    return Status::FailedPrecondition(
-        path, "is a symbolic link, not a lock file: remove it");
-  if (fd < 0) return PosixError(path, errno);
+  if (fd < 0) return LockFileError(path, errno);
   return std::unique_ptr<ByteLockSet>(new ByteLockSet(path, fd));
 }
 

@@ -454,6 +454,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
       std::unique_ptr<Cache> cache,
       o.dry_run ? Cache::OpenForDryRun(env, cache_dir, o.transfer.fsync)
                 : Cache::Open(env, cache_dir, o.transfer.fsync));
+  for (std::string& w : cache->TakeWarnings())
+    report.warnings.push_back(std::move(w));
   if (!o.dry_run) {
     // Temporaries of killed runs (a manifest or an adopted copy being
     // written); a live run's are kept.
@@ -836,14 +838,21 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   // remote cannot give again: set aside, and the sync runs once more.
   if (!report.ok() && !o.dry_run &&
       sync::IsDamagedIndex(report.status(), cache_dir)) {
-    const std::string why(report.status().message());
+    const Status damaged = report.status();
     auto moved = sync::SetDamagedIndexAside(env, cache_dir);
-    if (!moved.ok()) return moved.status();
+    if (!moved.ok())
+      return Status::FromCode(damaged.code(),
+                              std::string(damaged.message()) +
+                                  "; it could not be set aside (" +
+                                  moved.status().ToString() +
+                                  "): its owner can move it out of the cache");
     report = SyncInto(o, env, cache_dir, &trash);
-    if (report.ok())
-      report->warnings.push_back("the cache's index was damaged (" + why +
-                                 "); moved to " + sync::IndexPath(cache_dir) +
-                                 ".damaged and rebuilt from the cache's files");
+    if (report.ok() && *moved)
+      report->warnings.push_back(
+          "the cache's index was damaged (" + std::string(damaged.message()) +
+          "); moved to " + sync::IndexPath(cache_dir) +
+          ".damaged, a new one made from the cache's object files (each "
+          "re-hashed when next used; unmanaged remotes' files fetched again)");
   }
   // Renamed under DEST's lock, now free again; the cache is closed.
   sync::RemoveTrashDetached(env, cache_dir, o.transfer.fsync, std::move(trash));

@@ -440,6 +440,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
         "to replace it");
   FERRY_ASSIGN_OR_RETURN(auto cache,
                          Cache::Open(env, run.cache_dir, o.transfer.fsync));
+  for (std::string& w : cache->TakeWarnings())
+    report.warnings.push_back(std::move(w));
   RemoveStaleTemps(env, JoinPath(run.cache_dir, "partial/" + rk));
   // Files another DEST fetched from this remote are known to the cache.
   std::unordered_set<const Entry*> unknown;

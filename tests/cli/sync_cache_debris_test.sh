@@ -61,10 +61,23 @@ twice "manifest folder"
 # sync failed ("disk I/O error"); a link had SQLite write where it points.
 for name in index.sqlite-journal index.sqlite-wal index.sqlite-shm index.sqlite; do
   fresh
-  rm -f "cache/$name"; mkfifo "cache/$name"; twice "FIFO at $name"
+  rm -f "cache/$name"; mkfifo "cache/$name"
+  expect_rc 0 timeout 60 "$FERRY" sync bucket d --cache cache
+  grep -q "warning: removed .*cache/$name: not a regular file" err.txt ||
+    { cat err.txt; fail "the FIFO at $name removed silently"; }
+  rm d; twice "FIFO at $name"
   fresh
   echo keep > outside/db
-  rm -f "cache/$name"; ln -s "$work/outside/db" "cache/$name"; twice "link at $name"
+  rm -f "cache/$name"; ln -s "$work/outside/db" "cache/$name"
+  if [ "$name" = index.sqlite ]; then
+    # It may lead to the real index (its pins): named, left for its owner.
+    expect_rc 4 timeout 60 "$FERRY" sync bucket d --cache cache
+    grep -q "index.sqlite: is a symbolic link" err.txt || { cat err.txt; fail "link"; }
+    [ -L cache/index.sqlite ] || fail "the link at index.sqlite was removed"
+    rm cache/index.sqlite
+  else
+    twice "link at $name"
+  fi
   [ "$(cat outside/db)" = keep ] || fail "written through the link at $name"
 done
 fresh; mkdir -p cache/index.sqlite-wal/inside
@@ -89,6 +102,11 @@ rm -f d
 head -c 8192 /dev/urandom > cache/index.sqlite
 expect_rc 3 timeout 60 "$FERRY" sync --dry-run bucket d --cache cache
 grep -q "cache/index.sqlite: .*not a database" err.txt || { cat err.txt; fail "dry run"; }
+# A dry run removes nothing of the index's names.
+rm -f cache/index.sqlite-shm; mkfifo cache/index.sqlite-shm
+expect_rc 0 timeout 60 "$FERRY" sync --dry-run bucket d --cache cache
+[ -p cache/index.sqlite-shm ] || fail "a dry run removed the FIFO at -shm"
+rm -f cache/index.sqlite-shm
 
 # 6. An unmanaged remote (no .ferry): what a killed download left at its
 # partial names, replaced by a FIFO and a folder.

@@ -112,6 +112,11 @@ FERRY_EXPORT const char* CodeName(Status::Code code);
 // errno adapter: ENOENT becomes NotFound, everything else IOError.
 // The message is "<context>: <strerror(err)>".
 FERRY_EXPORT Status PosixError(std::string_view context, int err);
+// The error of an O_NOFOLLOW open of a lock file at path: what is in its
+// place said plainly (a link, a socket, a folder: "remove it") where
+// strerror says "Too many levels of symbolic links" or "No such device or
+// address"; else PosixError.
+FERRY_EXPORT Status LockFileError(const std::string& path, int err);
 
 }  // namespace ferry
 

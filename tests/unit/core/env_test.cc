@@ -3,10 +3,13 @@
 #include "ferry/env.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "testutil/test_util.h"
@@ -223,6 +226,20 @@ TEST(PosixEnvTest, LockFileFollowsNoLinkAndWaitsForNoFifo) {
   ASSERT_EQ(::mkfifo(lock.c_str(), 0644), 0);
   l = env->LockFile(lock, /*wait=*/false);
   EXPECT_OK(l.status());
+  if (l.ok()) l->reset();  // released
+  // A socket: "No such device or address" said nothing.
+  ASSERT_EQ(::unlink(lock.c_str()), 0);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  struct sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(lock.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, lock.c_str(), lock.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  l = env->LockFile(lock, /*wait=*/false);
+  EXPECT_TRUE(l.status().IsFailedPrecondition()) << l.status().ToString();
+  EXPECT_NE(l.status().message().find("is a socket"), std::string::npos);
+  ::close(fd);
   ::alarm(0);
 }
 
