@@ -238,14 +238,36 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
 
 Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
                                                     bool durable) {
-  // An index's name that Open would clear (a FIFO, a link): as no index.
-  FERRY_ASSIGN_OR_RETURN(bool files, IndexNamesAreFiles(IndexPath(dir)));
-  if (files && env->FileExists(IndexPath(dir)))
-    return Open(env, std::move(dir), durable);
+  (void)durable;
+  // Read as it is, writing nothing (no folder, lock, WAL or migration);
+  // an index that cannot be read so (missing, a name Open would clear, an
+  // older format, damaged) is read as an empty one.
+  const std::string path = IndexPath(dir);
+  std::string why;
+  FERRY_ASSIGN_OR_RETURN(bool files, IndexNamesAreFiles(path));
+  if (files && env->FileExists(path)) {
+    auto db = Db::OpenImmutable(path);
+    Status s = db.status();
+    // This version's tables and columns (Open would add what is missing).
+    for (const char* probe :
+         {"SELECT rk, hash, size, last_use, ino, mtime, ctime FROM objects",
+          "SELECT view, rk, hash FROM pins",
+          "SELECT rk, path, etag, size, hash FROM listed"}) {
+      if (s.ok()) s = (*db)->Prepare(std::string(probe) + " LIMIT 0").status();
+    }
+    if (s.ok())
+      return std::unique_ptr<Cache>(
+          new Cache(env, std::move(dir), std::move(*db)));
+    why = s.ToString();
+  }
   FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(":memory:", kBusyTimeoutMs, false));
   FERRY_RETURN_IF_ERROR(
       InTransaction(db.get(), [&] { return db->Exec(kSchema); }));
-  return std::unique_ptr<Cache>(new Cache(env, std::move(dir), std::move(db)));
+  std::unique_ptr<Cache> cache(new Cache(env, std::move(dir), std::move(db)));
+  if (!why.empty())
+    cache->warnings_.push_back("the cache's index cannot be read (" + why +
+                               "): predicted as if it were empty");
+  return cache;
 }
 
 std::string Cache::ObjectPath(const CacheKey& key) const {

@@ -70,10 +70,11 @@ class Cache {
   // to the next opener (no checkpoint while the process waits to exit).
   static Result<std::unique_ptr<Cache>> Open(Env* env, std::string dir,
                                              bool durable = true);
-  // For a dry run, which creates nothing: Open where the index exists;
-  // else (no cache yet, or its index deleted) the cache with an empty index
-  // in memory, nothing made on disk. Its objects and manifests are found
-  // at their paths either way, as a sync finds (and indexes) them.
+  // For a dry run, which writes nothing: the index read as it is (no
+  // folder, lock, WAL or migration: Db::OpenImmutable); one that cannot be
+  // read so (none, a name Open would clear, an older format, damaged) as
+  // an empty one in memory, with a warning when it is there. Objects and
+  // manifests are found at their paths either way.
   static Result<std::unique_ptr<Cache>> OpenForDryRun(Env* env, std::string dir,
                                                       bool durable = true);
   ~Cache();

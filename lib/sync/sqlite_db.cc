@@ -2,23 +2,37 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 namespace ferry::sync {
+namespace {
 
-Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms,
-                                     bool durable) {
+// sqlite3_open_v2 of name (path, or a URI of it) with flags, never through
+// a symbolic link; IOError naming path.
+Result<sqlite3*> OpenRaw(const std::string& name, const std::string& path,
+                         int flags) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                               SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+  int rc = sqlite3_open_v2(name.c_str(), &raw,
+                           flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
                            nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close(raw);
     return Status::IOError(path, "cannot open the database: " + msg);
   }
+  return raw;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms,
+                                     bool durable) {
+  FERRY_ASSIGN_OR_RETURN(
+      sqlite3 * raw,
+      OpenRaw(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   std::unique_ptr<Db> db(new Db(raw, path));
   sqlite3_busy_timeout(raw, busy_ms);
   // Switching a new database to WAL while another process opens it too can
@@ -34,6 +48,26 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int busy_ms,
   }
   FERRY_RETURN_IF_ERROR(s);
   return db;
+}
+
+Result<std::unique_ptr<Db>> Db::OpenImmutable(const std::string& path) {
+  // A URI: every byte but the unreserved ones %-escaped ('?', '#', '%').
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' ||
+        c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      uri += buf;
+    }
+  }
+  uri += "?immutable=1";
+  FERRY_ASSIGN_OR_RETURN(
+      sqlite3 * raw,
+      OpenRaw(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI));
+  return std::unique_ptr<Db>(new Db(raw, path));
 }
 
 Db::~Db() { sqlite3_close_v2(db_); }

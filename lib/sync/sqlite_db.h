@@ -60,6 +60,10 @@ class Db {
   static Result<std::unique_ptr<Db>> Open(const std::string& path,
                                           int busy_ms = 30000,
                                           bool durable = true);
+  // Opens the database at path to read only, writing nothing at all (no
+  // lock, no WAL or shared-memory file: SQLite's immutable=1), for a dry
+  // run. What a WAL not yet checkpointed holds is not seen.
+  static Result<std::unique_ptr<Db>> OpenImmutable(const std::string& path);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

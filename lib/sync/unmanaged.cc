@@ -32,6 +32,7 @@ namespace {
 constexpr uint64_t kMaxListBytes = uint64_t{64} << 20;
 constexpr char kMaxListBytesText[] = "64 MiB";
 constexpr size_t kMaxListNames = 1000000;
+constexpr size_t kMaxNameBytes = 4096;
 // A listing counts as one request per this many keys (an S3 page).
 constexpr uint64_t kKeysPerPage = 1000;
 
@@ -91,6 +92,13 @@ Result<std::vector<std::string>> ParseListLines(std::string_view text,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     while (line.substr(0, 2) == "./") line.remove_prefix(2);
     if (line.empty() || line[0] == '#') continue;
+    // No file's name is longer (PATH_MAX): refused before a stat of it,
+    // whose message repeated all of it (a 64 MiB line: 134 MB of stderr).
+    if (line.size() > kMaxNameBytes)
+      return Status::InvalidArgument(
+          "--list " + list, "names a file of more than " +
+                                std::to_string(kMaxNameBytes) + " bytes (" +
+                                std::string(line.substr(0, 60)) + "...)");
     if (keys.size() == kMaxListNames)
       return ListTooLong(list, std::to_string(kMaxListNames) + " names");
     keys.emplace_back(line);
@@ -106,14 +114,16 @@ Status StatAll(Backend* backend, const std::vector<std::string>& keys,
   out->assign(keys.size(), ObjectInfo{});
   std::vector<Status> errors(keys.size());
   std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};  // the first error stops the others
   auto work = [&] {
-    for (size_t i = next++; i < keys.size(); i = next++) {
+    for (size_t i = next++; i < keys.size() && !failed; i = next++) {
       auto info = backend->Stat(keys[i]);
       if (info.ok()) {
         (*out)[i] = *info;
         (*out)[i].key = keys[i];
       } else {
         errors[i] = info.status().WithContext("--list names " + keys[i]);
+        failed = true;
       }
     }
   };
@@ -422,9 +432,22 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
                         std::to_string(o.cache_limit) +
                         "; nothing was fetched");
   if (o.dry_run) {
-    report.objects_fetched = need.size();
-    report.bytes_fetched = need_bytes;
+    // Files another DEST fetched from this remote: what the cache's index
+    // recalls, and has the object of.
+    FERRY_ASSIGN_OR_RETURN(auto cache,
+                           Cache::OpenForDryRun(env, run.cache_dir));
+    for (std::string& w : cache->TakeWarnings())
+      report.warnings.push_back(std::move(w));
     report.files_cached = files.size() - need.size();
+    for (Entry* e : need) {
+      FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
+      if (got && env->FileExists(cache->ObjectPath(CacheKey{rk, e->hash, 0}))) {
+        ++report.files_cached;
+        continue;
+      }
+      ++report.objects_fetched;
+      report.bytes_fetched += e->size;
+    }
     return report;
   }
 

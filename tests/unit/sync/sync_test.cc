@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <regex>
@@ -484,6 +485,71 @@ TEST_F(SyncTest, DryRunCountsObjectsOnDiskWithoutAnIndexAsCached) {
   EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(5000, 'b'));
 }
 
+// Every entry below root with its size, mtime and inode (links not
+// followed): what a run that writes nothing leaves as it was.
+std::map<std::string, std::string> Snapshot(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    struct stat st;
+    if (::lstat(e.path().c_str(), &st) != 0) continue;
+    out[e.path().string()] =
+        std::to_string(st.st_size) + " " + std::to_string(st.st_ino) + " " +
+        std::to_string(st.st_mtim.tv_sec) + "." +
+        std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_mode);
+  }
+  return out;
+}
+
+// A dry run against a cache with an index wrote to it: SQLite's WAL and
+// shared memory, the cache's folders, an older index's migration (and as a
+// user who may only read the cache, it failed: "readonly database").
+TEST_F(SyncTest, DryRunWritesNothingToAnExistingCache) {
+  Write("a", std::string(3000, 'a'));
+  Write("b", std::string(5000, 'b'));
+  Publish();
+  RunOk(Options(dir_.Join("nodes/one")));
+  SyncOptions o = Options();
+  o.dry_run = true;
+  for (const std::string& index :
+       {std::string("current"), std::string("old")}) {
+    SCOPED_TRACE(index);
+    if (index == "old") {  // before objects had stamps: Open adds them
+      auto db = sync::Db::Open(JoinPath(cache_, "index.sqlite"), 1000, true);
+      ASSERT_OK(db.status());
+      for (const char* col : {"ino", "mtime", "ctime"})
+        ASSERT_OK(
+            (*db)->Exec(std::string("ALTER TABLE objects DROP COLUMN ") + col));
+    }
+    const auto before = Snapshot(dir_.path());
+    SyncReport plan = RunOk(o);
+    EXPECT_EQ(plan.objects_fetched, 0u);
+    EXPECT_EQ(plan.files_cached, 2u);
+    EXPECT_EQ(Snapshot(dir_.path()), before);
+  }
+}
+
+// An unmanaged remote's dry run predicted every file fetched that another
+// DEST had fetched into the cache; the real sync found them (the index
+// recalls their hashes by path, ETag and size).
+TEST_F(SyncTest, UnmanagedDryRunCountsFilesTheCacheHasAsCached) {
+  WriteFile(env_, JoinPath(bucket_, "a"), std::string(3000, 'a'));
+  WriteFile(env_, JoinPath(bucket_, "b"), std::string(5000, 'b'));
+  RunOk(Options(dir_.Join("nodes/one")));
+  SyncOptions o = Options();
+  o.dry_run = true;
+  const auto before = Snapshot(dir_.path());
+  SyncReport plan = RunOk(o);
+  EXPECT_TRUE(plan.unmanaged);
+  EXPECT_EQ(plan.objects_fetched, 0u);
+  EXPECT_EQ(plan.files_cached, 2u);
+  EXPECT_EQ(Snapshot(dir_.path()), before);
+  o.dry_run = false;
+  SyncReport r = RunOk(o);
+  EXPECT_EQ(r.objects_fetched, plan.objects_fetched);
+  EXPECT_EQ(r.files_cached, plan.files_cached);
+}
+
 TEST_F(SyncTest, CacheLimitBelowTheViewFailsBeforeAnyByteIsFetched) {
   Write("big", std::string(5000, 'x'));
   Write("small", "s");
@@ -714,6 +780,24 @@ TEST_F(SyncTest, AListOfMoreThanAMillionNamesIsRefused) {
   WriteFile(env_, list, names);
   RunOk(o);
   EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "alpha");
+}
+
+// A name longer than any file's (PATH_MAX) is refused as the list is read:
+// a 64 MiB line was stat'ed, and its message held it twice (134 MB).
+TEST_F(SyncTest, AListNamingAnOverlongFileIsRefusedShortly) {
+  WriteFile(env_, JoinPath(bucket_, "a"), "alpha");  // unmanaged: no .ferry
+  const std::string list = dir_.Join("list.txt");
+  WriteFile(env_, list, "a\n" + std::string(1 << 20, 'x') + "\n");
+  SyncOptions o = Options();
+  o.list = list;
+  auto r = Run(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("more than 4096 bytes"),
+            std::string_view::npos)
+      << r.status().ToString().substr(0, 300);
+  EXPECT_LT(r.status().message().size(), 1000u);
+  EXPECT_FALSE(env_->FileExists(dest_));
 }
 
 class HostileManifestTest : public SyncTest {
