@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/ordered_pipeline.h"
@@ -596,6 +597,17 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
   return Status::OK();
 }
 
+// A listed path as the tree walk names it: `ferry hash .` (and xxhsum, and
+// sha256sum) list "./a/b", which opens as root/a/b, as hash --check opens it;
+// so do "././a" and ".//a".
+std::string ListedName(std::string_view path) {
+  while (path.size() > 2 && path[0] == '.' && path[1] == '/') {
+    path.remove_prefix(2);
+    while (!path.empty() && path[0] == '/') path.remove_prefix(1);
+  }
+  return std::string(path);
+}
+
 Status VerifyHashList(const std::string& root, const VerifyOptions& o,
                       VerifyReport* rep) {
   rep->kind = "hash-list";
@@ -607,23 +619,24 @@ Status VerifyHashList(const std::string& root, const VerifyOptions& o,
   auto sum = CheckHashList(
       o.hashes_file, h,
       [&](const CheckEntry& e) {
-        named.insert(e.path);
+        const std::string path = ListedName(e.path);
+        named.insert(path);
         ++rep->files;
         switch (e.outcome) {
           case CheckEntry::Outcome::kOk:
             break;
           case CheckEntry::Outcome::kMismatch:
-            rep->problems.push_back({e.path, -1, -1, "hash",
+            rep->problems.push_back({path, -1, -1, "hash",
                                      "XXH3-128 " + e.actual.ToHex() +
                                          ", list says " + e.expected.ToHex()});
             break;
           case CheckEntry::Outcome::kMissing:
             rep->problems.push_back(
-                {e.path, -1, -1, "missing", e.detail.ToString()});
+                {path, -1, -1, "missing", e.detail.ToString()});
             break;
           case CheckEntry::Outcome::kUnreadable:
             rep->problems.push_back(
-                {e.path, -1, -1, "hash", e.detail.ToString()});
+                {path, -1, -1, "hash", e.detail.ToString()});
             break;
         }
       },

@@ -95,11 +95,18 @@ expect_rc 3 "$FERRY" verify leak --json
 import json; d=json.load(open('out.txt'))
 assert any(p['what']=='leakage' and 'identical' in p['detail'] for p in d['problems']), d"
 
-# A hash-listed tree.
-(cd data && "$FERRY" hash . | sed 's#  \./#  #' > ../list.xxh128)
+# A hash-listed tree: the list `ferry hash .` writes ("./cat/..."), as
+# hash --check takes it, also with "././" or ".//"; and without the "./".
+(cd data && "$FERRY" hash . > ../dot.xxh128)
+grep -q '  \./cat/' dot.xxh128 || fail "no ./ names in: $(head -2 dot.xxh128)"
+(cd data && "$FERRY" hash --check -q ../dot.xxh128) || fail "hash --check"
+expect_rc 0 "$FERRY" verify data --hashes dot.xxh128
+sed 's#  \./#  ././/#' dot.xxh128 > dots.xxh128
+expect_rc 0 "$FERRY" verify data --hashes dots.xxh128
+sed 's#  \./#  #' dot.xxh128 > list.xxh128
 expect_rc 0 "$FERRY" verify data --hashes list.xxh128
 echo x >> data/cat/cat_000.png; rm data/cat/cat_001.png; echo new > data/new.txt
-expect_rc 3 "$FERRY" verify data --hashes list.xxh128 --json
+expect_rc 3 "$FERRY" verify data --hashes dot.xxh128 --json
 has cat/cat_000.png -1 -1 hash; has cat/cat_001.png -1 -1 missing; has new.txt -1 -1 extra
 
 # Nothing was modified by any verify.
