@@ -135,4 +135,53 @@ printf 'Y' > odd/$'bad\xffname'
 expect_rc 3 "$FERRY" verify odd --hashes odd.xxh
 one_line_each out.txt 1
 says 'bad\xffname: hash: XXH3-128 ' out.txt
+# The lines for a person that name a file, a DEST or a remote URL: one line
+# each, no raw control byte (ESC as \x1b), the name escaped as Printable.
+# hash --check shows an escaped name after a backslash, as GNU sha256sum -c.
+printf 'z' > odd/$'esc\e[31mred'
+"$FERRY" hash odd > odd2.xxh 2> /dev/null
+printf 'Z' > odd/$'esc\e[31mred'
+expect_rc 3 "$FERRY" hash --check odd2.xxh
+one_line_each out.txt 3
+says '\odd/bad\xffname: OK' out.txt
+says '\odd/esc\x1b[31mred: FAILED' out.txt
+says '\odd/nl\x0aname: OK' out.txt
+dst=$'dst\n\e[31m\xff'
+expect_rc 0 "$FERRY" sync --dry-run "file://$work/oddpub" "$dst" --cache "$work/oddcache2"
+one_line_each out.txt 1
+says '(dry run) dst\x0a\x1b[31m\xff: manifest ' out.txt
+expect_rc 0 "$FERRY" sync "file://$work/oddpub" "$dst" --cache "$work/oddcache2"
+one_line_each out.txt 1
+says 'dst\x0a\x1b[31m\xff: manifest ' out.txt
+expect_rc 0 "$FERRY" sync "file://$work/oddpub" "$dst" --cache "$work/oddcache2"
+one_line_each out.txt 1
+says 'dst\x0a\x1b[31m\xff: unchanged (manifest ' out.txt
+expect_rc 0 "$FERRY" sync --check "$dst"
+one_line_each out.txt 1
+says 'dst\x0a\x1b[31m\xff: 2 files, ' out.txt
+url="file://$work/pub"$'\n\e[31m\xff'
+shown="file://$work/pub"'\x0a\x1b[31m\xff'
+expect_rc 0 "$FERRY" publish --dry-run odd "$url"
+one_line_each out.txt 2
+says "$shown: version " out.txt
+expect_rc 0 "$FERRY" publish odd "$url"
+one_line_each out.txt 2
+says "$shown: version " out.txt
+expect_rc 0 "$FERRY" publish odd "$url"
+one_line_each out.txt 2
+says "$shown: nothing to publish" out.txt
+expect_rc 0 "$FERRY" gc --dry-run "$url"
+one_line_each out.txt 1
+says "$shown: kept 1 versions" out.txt
+expect_rc 0 "$FERRY" gc "$url"
+one_line_each out.txt 1
+says "$shown: kept 1 versions" out.txt
+expect_rc 0 "$FERRY" put -R --dry-run odd "$url"
+one_line_each out.txt 3
+says "put odd/nl\\x0aname -> $shown/nl\\x0aname" out.txt
+mkdir -p conv_in/$'\xff'
+cp "$img" conv_in/$'\xff'/$'a\nb.png'
+expect_rc 0 "$FERRY" convert --dry-run conv_in conv_out --size 16
+one_line_each out.txt 1
+says '\xff/a\x0ab.png -> \xff/a\x0ab.jpg' out.txt
 echo "cli names: all checks passed"

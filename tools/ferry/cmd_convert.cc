@@ -55,7 +55,8 @@ int RunConvert(const ConvertArgs& a) {
                    OutcomeName(item.outcome));
     } else if (a.dry_run && item.outcome == O::kWouldConvert &&
                !a.common.json) {
-      std::printf("%s -> %s\n", item.input.c_str(), item.output.c_str());
+      std::printf("%s -> %s\n", Printable(item.input).c_str(),
+                  Printable(item.output).c_str());
     }
   });
   if (!sum.ok()) return Fail(sum.status());

@@ -60,7 +60,7 @@ int RunGc(GcArgs& a) {
     if (list && !a.common.json)
       std::printf(
           "%s %s (%llu bytes)\n", a.gc.dry_run ? "would delete" : "deleted",
-          std::string(key).c_str(), static_cast<unsigned long long>(size));
+          Printable(key).c_str(), static_cast<unsigned long long>(size));
   };
   auto r = CollectGarbage(backend->get(), a.gc, env);
   if (!r.ok()) return Fail(r.status());
@@ -95,13 +95,15 @@ int RunGc(GcArgs& a) {
     std::printf(
         "%s: kept %llu versions (%llu objects); %s %llu objects (%llu bytes) "
         "and %llu manifests; %llu unreferenced younger than %s kept\n",
-        a.url.c_str(), static_cast<unsigned long long>(r->versions_kept),
+        Printable(a.url).c_str(),
+        static_cast<unsigned long long>(r->versions_kept),
         static_cast<unsigned long long>(r->objects_kept),
         a.gc.dry_run ? "would delete" : "deleted",
         static_cast<unsigned long long>(r->objects_deleted),
         static_cast<unsigned long long>(r->bytes_deleted),
         static_cast<unsigned long long>(r->manifests_deleted),
-        static_cast<unsigned long long>(r->young_kept), a.grace.c_str());
+        static_cast<unsigned long long>(r->young_kept),
+        Printable(a.grace).c_str());
   }
   return kExitOk;
 }

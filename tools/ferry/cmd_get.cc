@@ -136,8 +136,8 @@ int RunGet(GetArgs& a) {
     for (const Batch& b : batches)
       for (const GetItem& item : b.items)
         std::printf("get %s -> %s\n",
-                    RedactUrls(b.url + "/" + item.key).c_str(),
-                    item.dest.c_str());
+                    Printable(RedactUrls(b.url + "/" + item.key)).c_str(),
+                    Printable(item.dest).c_str());
     return ReportFailures(total.failures);
   }
   TransferBar bar("get", files, a.common.quiet || a.common.json);

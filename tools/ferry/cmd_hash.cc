@@ -33,6 +33,15 @@ const char* OutcomeName(CheckEntry::Outcome o) {
   return "?";
 }
 
+// A listed name in a check line as GNU sha256sum -c shows it: as it is, or,
+// if it needs escaping (Printable: a line break, a control byte, a byte that
+// is not UTF-8, a backslash), escaped after a leading backslash, so that the
+// line says which of the two forms it holds and stays one line.
+std::string CheckedName(const std::string& path) {
+  std::string shown = Printable(path);
+  return shown == path ? shown : "\\" + shown;
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
@@ -152,15 +161,17 @@ int RunCheck(const HashArgs& a) {
           }
           switch (e.outcome) {
             case CheckEntry::Outcome::kOk:
-              if (!a.common.quiet) std::printf("%s: OK\n", e.path.c_str());
+              if (!a.common.quiet)
+                std::printf("%s: OK\n", CheckedName(e.path).c_str());
               break;
             case CheckEntry::Outcome::kMismatch:
-              std::printf("%s: FAILED\n", e.path.c_str());
+              std::printf("%s: FAILED\n", CheckedName(e.path).c_str());
               break;
             default:
               std::fprintf(stderr, "ferry: %s\n",
                            Printable(e.detail.ToString()).c_str());
-              std::printf("%s: FAILED open or read\n", e.path.c_str());
+              std::printf("%s: FAILED open or read\n",
+                          CheckedName(e.path).c_str());
           }
         },
         [&](uint64_t line_no, std::string_view) {

@@ -36,11 +36,12 @@ int PrintImage(const InspectArgs& a, const InspectReport& rep) {
     std::printf(
         "%s: %s image, %dx%d, %d-bit, %d channel%s (%s), EXIF orientation "
         "%d\n",
-        a.path.c_str(), image::FormatName(h.format), h.width, h.height,
-        h.bit_depth, h.channels, h.channels == 1 ? "" : "s", h.colour.c_str(),
-        h.orientation);
+        Printable(a.path).c_str(), image::FormatName(h.format), h.width,
+        h.height, h.bit_depth, h.channels, h.channels == 1 ? "" : "s",
+        h.colour.c_str(), h.orientation);
   } else {
-    std::printf("%s: image, error: %s\n", a.path.c_str(), rep.error.c_str());
+    std::printf("%s: image, error: %s\n", Printable(a.path).c_str(),
+                Printable(rep.error).c_str());
   }
   return rep.error.empty() ? kExitOk : kExitIntegrity;
 }
@@ -103,22 +104,26 @@ int RunInspect(const InspectArgs& a) {
     }
     j.EndArray().EndObject();
   } else {
-    std::printf("%s: %s, %llu records\n", a.path.c_str(), rep->kind.c_str(),
-                (unsigned long long)rep->records);
+    std::printf("%s: %s, %llu records\n", Printable(a.path).c_str(),
+                rep->kind.c_str(), (unsigned long long)rep->records);
     for (const InspectRecord& r : rep->shown) {
       std::printf(
           "record %llu at offset %llu, %llu bytes%s%s: image %dx%dx%d\n",
           (unsigned long long)r.index, (unsigned long long)r.offset,
           (unsigned long long)r.size, r.key.empty() ? "" : ", key ",
-          r.key.c_str(), r.image_width, r.image_height, r.image_channels);
+          Printable(r.key).c_str(), r.image_width, r.image_height,
+          r.image_channels);
       for (const InspectField& f : r.fields) {
-        std::printf("  %-20s %-5s x%llu %8llu bytes  %s\n", f.name.c_str(),
-                    f.type.c_str(), (unsigned long long)f.values,
-                    (unsigned long long)f.bytes, f.first.c_str());
+        std::printf("  %-20s %-5s x%llu %8llu bytes  %s\n",
+                    Printable(f.name).c_str(), f.type.c_str(),
+                    (unsigned long long)f.values, (unsigned long long)f.bytes,
+                    Printable(f.first).c_str());
       }
-      if (!r.error.empty()) std::printf("  error: %s\n", r.error.c_str());
+      if (!r.error.empty())
+        std::printf("  error: %s\n", Printable(r.error).c_str());
     }
-    if (!rep->error.empty()) std::printf("error: %s\n", rep->error.c_str());
+    if (!rep->error.empty())
+      std::printf("error: %s\n", Printable(rep->error).c_str());
   }
   return rep->error.empty() ? kExitOk : kExitIntegrity;
 }

@@ -72,7 +72,7 @@ int RunLog(LogArgs& a) {
         }
         std::string tags;
         for (const std::string& t : v.tags)
-          tags += (tags.empty() ? "" : ", ") + t;
+          tags += (tags.empty() ? "" : ", ") + Printable(t);
         std::printf(
             "%s  %s  %llu files  %llu bytes%s%s%s%s\n", v.id.ToHex().c_str(),
             Utc(v.created_unix_s).c_str(),

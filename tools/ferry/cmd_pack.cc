@@ -232,8 +232,9 @@ int RunPack(const PackArgs& a) {
     std::fprintf(stderr, "ferry pack: %llu records",
                  (unsigned long long)sum->records);
     for (const PackSplit& sp : sum->splits) {
-      std::fprintf(stderr, ", %s %llu in %zu shards", sp.name.c_str(),
-                   (unsigned long long)sp.records, sp.shards.size());
+      std::fprintf(stderr, ", %s %llu in %zu shards",
+                   Printable(sp.name).c_str(), (unsigned long long)sp.records,
+                   sp.shards.size());
     }
     if (sum->dropped_duplicates > 0) {
       std::fprintf(stderr, "; %llu duplicates dropped",

@@ -111,13 +111,13 @@ void PrintText(const PublishArgs& a, const PublishReport& r) {
   if (r.unchanged) {
     std::printf(
         "%s: nothing to publish: the tree equals HEAD %s (%llu files)\n",
-        a.url.c_str(), r.id.ToHex().c_str(),
+        Printable(a.url).c_str(), r.id.ToHex().c_str(),
         static_cast<unsigned long long>(r.files));
   } else {
     std::printf(
         "%s: version %s %spublished (parent %s): %llu files, %llu bytes; "
         "%llu objects %suploaded (%llu bytes), %llu already there\n",
-        a.url.c_str(), r.id.ToHex().c_str(), would,
+        Printable(a.url).c_str(), r.id.ToHex().c_str(), would,
         r.has_parent ? r.parent.ToHex().c_str() : "none",
         static_cast<unsigned long long>(r.files),
         static_cast<unsigned long long>(r.bytes),
@@ -131,7 +131,7 @@ void PrintText(const PublishArgs& a, const PublishReport& r) {
       static_cast<unsigned long long>(r.bytes_read),
       static_cast<unsigned long long>(r.files - r.files_read));
   if (!a.publish.tag.empty())
-    std::printf("tag %s %s%s\n", a.publish.tag.c_str(), would,
+    std::printf("tag %s %s%s\n", Printable(a.publish.tag).c_str(), would,
                 r.tag_moved ? "moved here" : "set");
   if (a.publish.mirror)
     std::printf("mirror: %llu files %swritten, %llu %sdeleted\n",

@@ -96,8 +96,8 @@ int RunPut(PutArgs& a) {
   if (a.dry_run) {
     std::string base = (*backend)->Describe();
     for (const PutItem& item : items)
-      std::printf("put %s -> %s\n", item.src.c_str(),
-                  RedactUrls(base + "/" + item.key).c_str());
+      std::printf("put %s -> %s\n", Printable(item.src).c_str(),
+                  Printable(RedactUrls(base + "/" + item.key)).c_str());
     return ReportFailures(problems.failures);
   }
   TransferBar bar("put", items.size(), a.common.quiet || a.common.json);

@@ -33,7 +33,7 @@ std::string Shares(const SplitResult& r, const SplitSpec& spec) {
   char buf[256];
   for (size_t s = 0; s < r.names.size(); ++s) {
     std::snprintf(buf, sizeof(buf), " %s %llu (%.1f%% of %.3g%%)",
-                  r.names[s].c_str(), (unsigned long long)total[s],
+                  Printable(r.names[s]).c_str(), (unsigned long long)total[s],
                   all ? 100.0 * total[s] / all : 0.0,
                   100.0 * spec.ratios[s] / ratio_sum);
     out += buf;

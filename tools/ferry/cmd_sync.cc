@@ -153,7 +153,7 @@ int RunCheck(const SyncArgs& a) {
     std::fputc('\n', stdout);
   } else if (!a.common.quiet) {
     std::printf("%s: %llu files, %llu bytes checked against manifest %s: %s\n",
-                a.args[0].c_str(), (unsigned long long)r->files,
+                Printable(a.args[0]).c_str(), (unsigned long long)r->files,
                 (unsigned long long)r->bytes, r->manifest_id.c_str(),
                 r->problems.empty() ? "all good" : "PROBLEMS");
   }
@@ -424,15 +424,15 @@ int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
   } else if (!a.common.quiet) {
     if (r->unchanged) {
       std::printf("%s: unchanged (manifest %s, %llu requests)\n",
-                  o.dest.c_str(), r->manifest_id.c_str(),
+                  Printable(o.dest).c_str(), r->manifest_id.c_str(),
                   (unsigned long long)r->requests);
     } else {
       std::printf(
           "%s%s: manifest %s, %llu files, %llu bytes; %llu from the cache, "
           "%llu adopted, %llu objects fetched (%llu bytes); %llu requests\n",
-          a.dry_run ? "(dry run) " : "", o.dest.c_str(), r->manifest_id.c_str(),
-          (unsigned long long)r->files, (unsigned long long)r->bytes,
-          (unsigned long long)r->files_cached,
+          a.dry_run ? "(dry run) " : "", Printable(o.dest).c_str(),
+          r->manifest_id.c_str(), (unsigned long long)r->files,
+          (unsigned long long)r->bytes, (unsigned long long)r->files_cached,
           (unsigned long long)r->files_adopted,
           (unsigned long long)r->objects_fetched,
           (unsigned long long)r->bytes_fetched,
@@ -450,7 +450,7 @@ int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
       std::printf(
           "%s was a folder: its files were adopted and it was moved "
           "to %s\n",
-          o.dest.c_str(), r->replaced_folder.c_str());
+          Printable(o.dest).c_str(), Printable(r->replaced_folder).c_str());
   }
   return rc;
 }
