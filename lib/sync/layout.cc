@@ -33,12 +33,69 @@ std::string Where(Backend* backend, std::string_view key) {
   return JoinPath(backend->Describe(), key);
 }
 
-// A key a read found no object at: FailedPrecondition when a listing of
-// its folder shows something there all the same (told as a problem — a
-// FIFO, a device, a link out of the folder or a dangling one, the folder
-// itself unreadable as one — or a folder of keys by its name).
-Status CheckNothingAt(Backend* backend, const std::string& key) {
+// What to do about a ref that cannot be read: a HEAD removed starts a new
+// history, a tag removed is made anew.
+std::string Remedy(std::string_view ref) {
+  return ref == kHead ? "restore it, or remove it to start a new history"
+                      : "restore it, or remove it";
+}
+
+// Why the folder `dir` above a ref's key is no folder of keys (file://: a
+// file, a FIFO, a device, a link out of the bucket or a dangling one), ""
+// when it is one or is absent; absent sets *absent. A listing of its own
+// folder finds it (a dangling link shows only there); a folder seen there
+// is one, anything else is confirmed by a listing inside it (a link to a
+// folder of the bucket lists as it does).
+Result<std::string> NoFolder(Backend* backend, const std::string& dir,
+                             bool* absent) {
+  std::string why;
+  bool seen = false, folder = false;
+  ListOptions lo;
+  lo.recursive = false;
+  lo.problem = [&](const std::string& k, const Status& s) {
+    if (k != dir) return;
+    seen = true;
+    if (why.empty() && s.code() != Status::Code::kNotSupported)
+      why = std::string(s.message());
+  };
+  FERRY_RETURN_IF_ERROR(backend->List(dir, lo, [&](const ObjectInfo& o) {
+    if (o.key == dir + "/") folder = true;
+    if (o.key == dir) seen = true;  // a file where a folder should be
+    return Status::OK();
+  }));
+  if (folder || !why.empty()) return why;
+  *absent = !seen;
+  if (!seen) return why;
+  lo.problem = [&](const std::string& k, const Status& s) {
+    if (k == dir && why.empty()) why = std::string(s.message());
+  };
+  FERRY_RETURN_IF_ERROR(backend->List(
+      dir + "/", lo, [](const ObjectInfo&) { return Status::OK(); }));
+  return why;
+}
+
+// A ref's key a read found no object at (or failed at): FailedPrecondition
+// when something is there all the same. First the folders above it, from
+// the top, each named when it is no folder; then a listing of its folder
+// (told as a problem — a FIFO, a device, a link out of the folder or a
+// dangling one, the folder itself unreadable as one — or a folder of keys
+// by its name).
+Status CheckNothingAt(Backend* backend, std::string_view ref,
+                      const std::string& key) {
   if (!backend->caps().listing) return Status::OK();
+  for (size_t slash = key.find('/'); slash != std::string::npos;
+       slash = key.find('/', slash + 1)) {
+    const std::string dir = key.substr(0, slash);
+    bool absent = false;
+    FERRY_ASSIGN_OR_RETURN(std::string why, NoFolder(backend, dir, &absent));
+    if (!why.empty()) {
+      return Status::FailedPrecondition(
+          Where(backend, dir),
+          "is there but is no folder (" + why + "), so " + std::string(key) +
+              " cannot be read: nothing written; " + Remedy(ref));
+    }
+    if (absent) return Status::OK();  // nor anything below it
+  }
   const std::string dir = key.substr(0, key.rfind('/'));
   std::string why;
   ListOptions lo;
@@ -53,8 +110,7 @@ Status CheckNothingAt(Backend* backend, const std::string& key) {
   if (why.empty()) return Status::OK();
   return Status::FailedPrecondition(
       Where(backend, key), "is there but cannot be read as a ref (" + why +
-                               "): nothing written; restore it, or remove it "
-                               "to start a new history");
+                               "): nothing written; " + Remedy(ref));
 }
 
 }  // namespace
@@ -164,8 +220,14 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
   FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
   auto got = backend->ReadIfChanged(key, "", kMaxRefBytes);
   if (!got.ok()) {
+    // An IOError may be a folder above the key that is none (file://: "Not
+    // a directory"): named when the check finds it, else left as it is.
     if (strict && got.status().IsNotFound())
-      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, key));
+      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, ref, key));
+    if (strict && got.status().IsIOError()) {
+      Status there = CheckNothingAt(backend, ref, key);
+      if (there.IsFailedPrecondition()) return there;
+    }
     return got.status();
   }
   FERRY_ASSIGN_OR_RETURN(Hash128 id, ParseRef(got->bytes, Where(backend, key)));

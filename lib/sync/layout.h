@@ -77,10 +77,11 @@ struct Ref {
 // belongs to the bytes read (the read is conditional where the backend can,
 // else checked by a second Stat). strict (publish): a ref that is there but
 // cannot be read as an object — on file://, a FIFO, a device, a folder, a
-// link out of the bucket or a dangling one; keys below it — is
-// FailedPrecondition naming it, never NotFound (a writer would start a new
-// history over it). Told by a one-level listing, only when the read found
-// nothing; never opened.
+// link out of the bucket or a dangling one; keys below it — or a folder
+// above it that is no folder (.ferry/refs a file, a FIFO, a dangling link
+// ...) is FailedPrecondition naming it, never NotFound (a writer would start
+// a new history over it) nor a bare "Not a directory". Told by one-level
+// listings, only when the read failed; never opened.
 Result<Ref> ReadRef(Backend* backend, std::string_view ref,
                     bool strict = false);
 

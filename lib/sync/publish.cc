@@ -237,12 +237,23 @@ Status WriteHead(Backend* backend, const Parent& parent, const Hash128& id,
   return w.status();
 }
 
+// The tag's ref, read as strictly as HEAD before anything is written: one
+// that is there but cannot be read or replaced (a file:// tag that is a
+// FIFO, a folder, a link out of the bucket) would fail only after HEAD
+// moved, or be replaced. Absent or a ref: the tag is written at the end.
+Status CheckTag(Backend* backend, const std::string& tag) {
+  FERRY_ASSIGN_OR_RETURN(std::string ref, sync::TagRef(tag));
+  auto cur = sync::ReadRef(backend, ref, /*strict=*/true);
+  if (cur.ok() || cur.status().IsNotFound()) return Status::OK();
+  return cur.status();
+}
+
 Status WriteTag(Backend* backend, const std::string& tag, const Hash128& id,
                 PublishReport* report) {
   FERRY_ASSIGN_OR_RETURN(std::string ref, sync::TagRef(tag));
   FERRY_ASSIGN_OR_RETURN(std::string key, sync::RefKey(ref));
   WriteOptions wo;
-  auto cur = sync::ReadRef(backend, ref);
+  auto cur = sync::ReadRef(backend, ref, /*strict=*/true);
   if (cur.ok()) {
     if (cur->id == id) return Status::OK();
     report->tag_moved = true;
@@ -334,6 +345,7 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   // 1. The version it is built on (read first: the scan signs what it
   // lacks).
   FERRY_ASSIGN_OR_RETURN(Parent parent, LoadParent(backend, o.mirror));
+  if (!o.tag.empty()) FERRY_RETURN_IF_ERROR(CheckTag(backend, o.tag));
   report.has_parent = parent.exists;
   report.parent = parent.ref.id;
 

@@ -3,8 +3,9 @@
 # unchanged republish that reads no file, hostile trees (FIFO, links out of
 # the tree, a newline in a name, ferry's own working files), --dry-run writes
 # nothing, a HEAD naming a missing or corrupt manifest (exit 4 / 3, nothing
-# overwritten) or that cannot be read (a FIFO, a folder, a link out: exit
-# 4, nothing written), two publisher processes racing (the loser exits 4 naming both
+# overwritten) or that cannot be read (a FIFO, a folder, a link out; or
+# .ferry/refs no folder; or a --tag that cannot be replaced: exit 4,
+# nothing written), two publisher processes racing (the loser exits 4 naming both
 # versions), gc. S3: tests/integration/publish_s3_test.sh.
 set -euo pipefail
 FERRY=$1
@@ -116,6 +117,56 @@ for kind in fifo folder link; do
   rm -r broken/.ferry/refs/HEAD
   echo "$v2" > broken/.ferry/refs/HEAD
 done
+
+# Every entry of a bucket and its type (links, FIFOs and folders too, and
+# ferry's temporary files).
+entries() { (cd "$1" && find . -printf '%y %p\n' | LC_ALL=C sort); }
+
+# .ferry/refs no folder (a dangling link, a file, a FIFO, a link to
+# /dev/null): refused (exit 4) naming .ferry/refs, nothing written. Read as
+# no HEAD, publish uploaded objects and a parentless manifest, then failed
+# at the HEAD write; the others said a bare "Not a directory".
+mkdir src3 && printf 'fresh' > src3/fresh.txt
+mv broken/.ferry/refs refs-kept
+for kind in dangling file fifo null; do
+  case $kind in
+    dangling) ln -s /nonexistent broken/.ferry/refs ;;
+    file) echo "$v2" > broken/.ferry/refs ;;
+    fifo) mkfifo broken/.ferry/refs ;;
+    null) ln -s /dev/null broken/.ferry/refs ;;
+  esac
+  before=$(entries broken)
+  expect_rc 4 timeout 60 "$FERRY" publish src3 broken
+  grep -q "broken/.ferry/refs: is there but is no folder" err.txt \
+    || fail "refs a $kind: $(cat err.txt)"
+  [ "$(entries broken)" = "$before" ] \
+    || fail "a publish with refs a $kind wrote"
+  rm broken/.ferry/refs
+done
+mv refs-kept broken/.ferry/refs
+
+# A tag that cannot be replaced (a folder, a FIFO, a link out of the
+# bucket): refused (exit 4) naming it before HEAD moves, nothing written.
+# Read as no tag, HEAD moved and then the write failed ("Is a directory"),
+# or the FIFO was replaced.
+mkdir -p broken/.ferry/refs/tags
+for kind in folder fifo link; do
+  case $kind in
+    folder) mkdir broken/.ferry/refs/tags/t2 ;;
+    fifo) mkfifo broken/.ferry/refs/tags/t2 ;;
+    link) ln -s "$work/saved" broken/.ferry/refs/tags/t2 ;;
+  esac
+  before=$(entries broken)
+  expect_rc 4 timeout 60 "$FERRY" publish src3 broken --tag t2
+  grep -q "broken/.ferry/refs/tags/t2: is there but cannot be read" err.txt \
+    || fail "a $kind tag: $(cat err.txt)"
+  [ "$(entries broken)" = "$before" ] \
+    || fail "a publish onto a $kind tag wrote"
+  rm -r broken/.ferry/refs/tags/t2
+done
+expect_rc 0 "$FERRY" publish src3 broken --tag t2
+[ "$(cat broken/.ferry/refs/tags/t2)" = "$(cat broken/.ferry/refs/HEAD)" ] \
+  || fail "the tag is not the new HEAD"
 
 # Two publishers: A stops before its HEAD write (after its manifest), B
 # publishes meanwhile; A then loses with exit 4 naming both versions.

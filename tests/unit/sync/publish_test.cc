@@ -9,9 +9,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <thread>
@@ -127,6 +129,20 @@ class PublishTest : public ::testing::Test {
     return keys;
   }
   Hash128 Head() { return sync::ReadRef(backend_.get(), "HEAD")->id; }
+  // Every entry of the bucket on disk by type, links not followed: what a
+  // listing of keys leaves out too (links, FIFOs, ferry's temporary files).
+  std::vector<std::string> Entries() {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    const fs::path root = dir_.Join("bucket");
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      out.push_back(
+          std::to_string(static_cast<int>(e.symlink_status().type())) + " " +
+          fs::relative(e.path(), root).string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
 
   test::ScratchDir dir_;
   CountingEnv env_;
@@ -403,6 +419,117 @@ TEST_F(PublishTest, PublishRefusesWhileHeadCannotBeRead) {
   EXPECT_TRUE(v2.has_parent);
   EXPECT_EQ(v2.parent, v1.id);
   EXPECT_EQ(Head(), v2.id);
+}
+
+// .ferry/refs that is no folder — a dangling link, a file, a FIFO, a link
+// to /dev/null or to a folder out of the bucket — is no first version
+// either: publish refuses naming .ferry/refs and writes nothing. Read as no
+// HEAD, it uploaded objects and a parentless manifest, then failed at the
+// HEAD write (the others failed with a bare "Not a directory").
+TEST_F(PublishTest, PublishRefusesWhileTheRefsFolderIsNoFolder) {
+  Write("a", "1");
+  PublishReport v1 = Publish();
+  Write("b", "2");  // a new object and a new version, were it published
+  const std::string refs = dir_.Join("bucket/.ferry/refs");
+  const std::string kept = dir_.Join("refs-kept");
+  ASSERT_OK(Env::Default()->RenameFile(refs, kept));
+  auto refused = [&](const std::string& what, mode_t type) {
+    auto entries = Entries();
+    auto r = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_TRUE(r.status().IsFailedPrecondition())
+        << what << ": " << r.status().ToString();
+    EXPECT_NE(r.status().ToString().find("bucket/.ferry/refs: is there but is "
+                                         "no folder"),
+              std::string::npos)
+        << what << ": " << r.status().ToString();
+    EXPECT_EQ(Entries(), entries) << what << ": the bucket was written";
+    struct stat st;
+    ASSERT_EQ(::lstat(refs.c_str(), &st), 0) << what;
+    EXPECT_EQ(st.st_mode & S_IFMT, type) << what << ": refs replaced";
+    ASSERT_OK(Env::Default()->RemoveFile(refs));
+  };
+  ASSERT_EQ(::symlink("/nonexistent", refs.c_str()), 0);
+  refused("a dangling link", S_IFLNK);
+  test::WriteFile(Env::Default(), refs, "not a folder");
+  refused("a file", S_IFREG);
+  ASSERT_EQ(::mkfifo(refs.c_str(), 0644), 0);
+  refused("a FIFO", S_IFIFO);
+  ASSERT_EQ(::symlink("/dev/null", refs.c_str()), 0);
+  refused("a link to /dev/null", S_IFLNK);
+  ASSERT_EQ(::symlink(kept.c_str(), refs.c_str()), 0);
+  refused("a link to a folder out of the bucket", S_IFLNK);
+  // A folder again: the next version has v1 as its parent.
+  ASSERT_OK(Env::Default()->RenameFile(kept, refs));
+  PublishReport v2 = Publish();
+  EXPECT_TRUE(v2.has_parent);
+  EXPECT_EQ(v2.parent, v1.id);
+  EXPECT_EQ(Head(), v2.id);
+}
+
+// A --tag that cannot be replaced — a folder, a FIFO, a device, a link out
+// of the bucket or a dangling one, or a tags folder that is no folder — is
+// refused before HEAD moves, naming it, with nothing written. Read as no
+// tag, HEAD moved and then the tag write failed ("Is a directory"), or the
+// FIFO was replaced. Absent, or a ref, the tag is written as before.
+TEST_F(PublishTest, PublishRefusesATagThatCannotBeReplaced) {
+  Write("a", "1");
+  PublishReport v1 = Publish();
+  Write("b", "2");
+  const std::string tags = dir_.Join("bucket/.ferry/refs/tags");
+  const std::string tag = tags + "/t2";
+  const std::string outside = dir_.Join("outside-tag");
+  test::WriteFile(
+      Env::Default(), outside,
+      test::ReadFile(Env::Default(), dir_.Join("bucket/.ferry/refs/HEAD")));
+  ASSERT_OK(Env::Default()->CreateDirs(tags));
+  opt_.tag = "t2";
+  auto refused = [&](const std::string& what, const std::string& path,
+                     const std::string& named, mode_t type) {
+    auto entries = Entries();
+    auto r = ferry::Publish(Src(), backend_.get(), opt_, &env_);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_TRUE(r.status().IsFailedPrecondition())
+        << what << ": " << r.status().ToString();
+    EXPECT_NE(r.status().ToString().find(named), std::string::npos)
+        << what << ": " << r.status().ToString();
+    EXPECT_EQ(Entries(), entries) << what << ": the bucket was written";
+    EXPECT_EQ(Head(), v1.id) << what << ": HEAD moved";
+    struct stat st;
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0) << what;
+    EXPECT_EQ(st.st_mode & S_IFMT, type) << what << ": replaced";
+    if (::rmdir(path.c_str()) != 0) ASSERT_OK(Env::Default()->RemoveFile(path));
+  };
+  const std::string named = "bucket/.ferry/refs/tags/t2: is there but cannot";
+  ASSERT_OK(Env::Default()->CreateDirs(tag));
+  refused("a folder", tag, named, S_IFDIR);
+  ASSERT_EQ(::mkfifo(tag.c_str(), 0644), 0);
+  refused("a FIFO", tag, named, S_IFIFO);
+  ASSERT_EQ(::symlink(outside.c_str(), tag.c_str()), 0);
+  refused("a link out of the bucket", tag, named, S_IFLNK);
+  ASSERT_EQ(::symlink("nowhere", tag.c_str()), 0);
+  refused("a dangling link", tag, named, S_IFLNK);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::mknod(tag.c_str(), S_IFCHR | 0644, ::makedev(1, 3)), 0);
+    refused("a device", tag, named, S_IFCHR);
+  }
+  // The tags folder itself no folder.
+  ASSERT_OK(Env::Default()->RemoveDir(tags));
+  ASSERT_EQ(::symlink("/nonexistent", tags.c_str()), 0);
+  refused("the tags folder a dangling link", tags,
+          "bucket/.ferry/refs/tags: is there but is no folder", S_IFLNK);
+  ASSERT_EQ(::mkfifo(tags.c_str(), 0644), 0);
+  refused("the tags folder a FIFO", tags,
+          "bucket/.ferry/refs/tags: is there but is no folder", S_IFIFO);
+  // Absent: published and tagged; a ref: moved (the tree unchanged too).
+  PublishReport v2 = Publish();
+  EXPECT_EQ(v2.parent, v1.id);
+  EXPECT_EQ(Head(), v2.id);
+  EXPECT_EQ(sync::ReadRef(backend_.get(), "tags/t2")->id, v2.id);
+  Write("c", "3");
+  PublishReport v3 = Publish();
+  EXPECT_TRUE(v3.tag_moved);
+  EXPECT_EQ(sync::ReadRef(backend_.get(), "tags/t2")->id, v3.id);
 }
 
 TEST_F(PublishTest, MirrorWritesFilesAtTheirPathsAndDropsOnlyItsOwn) {
