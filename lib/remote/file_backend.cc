@@ -88,10 +88,21 @@ class FileBackend : public Backend, public UnpublishedWriter {
     auto info = env_->Stat(dir);
     if (!info.ok()) {
       if (!info.status().IsNotFound()) return info.status();
-      // Nothing there, unless the URL names a dangling link: told, as a
-      // listed folder tells one.
-      if (prefix.empty() && options.problem && IsDanglingLink(root_))
-        options.problem("", Status::NotFound("dangling link"));
+      // Nothing there, unless the URL or a folder on the way to the
+      // prefix is a dangling link: told, as a listed folder tells one (gc
+      // read a tags folder that was one as no tags).
+      if (options.problem) {
+        if (prefix.empty() && IsDanglingLink(root_))
+          options.problem("", Status::NotFound("dangling link"));
+        for (size_t end = 0; !dir_key.empty() && end != std::string::npos;) {
+          end = dir_key.find('/', end + 1);
+          const std::string part = dir_key.substr(0, end);
+          if (env_->Stat(PathOf(part)).ok()) continue;
+          if (IsDanglingLink(PathOf(part)))
+            options.problem(part, Status::NotFound("dangling link"));
+          break;
+        }
+      }
       return Status::OK();
     }
     // A link out of the root, or a file where the prefix has a folder:

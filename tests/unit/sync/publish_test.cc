@@ -626,11 +626,22 @@ TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
   GcOptions g;
   g.keep = 1;
   g.grace_s = 0;
+  // Every key, a dangling link in the bucket told and passed over.
+  auto keys_now = [&] {
+    std::vector<std::string> keys;
+    ListOptions lo;
+    lo.problem = [](const std::string&, const Status&) {};
+    EXPECT_OK(backend_->List("", lo, [&](const ObjectInfo& i) {
+      keys.push_back(i.key);
+      return Status::OK();
+    }));
+    return keys;
+  };
   auto refused = [&](const std::string& what) {
-    auto keys = Keys();
+    auto keys = keys_now();
     auto r = CollectGarbage(backend_.get(), g, Env::Default());
     EXPECT_FALSE(r.ok()) << what;
-    EXPECT_EQ(Keys(), keys) << what;
+    EXPECT_EQ(keys_now(), keys) << what;
   };
   auto swap = [&](const std::string& ref, const std::function<void()>& make) {
     ASSERT_OK(Env::Default()->RenameFile(ref, ref + ".kept"));
@@ -660,6 +671,11 @@ TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
   ASSERT_OK(Env::Default()->RemoveFile(tags));
   test::WriteFile(Env::Default(), tags, "not a folder");
   refused("the tags folder a file");
+  ASSERT_OK(Env::Default()->RemoveFile(tags));
+  // A dangling link (the other disk unmounted) listed as no tags: gc
+  // deleted every tagged version.
+  ASSERT_EQ(::symlink(dir_.Join("nowhere").c_str(), tags.c_str()), 0);
+  refused("the tags folder a dangling link");
   ASSERT_OK(Env::Default()->RemoveFile(tags));
   ASSERT_OK(Env::Default()->RenameFile(moved, tags));
   // Readable again: gc runs, and keeps HEAD's and the tag's versions.
