@@ -83,7 +83,7 @@ Status AddStampColumns(Db* db) {
 // link there may lead to a real index (its pins): an error naming it, as a
 // folder (which may hold someone's files) is.
 Status ClearIndexNames(Env* env, const std::string& db_path,
-                       std::vector<std::string>* removed) {
+                       std::vector<std::string>* removed, bool dry = false) {
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
     const std::string p = db_path + suffix;
     FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(p));
@@ -96,21 +96,13 @@ Status ClearIndexNames(Env* env, const std::string& db_path,
           p,
           "is a symbolic link; the cache's index must be a file in the cache: "
           "move the index back, or remove the link to start an empty one");
-    Status s = env->RemoveFile(p);
-    if (!s.ok() && !s.IsNotFound()) return s;
+    if (!dry) {
+      Status s = env->RemoveFile(p);
+      if (!s.ok() && !s.IsNotFound()) return s;
+    }
     if (removed) removed->push_back(p);
   }
   return Status::OK();
-}
-
-// Every name of the index a regular file or missing: what a dry run, which
-// removes nothing, may open.
-Result<bool> IndexNamesAreFiles(const std::string& db_path) {
-  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
-    FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(db_path + suffix));
-    if (kind != PathKind::kMissing && kind != PathKind::kFile) return false;
-  }
-  return true;
 }
 
 Result<std::unique_ptr<Db>> OpenIndex(const std::string& path, bool durable) {
@@ -216,7 +208,10 @@ std::string DefaultCacheDir() {
 Cache::Cache(Env* env, std::string dir, std::unique_ptr<Db> db)
     : env_(env), dir_(std::move(dir)), db_(std::move(db)) {}
 
-Cache::~Cache() = default;
+Cache::~Cache() {
+  db_.reset();  // closed before its private copy goes
+  if (!temp_dir_.empty()) (void)RemoveTree(env_, temp_dir_);
+}
 
 Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
                                            bool durable) {
@@ -239,14 +234,42 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
 Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
                                                     bool durable) {
   (void)durable;
-  // Read as it is, writing nothing (no folder, lock, WAL or migration);
-  // an index that cannot be read so (missing, a name Open would clear, an
-  // older format, damaged) is read as an empty one.
+  // Read as it is, writing nothing in the cache (no folder, lock, WAL or
+  // migration); an index that cannot be read so (missing, a name a sync
+  // would clear, an older format, damaged) is read as an empty one. A link
+  // or folder at its names is the error a sync gives.
   const std::string path = IndexPath(dir);
-  std::string why;
-  FERRY_ASSIGN_OR_RETURN(bool files, IndexNamesAreFiles(path));
-  if (files && env->FileExists(path)) {
-    auto db = Db::OpenImmutable(path);
+  std::vector<std::string> would;
+  FERRY_RETURN_IF_ERROR(ClearIndexNames(env, path, &would, /*dry=*/true));
+  std::string why, temp;
+  if (!would.empty()) {
+    why = "a sync would remove " + would[0] + ", not a regular file";
+  } else if (env->FileExists(path)) {
+    Result<std::unique_ptr<Db>> db = Status::NotFound(path);
+    auto wal = env->Stat(path + "-wal");
+    if (wal.ok() && wal->size > 0) {
+      // A WAL not yet checkpointed (a --no-fsync sync, or one running)
+      // holds rows immutable=1 does not see: a private copy of both is read.
+      const char* t = std::getenv("TMPDIR");
+      std::string tmpl =
+          std::string(t && *t ? t : "/tmp") + "/ferry-dry-XXXXXX";
+      if (::mkdtemp(tmpl.data()) != nullptr) {
+        temp = tmpl;
+        Hash128 h;
+        uint64_t n = 0;
+        Status c = Status::OK();
+        for (const char* suffix : {"", "-wal"})
+          if (c.ok())
+            c = CopyFileHashing(env, path + suffix,
+                                JoinPath(temp, "index.sqlite") + suffix, &h,
+                                &n);
+        db = c.ok() ? Db::Open(JoinPath(temp, "index.sqlite"), kBusyTimeoutMs,
+                               false)
+                    : Result<std::unique_ptr<Db>>(c);
+      }
+    } else {
+      db = Db::OpenImmutable(path);
+    }
     Status s = db.status();
     // This version's tables and columns (Open would add what is missing).
     for (const char* probe :
@@ -255,11 +278,15 @@ Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
           "SELECT rk, path, etag, size, hash FROM listed"}) {
       if (s.ok()) s = (*db)->Prepare(std::string(probe) + " LIMIT 0").status();
     }
-    if (s.ok())
-      return std::unique_ptr<Cache>(
+    if (s.ok()) {
+      std::unique_ptr<Cache> cache(
           new Cache(env, std::move(dir), std::move(*db)));
+      cache->temp_dir_ = std::move(temp);
+      return cache;
+    }
     why = s.ToString();
   }
+  if (!temp.empty()) (void)RemoveTree(env, temp);
   FERRY_ASSIGN_OR_RETURN(auto db, Db::Open(":memory:", kBusyTimeoutMs, false));
   FERRY_RETURN_IF_ERROR(
       InTransaction(db.get(), [&] { return db->Exec(kSchema); }));

@@ -187,6 +187,7 @@ class Cache {
   std::string dir_;
   std::unique_ptr<Db> db_;
   std::vector<std::string> warnings_;
+  std::string temp_dir_;  // OpenForDryRun's private copy, removed at close
   bool leftovers_listed_ = false;
   std::string leftovers_rk_;
   std::unordered_set<std::string> leftovers_;  // object hex of each name
