@@ -599,13 +599,22 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& o,
 
 // A listed path as the tree walk names it: `ferry hash .` (and xxhsum, and
 // sha256sum) list "./a/b", which opens as root/a/b, as hash --check opens it;
-// so do "././a" and ".//a".
-std::string ListedName(std::string_view path) {
-  while (path.size() > 2 && path[0] == '.' && path[1] == '/') {
-    path.remove_prefix(2);
-    while (!path.empty() && path[0] == '/') path.remove_prefix(1);
+// so do "././a", ".//a", "a/./b" and "a//b" (lexically: no link followed).
+// *outside: a ".." part or a leading "/" (read where the list says, not a
+// file of the folder: a problem, never an OK).
+std::string ListedName(std::string_view path, bool* outside) {
+  *outside = !path.empty() && path[0] == '/';
+  std::string out;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    const std::string_view part = path.substr(0, slash);
+    path = slash == std::string_view::npos ? "" : path.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") *outside = true;
+    if (!out.empty()) out += '/';
+    out.append(part);
   }
-  return std::string(path);
+  return out;
 }
 
 Status VerifyHashList(const std::string& root, const VerifyOptions& o,
@@ -619,9 +628,16 @@ Status VerifyHashList(const std::string& root, const VerifyOptions& o,
   auto sum = CheckHashList(
       o.hashes_file, h,
       [&](const CheckEntry& e) {
-        const std::string path = ListedName(e.path);
+        bool outside = false;
+        const std::string path = ListedName(e.path, &outside);
         named.insert(path);
         ++rep->files;
+        if (outside) {
+          rep->problems.push_back(
+              {e.path, -1, -1, "name",
+               "not a file of " + root + " (a '..' part or an absolute path)"});
+          return;
+        }
         switch (e.outcome) {
           case CheckEntry::Outcome::kOk:
             break;

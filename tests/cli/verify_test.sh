@@ -105,6 +105,14 @@ sed 's#  \./#  ././/#' dot.xxh128 > dots.xxh128
 expect_rc 0 "$FERRY" verify data --hashes dots.xxh128
 sed 's#  \./#  #' dot.xxh128 > list.xxh128
 expect_rc 0 "$FERRY" verify data --hashes list.xxh128
+# "a/./b" and "a//b" name a/b too; a name with ".." (or absolute) is no file
+# of the folder: a problem, not an OK (it was read outside and passed).
+sed 's#  \./cat/#  cat/./#; s#  \./dog/#  dog//#' dot.xxh128 > inner.xxh128
+expect_rc 0 "$FERRY" verify data --hashes inner.xxh128
+head -c 100 /dev/urandom > outside.bin
+(cd data && "$FERRY" hash ../outside.bin) >> list.xxh128
+expect_rc 3 "$FERRY" verify data --hashes list.xxh128 --json
+has ../outside.bin -1 -1 name
 echo x >> data/cat/cat_000.png; rm data/cat/cat_001.png; echo new > data/new.txt
 expect_rc 3 "$FERRY" verify data --hashes dot.xxh128 --json
 has cat/cat_000.png -1 -1 hash; has cat/cat_001.png -1 -1 missing; has new.txt -1 -1 extra
