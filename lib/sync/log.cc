@@ -10,9 +10,10 @@
 namespace ferry {
 
 Status ListVersions(Backend* backend, std::string_view ref, uint64_t max,
-                    const std::function<Status(const VersionInfo&)>& visit) {
+                    const std::function<Status(const VersionInfo&)>& visit,
+                    std::vector<std::string>* skipped) {
   FERRY_ASSIGN_OR_RETURN(sync::Ref head, sync::ReadRef(backend, ref));
-  FERRY_ASSIGN_OR_RETURN(auto tags, sync::ReadTags(backend));
+  FERRY_ASSIGN_OR_RETURN(auto tags, sync::ReadTags(backend, false, skipped));
   std::set<std::string> seen;  // a parent cycle cannot be made by publish
   Hash128 id = head.id;
   for (uint64_t n = 0; max == 0 || n < max; ++n) {

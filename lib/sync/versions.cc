@@ -45,8 +45,8 @@ Result<VersionInfo> ReadVersion(Backend* backend, const Hash128& id) {
   return info;
 }
 
-Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend,
-                                                         bool strict) {
+Result<std::multimap<std::string, std::string>> ReadTags(
+    Backend* backend, bool strict, std::vector<std::string>* skipped) {
   std::multimap<std::string, std::string> tags;
   if (!backend->caps().listing) return tags;  // http: tags are not listed
   std::vector<std::string> names;
@@ -55,6 +55,9 @@ Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend,
     if (strict && odd.ok())
       odd = Status::FailedPrecondition(JoinPath(backend->Describe(), key),
                                        why + ": not read as a tag");
+    if (!strict && skipped)
+      skipped->push_back(JoinPath(backend->Describe(), key) + ": " + why +
+                         ": not read as a tag");
   };
   ListOptions lo;
   lo.problem = [&](const std::string& key, const Status& why) {

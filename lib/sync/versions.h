@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "ferry/publish.h"
 #include "ferry/remote.h"
@@ -29,8 +30,11 @@ Result<VersionInfo> ReadVersion(Backend* backend, const Hash128& id);
 // entry of the tags folder that cannot be read as a tag — not a regular
 // file (a FIFO, a device, a link out of the bucket), or no tag's name — is
 // FailedPrecondition naming it, never left out (gc would delete its version).
-Result<std::multimap<std::string, std::string>> ReadTags(Backend* backend,
-                                                         bool strict = false);
+// Not strict: such an entry is left out, and told in *skipped (if given) as
+// "<remote>/<key>: <why>".
+Result<std::multimap<std::string, std::string>> ReadTags(
+    Backend* backend, bool strict = false,
+    std::vector<std::string>* skipped = nullptr);
 
 }  // namespace ferry::sync
 

@@ -44,8 +44,10 @@ int RunLog(LogArgs& a) {
         .Key("versions")
         .BeginArray();
   bool older_removed = false;
-  Status s =
-      ListVersions(backend->get(), ref, a.max, [&](const VersionInfo& v) {
+  std::vector<std::string> skipped;
+  Status s = ListVersions(
+      backend->get(), ref, a.max,
+      [&](const VersionInfo& v) {
         older_removed = v.has_parent;
         if (a.common.json) {
           json.BeginObject().Key("id").String(v.id.ToHex()).Key("parent");
@@ -82,7 +84,11 @@ int RunLog(LogArgs& a) {
             v.message.empty() ? ""
                               : ("  " + JsonWriter::Escape(v.message)).c_str());
         return Status::OK();
-      });
+      },
+      &skipped);
+  // Versions listed without a tag the folder holds but that cannot be read.
+  for (const std::string& w : skipped)
+    std::fprintf(stderr, "ferry: warning: %s\n", Printable(w).c_str());
   if (!s.ok()) return Fail(s);
   // The walk ended at a version with a parent: a limit, or gc removed it.
   if (a.common.json) {

@@ -41,9 +41,14 @@ struct VersionInfo {
 // a manifest does not match its id or breaks the format. A missing parent
 // (removed by gc) ends the history: the last version visited then has
 // has_parent set.
+// *skipped (if given): entries of the tags folder that could not be read
+// as tags (a FIFO, a folder, a dangling link, an unreadable folder, no
+// tag's name), each "<remote>/<key>: <why>"; their versions are listed
+// without them.
 FERRY_EXPORT Status
 ListVersions(Backend* backend, std::string_view ref, uint64_t max,
-             const std::function<Status(const VersionInfo&)>& visit);
+             const std::function<Status(const VersionInfo&)>& visit,
+             std::vector<std::string>* skipped = nullptr);
 
 struct PublishOptions {
   std::string tag;       // also point tags/<tag> at the version

@@ -3,6 +3,10 @@
 #include "sync/layout.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "ferry/publish.h"
 #include "formats/manifest/manifest.h"
@@ -181,6 +185,30 @@ TEST_F(RemoteTest, ListVersionsWalksParentsAndNamesTags) {
         return Status::OK();
       }).ok());
   EXPECT_EQ(seen.size(), 1u);
+
+  // A tag that cannot be read (a FIFO, a dangling link) left its version
+  // untagged without a word: it is told, and the versions still listed.
+  const std::string tags = dir_.Join(".ferry/refs/tags");
+  ASSERT_EQ(::mkfifo((tags + "/odd").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink(dir_.Join("nowhere").c_str(), (tags + "/gone").c_str()),
+            0);
+  std::vector<std::string> skipped;
+  seen.clear();
+  ASSERT_TRUE(ListVersions(
+                  backend_.get(), "HEAD", 0,
+                  [&](const VersionInfo& v) {
+                    seen.push_back(v);
+                    return Status::OK();
+                  },
+                  &skipped)
+                  .ok());
+  EXPECT_EQ(seen.size(), 2u);
+  ASSERT_EQ(skipped.size(), 2u);
+  std::sort(skipped.begin(), skipped.end());
+  EXPECT_NE(skipped[0].find("tags/gone: "), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[1].find("tags/odd: "), std::string::npos) << skipped[1];
+  ASSERT_EQ(::unlink((tags + "/odd").c_str()), 0);
+  ASSERT_EQ(::unlink((tags + "/gone").c_str()), 0);
 
   // A parent gc removed ends the history; HEAD's own manifest missing is
   // NotFound naming it.
