@@ -58,6 +58,11 @@ expect_rc 0 "$FERRY" sync --dry-run --json bucket nodes/ds --cache cache
 [ "$(field objects_fetched)" = 1 ] || { cat out.txt; fail "dry run plan"; }
 after=$(cd nodes && find . -printf '%p %s\n' | sort; cd ../cache && find objects manifests -printf '%p\n' | sort)
 [ "$before" = "$after" ] || fail "--dry-run wrote something"
+# A person's line says it was a dry run, unchanged or not.
+expect_rc 0 "$FERRY" sync --dry-run bucket nodes/ds --cache cache
+grep -q '^(dry run) nodes/ds: manifest ' out.txt || { cat out.txt; fail "dry run line"; }
+expect_rc 0 "$FERRY" sync --dry-run "file://$work/tree" nodes/plain --cache cache
+grep -q '^(dry run) nodes/plain: listed files, ' out.txt || { cat out.txt; fail "unmanaged dry run line"; }
 expect_rc 0 "$FERRY" sync --json bucket@stable nodes/stable --cache cache
 [ "$(field objects_fetched)" = 0 ] || fail "tag sync fetched what the cache had"
 same_tree tree_v2 nodes/stable

@@ -422,16 +422,20 @@ int SyncOnce(const SyncArgs& a, const SyncOptions& o, bool quiet_if_unchanged) {
   } else if (a.common.json) {
     PrintJson(*r, a.dry_run, secs);
   } else if (!a.common.quiet) {
+    // An unmanaged remote's dry run has no id yet (its files unhashed).
+    const std::string version = r->manifest_id.empty()
+                                    ? std::string("listed files")
+                                    : "manifest " + r->manifest_id;
     if (r->unchanged) {
-      std::printf("%s: unchanged (manifest %s, %llu requests)\n",
-                  Printable(o.dest).c_str(), r->manifest_id.c_str(),
-                  (unsigned long long)r->requests);
+      std::printf("%s%s: unchanged (%s, %llu requests)\n",
+                  a.dry_run ? "(dry run) " : "", Printable(o.dest).c_str(),
+                  version.c_str(), (unsigned long long)r->requests);
     } else {
       std::printf(
-          "%s%s: manifest %s, %llu files, %llu bytes; %llu from the cache, "
+          "%s%s: %s, %llu files, %llu bytes; %llu from the cache, "
           "%llu adopted, %llu objects fetched (%llu bytes); %llu requests\n",
           a.dry_run ? "(dry run) " : "", Printable(o.dest).c_str(),
-          r->manifest_id.c_str(), (unsigned long long)r->files,
+          version.c_str(), (unsigned long long)r->files,
           (unsigned long long)r->bytes, (unsigned long long)r->files_cached,
           (unsigned long long)r->files_adopted,
           (unsigned long long)r->objects_fetched,
