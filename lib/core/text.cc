@@ -52,7 +52,16 @@ std::string Printable(std::string_view s) {
     } else {
       // U+0080..U+009F (C1 controls: 0xC2 0x80..0x9F) move a terminal too.
       const bool c1 = c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-      if (c1) {
+      // U+2028/2029 (line and paragraph separators) and the bidirectional
+      // controls U+202A..202E, U+2066..2069: they break a line, or show a
+      // name's characters in another order than its bytes (E2 80 A8..AE,
+      // E2 81 A6..A9).
+      const unsigned char b1 = n == 3 ? s[i + 1] : 0,
+                          b2 = n == 3 ? s[i + 2] : 0;
+      const bool moves =
+          c == 0xE2 && ((b1 == 0x80 && b2 >= 0xA8 && b2 <= 0xAE) ||
+                        (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9));
+      if (c1 || moves) {
         escape(s.substr(i, n));
       } else {
         out.append(s.substr(i, n));

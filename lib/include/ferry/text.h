@@ -22,7 +22,9 @@ namespace ferry {
 FERRY_EXPORT size_t Utf8Length(std::string_view s, size_t i);
 
 // s for one line of a message or listing: control characters (C0, DEL and
-// C1) and bytes that are not UTF-8 as \xHH (each byte), a backslash as \\,
+// C1; the line and paragraph separators U+2028/2029 and the bidirectional
+// controls U+202A..202E, U+2066..2069) and bytes that are not UTF-8 as \xHH
+// (each byte), a backslash as \\,
 // everything else as it is (in the manner of GNU ls --quoting-style=escape
 // and Python's repr(), one escape form for all), so the bytes can be read
 // back: the bytes "a", line feed, "b", 0xff are shown as a\x0ab\xff.

@@ -19,6 +19,14 @@ TEST(PrintableTest, ControlBytesAndBytesThatAreNotUtf8AreEscaped) {
             "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
   EXPECT_EQ(Printable("\xc2\x85\xc2\x9b\xc2\xa0"),
             "\\xc2\\x85\\xc2\\x9b\xc2\xa0");
+  // A line separator and a right-to-left override (which shows "gpj.exe"
+  // as "exe.jpg") escaped; their neighbours U+2027 and U+202F kept.
+  EXPECT_EQ(Printable("a\xe2\x80\xa8"
+                      "b\xe2\x80\xae"
+                      "gpj.exe"),
+            "a\\xe2\\x80\\xa8b\\xe2\\x80\\xaegpj.exe");
+  EXPECT_EQ(Printable("\xe2\x81\xa6\xe2\x80\xa7\xe2\x80\xaf"),
+            "\\xe2\\x81\\xa6\xe2\x80\xa7\xe2\x80\xaf");
   // Not UTF-8: a lone continuation byte, a cut sequence, an overlong form,
   // an encoded surrogate.
   EXPECT_EQ(Printable("\x80|\xe2\x82|\xc0\xaf|\xed\xa0\x80"),
