@@ -231,9 +231,7 @@ Result<std::unique_ptr<Cache>> Cache::Open(Env* env, std::string dir,
   return cache;
 }
 
-Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
-                                                    bool durable) {
-  (void)durable;
+Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir) {
   // Read as it is, writing nothing in the cache (no folder, lock, WAL or
   // migration); an index that cannot be read so (missing, a name a sync
   // would clear, an older format, damaged) is read as an empty one. A link
@@ -253,7 +251,9 @@ Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir,
       const char* t = std::getenv("TMPDIR");
       std::string tmpl =
           std::string(t && *t ? t : "/tmp") + "/ferry-dry-XXXXXX";
-      if (::mkdtemp(tmpl.data()) != nullptr) {
+      if (::mkdtemp(tmpl.data()) == nullptr) {
+        db = PosixError("a private copy of the index in TMPDIR " + tmpl, errno);
+      } else {
         temp = tmpl;
         Hash128 h;
         uint64_t n = 0;

@@ -75,8 +75,8 @@ class Cache {
   // read so (none, a name Open would clear, an older format, damaged) as
   // an empty one in memory, with a warning when it is there. Objects and
   // manifests are found at their paths either way.
-  static Result<std::unique_ptr<Cache>> OpenForDryRun(Env* env, std::string dir,
-                                                      bool durable = true);
+  static Result<std::unique_ptr<Cache>> OpenForDryRun(Env* env,
+                                                      std::string dir);
   ~Cache();
   // What Open cleared away (each a line for SyncReport::warnings), once.
   std::vector<std::string> TakeWarnings() { return std::move(warnings_); }

@@ -450,10 +450,10 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   // 2. The manifest, read whole and checked before anything is written.
   // A dry run's cache creates nothing, but finds what a sync would: objects
   // on disk without an index (deleted) were predicted as fetched.
-  FERRY_ASSIGN_OR_RETURN(
-      std::unique_ptr<Cache> cache,
-      o.dry_run ? Cache::OpenForDryRun(env, cache_dir, o.transfer.fsync)
-                : Cache::Open(env, cache_dir, o.transfer.fsync));
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Cache> cache,
+                         o.dry_run
+                             ? Cache::OpenForDryRun(env, cache_dir)
+                             : Cache::Open(env, cache_dir, o.transfer.fsync));
   for (std::string& w : cache->TakeWarnings())
     report.warnings.push_back(std::move(w));
   if (!o.dry_run) {

@@ -82,6 +82,12 @@ Result<std::multimap<std::string, std::string>> ReadTags(
     auto ref = ReadRef(backend, "tags/" + name);
     if (!ref.ok()) {
       if (ref.status().IsNotFound() && !strict) continue;  // deleted meanwhile
+      // Not strict, told: one tag that holds no id (empty, garbage) failed
+      // the whole log.
+      if (!strict && skipped) {
+        skipped->push_back(ref.status().ToString() + ": not read as a tag");
+        continue;
+      }
       return ref.status();
     }
     tags.emplace(ref->id.ToHex(), name);

@@ -192,6 +192,7 @@ TEST_F(RemoteTest, ListVersionsWalksParentsAndNamesTags) {
   ASSERT_EQ(::mkfifo((tags + "/odd").c_str(), 0644), 0);
   ASSERT_EQ(::symlink(dir_.Join("nowhere").c_str(), (tags + "/gone").c_str()),
             0);
+  Put(".ferry/refs/tags/junk", "no id");  // failed the whole log
   std::vector<std::string> skipped;
   seen.clear();
   ASSERT_TRUE(ListVersions(
@@ -203,12 +204,14 @@ TEST_F(RemoteTest, ListVersionsWalksParentsAndNamesTags) {
                   &skipped)
                   .ok());
   EXPECT_EQ(seen.size(), 2u);
-  ASSERT_EQ(skipped.size(), 2u);
+  ASSERT_EQ(skipped.size(), 3u);
   std::sort(skipped.begin(), skipped.end());
-  EXPECT_NE(skipped[0].find("tags/gone: "), std::string::npos) << skipped[0];
-  EXPECT_NE(skipped[1].find("tags/odd: "), std::string::npos) << skipped[1];
+  EXPECT_NE(skipped[0].find("tags/junk: "), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[1].find("tags/gone: "), std::string::npos) << skipped[1];
+  EXPECT_NE(skipped[2].find("tags/odd: "), std::string::npos) << skipped[2];
   ASSERT_EQ(::unlink((tags + "/odd").c_str()), 0);
   ASSERT_EQ(::unlink((tags + "/gone").c_str()), 0);
+  ASSERT_EQ(::unlink((tags + "/junk").c_str()), 0);
 
   // A parent gc removed ends the history; HEAD's own manifest missing is
   // NotFound naming it.

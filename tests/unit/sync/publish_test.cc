@@ -117,6 +117,13 @@ class PublishTest : public ::testing::Test {
     return r.ok() ? *r : PublishReport{};
   }
   PublishReport Publish() { return Publish(opt_); }
+  // Publishes, and expects the version to have v's as its parent and HEAD.
+  void ExpectNextVersionOf(const PublishReport& v) {
+    PublishReport next = Publish();
+    EXPECT_TRUE(next.has_parent);
+    EXPECT_EQ(next.parent, v.id);
+    EXPECT_EQ(Head(), next.id);
+  }
   std::vector<std::string> Keys() {
     std::vector<std::string> keys;
     EXPECT_TRUE(backend_
@@ -415,10 +422,7 @@ TEST_F(PublishTest, PublishRefusesWhileHeadCannotBeRead) {
   }
   // HEAD readable again: the next version has v1 as its parent.
   ASSERT_OK(Env::Default()->RenameFile(head + ".kept", head));
-  PublishReport v2 = Publish();
-  EXPECT_TRUE(v2.has_parent);
-  EXPECT_EQ(v2.parent, v1.id);
-  EXPECT_EQ(Head(), v2.id);
+  ExpectNextVersionOf(v1);
 }
 
 // .ferry/refs that is no folder — a dangling link, a file, a FIFO, a link
@@ -461,10 +465,7 @@ TEST_F(PublishTest, PublishRefusesWhileTheRefsFolderIsNoFolder) {
   refused("a link to a folder out of the bucket", S_IFLNK);
   // A folder again: the next version has v1 as its parent.
   ASSERT_OK(Env::Default()->RenameFile(kept, refs));
-  PublishReport v2 = Publish();
-  EXPECT_TRUE(v2.has_parent);
-  EXPECT_EQ(v2.parent, v1.id);
-  EXPECT_EQ(Head(), v2.id);
+  ExpectNextVersionOf(v1);
 }
 
 // A --tag that cannot be replaced — a folder, a FIFO, a device, a link out
