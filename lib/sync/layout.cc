@@ -234,6 +234,11 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
   return Ref{id, got->etag};
 }
 
+Status CheckRefAbsent(Backend* backend, std::string_view ref) {
+  FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
+  return CheckNothingAt(backend, ref, key);
+}
+
 Result<std::string> FetchManifest(Backend* backend, const Hash128& id) {
   const std::string key = ManifestKey(id);
   auto bytes = ReadObject(backend, key, kMaxManifestBytes);

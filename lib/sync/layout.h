@@ -85,6 +85,11 @@ struct Ref {
 Result<Ref> ReadRef(Backend* backend, std::string_view ref,
                     bool strict = false);
 
+// After a read of ref said NotFound: FailedPrecondition naming what is at
+// its key or above it when that is no object (the check of ReadRef's
+// strict mode), OK when nothing is there. Lists only where the backend can.
+Status CheckRefAbsent(Backend* backend, std::string_view ref);
+
 // The whole manifest `id`, its bytes checked against the id (Corruption
 // naming the key if they differ, NotFound if there is no such manifest).
 Result<std::string> FetchManifest(Backend* backend, const Hash128& id);

@@ -401,15 +401,18 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         // an error, never a listing of whatever files are left there.
         if (!(cur.ok() && cur->remote_key == rk && !cur->unmanaged))
           return sync::SyncUnmanaged(unmanaged, report);  // not ferry's layout
+        FERRY_RETURN_IF_ERROR(sync::CheckRefAbsent(backend.get(), ref_name));
         return Status::NotFound(backend->Describe(),
                                 "has no ref HEAD, but " + paths.dest +
                                     " was synced from it as a remote "
                                     "published with ferry publish");
       }
-      if (got.status().IsNotFound())
+      if (got.status().IsNotFound()) {
+        FERRY_RETURN_IF_ERROR(sync::CheckRefAbsent(backend.get(), ref_name));
         return Status::NotFound(
             backend->Describe(),
             "has no ref " + o.ref + " (not published with ferry publish?)");
+      }
       return got.status();
     }
     etag = got->etag;

@@ -171,11 +171,15 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
   for (const ObjectInfo& info : listed) {
     // Listed keys under .ferry/ but no .ferry/refs/HEAD: a published remote
     // that lost its HEAD, not one to sync file by file.
-    if (o.list.empty() && info.key.rfind(".ferry/", 0) == 0)
+    if (o.list.empty() && info.key.rfind(".ferry/", 0) == 0) {
+      // A HEAD that is there but no object (file://: a FIFO, a device, a
+      // folder, a link out of the bucket) is named as such.
+      FERRY_RETURN_IF_ERROR(CheckRefAbsent(run.backend, kHead));
       return Status::NotFound(run.backend->Describe(),
                               "has .ferry/ keys but no .ferry/refs/HEAD (a "
                               "remote published with ferry publish whose "
                               "HEAD is missing)");
+    }
     if (IsFolderMarker(info) || info.key.rfind(".ferry/", 0) == 0 ||
         IsFerryWorkingFile(info.key))
       continue;

@@ -146,6 +146,18 @@ mv pub/.ferry/refs/HEAD headless
 expect_rc 4 "$FERRY" sync --in-place pub flat --cache cache
 grep -q "has .ferry/ keys but no .ferry/refs/HEAD" err.txt || { cat err.txt; fail "headless remote, new DEST"; }
 same_tree src flat
+# A HEAD that is there but no object (a FIFO, a folder) is named as such,
+# for a new DEST and for one synced from it; nothing waits on the FIFO.
+for kind in fifo dir; do
+  if [ $kind = fifo ]; then mkfifo pub/.ferry/refs/HEAD; else mkdir pub/.ferry/refs/HEAD; fi
+  for d in flat2 pubds; do
+    expect_rc 4 timeout 60 "$FERRY" sync pub $d --cache cache
+    grep -q "refs/HEAD: is there but cannot be read as a ref" err.txt || { cat err.txt; fail "HEAD a $kind, DEST $d"; }
+  done
+  rm -rf pub/.ferry/refs/HEAD
+done
+[ ! -e flat2 ] || fail "DEST made for an unreadable HEAD"
+same_tree src pubds
 rm -rf pub/.ferry/objects pub/.ferry/manifests
 expect_rc 4 "$FERRY" sync pub pubds --cache cache
 grep -q "has no ref HEAD, but .*pubds was synced from it" err.txt || { cat err.txt; fail "headless remote, managed DEST"; }
