@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -625,18 +626,45 @@ Status VerifyHashList(const std::string& root, const VerifyOptions& o,
   h.jobs = o.jobs;
   h.root = root;
   std::set<std::string> named;
+  // A listed file read through a link that leads out of root is not root's
+  // file: its bytes are somewhere else.
+  auto real_root = o.env->RealPath(root);
+  auto out_of_root =
+      [&](const std::string& path) -> std::optional<std::string> {
+    if (!real_root.ok()) return std::nullopt;
+    auto real = o.env->RealPath(JoinPath(root, path));
+    if (!real.ok()) return std::nullopt;
+    const std::string inside = *real_root == "/" ? "/" : *real_root + "/";
+    if (real->compare(0, inside.size(), inside) == 0) return std::nullopt;
+    return *real;
+  };
   auto sum = CheckHashList(
       o.hashes_file, h,
       [&](const CheckEntry& e) {
         bool outside = false;
         const std::string path = ListedName(e.path, &outside);
-        named.insert(path);
+        const bool first = named.insert(path).second;
         ++rep->files;
         if (outside) {
           rep->problems.push_back(
               {e.path, -1, -1, "name",
                "not a file of " + root + " (a '..' part or an absolute path)"});
           return;
+        }
+        if (!first) {
+          rep->problems.push_back(
+              {path, -1, -1, "name",
+               "listed more than once in " + o.hashes_file});
+          return;
+        }
+        if (e.outcome == CheckEntry::Outcome::kOk ||
+            e.outcome == CheckEntry::Outcome::kMismatch) {
+          if (auto real = out_of_root(path)) {
+            rep->problems.push_back(
+                {path, -1, -1, "link",
+                 "a link out of " + root + " (to " + *real + ")"});
+            return;
+          }
         }
         switch (e.outcome) {
           case CheckEntry::Outcome::kOk:

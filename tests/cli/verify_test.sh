@@ -113,6 +113,24 @@ head -c 100 /dev/urandom > outside.bin
 (cd data && "$FERRY" hash ../outside.bin) >> list.xxh128
 expect_rc 3 "$FERRY" verify data --hashes list.xxh128 --json
 has ../outside.bin -1 -1 name
+# A listed file that is a link out of the folder: its bytes are not the
+# folder's (a problem, though they match); one to a file inside is fine. A
+# name listed twice is a problem.
+ln -s ../outside.bin data/out.bin
+ln -s cat/cat_002.png data/in.png
+cp dot.xxh128 links.xxh128
+(cd data && "$FERRY" hash ./out.bin ./in.png) >> links.xxh128
+expect_rc 3 "$FERRY" verify data --hashes links.xxh128 --json
+has out.bin -1 -1 link
+/usr/bin/python3 -c "
+import json; d=json.load(open('out.txt'))
+assert len(d['problems']) == 1, d['problems']"
+rm data/out.bin
+sed '1p' dot.xxh128 > twice.xxh128
+(cd data && "$FERRY" hash ./in.png) >> twice.xxh128
+expect_rc 3 "$FERRY" verify data --hashes twice.xxh128 --json
+has "$(sed -n '1s#^[0-9a-f]*  \./##p' dot.xxh128)" -1 -1 name
+rm data/in.png
 echo x >> data/cat/cat_000.png; rm data/cat/cat_001.png; echo new > data/new.txt
 expect_rc 3 "$FERRY" verify data --hashes dot.xxh128 --json
 has cat/cat_000.png -1 -1 hash; has cat/cat_001.png -1 -1 missing; has new.txt -1 -1 extra
