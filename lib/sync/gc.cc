@@ -44,6 +44,8 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
     return Status::InvalidArgument("--keep", "must keep at least HEAD (1)");
   if (o.grace_s < 0)
     return Status::InvalidArgument("--grace", "must not be negative");
+  if (o.grace_s > kMaxGraceS)
+    return Status::InvalidArgument("--grace", "must be at most 100 years");
   if (!backend->caps().listing || (!o.dry_run && !backend->caps().writes))
     return Status::NotSupported(backend->Describe(),
                                 "gc needs a remote that lists and deletes");

@@ -194,6 +194,15 @@ expect_rc 0 "$FERRY" gc bucket --keep 1 --grace 0 --dry-run --json
 [ "$(listing bucket)" = "$before" ] || fail "gc --dry-run deleted"
 expect_rc 0 "$FERRY" gc bucket --keep 1 --json --grace 1h
 [ "$(json 'd["objects_deleted"]')" = 0 ] || fail "young objects deleted"
+# A grace too long for gc's cutoff is refused (999999d overflowed it into
+# the future: every unreferenced object deleted); 100 years is the most.
+for g in 999999d 3153600000d 36501d 876001h; do
+  expect_rc 2 "$FERRY" gc bucket --keep 1 --grace $g --json
+  grep -q "at most 100 years" err.txt || fail "--grace $g: $(cat err.txt)"
+done
+expect_rc 0 "$FERRY" gc bucket --keep 1 --json --grace 36500d
+[ "$(json 'd["objects_deleted"]')" = 0 ] || fail "--grace 36500d deleted young objects"
+[ "$(listing bucket)" = "$before" ] || fail "a refused or long grace deleted"
 expect_rc 0 "$FERRY" gc bucket --keep 1 --grace 0 --json
 [ "$(json 'd["versions_kept"]')" = 2 ] || fail "gc keeps HEAD and the tag: $(cat out.txt)"
 [ "$(json 'd["manifests_deleted"]')" = 2 ] || fail "v2 and A's manifest go: $(cat out.txt)"

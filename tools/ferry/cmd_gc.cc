@@ -41,10 +41,13 @@ Result<int64_t> ParseDuration(std::string_view text) {
     if (unit != 0) digits.remove_suffix(1);
     if (unit == 0) unit = 1;
   }
-  auto n = ParseUint(digits, "--grace", 0, uint64_t{100} * 365 * 86400);
+  // The bound is on the duration, not on its digits: 999999d was taken
+  // and overflowed gc's cutoff into the future (everything "old").
+  auto n = ParseUint(digits, "--grace", 0, uint64_t(kMaxGraceS) / unit);
   if (!n.ok())
     return Status::InvalidArgument(
-        "--grace", "takes a duration such as 90s, 15m, 24h or 7d");
+        "--grace",
+        "takes a duration such as 90s, 15m, 24h or 7d, at most 100 years");
   return static_cast<int64_t>(*n) * unit;
 }
 

@@ -110,12 +110,16 @@ FERRY_EXPORT Result<PublishReport> Publish(const std::string& source,
                                            const PublishOptions& options,
                                            Env* env);
 
+// The longest grace gc takes: 100 years (its cutoff in nanoseconds stays
+// far inside int64).
+inline constexpr int64_t kMaxGraceS = int64_t{100} * 365 * 86400;
+
 struct GcOptions {
   uint64_t keep = 10;  // versions from HEAD back (>= 1); tagged ones too
   // Objects and manifests younger than this are never deleted: a publish
   // running meanwhile uploads objects before the manifest that references
   // them, and must not lose them.
-  int64_t grace_s = 24 * 3600;
+  int64_t grace_s = 24 * 3600;  // 0 ..= kMaxGraceS
   bool dry_run = false;
   // Each key deleted (or that would be, with dry_run), with its size.
   std::function<void(std::string_view key, uint64_t size)> deleted;
