@@ -703,6 +703,99 @@ Status Cache::FreeRoom(uint64_t bytes, EvictReport* report) {
   return Evict(0, bytes, /*strict=*/false, report);
 }
 
+Status Cache::PlanRoom(uint64_t limit, uint64_t need,
+                       const std::vector<CacheKey>& pinned,
+                       const std::vector<CacheKey>& touched,
+                       EvictReport* report) {
+  *report = EvictReport{};
+  Assumed assumed;
+  FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
+  for (std::string& v : views)
+    if (!env_->FileExists(v)) assumed.gone_views.push_back(std::move(v));
+  for (const CacheKey& k : pinned)
+    assumed.pinned.insert(k.remote_key + "/" + k.hash.ToHex());
+  for (const CacheKey& k : touched)
+    assumed.touched.insert(k.remote_key + "/" + k.hash.ToHex());
+  std::vector<CacheKey> victims;
+  FERRY_RETURN_IF_ERROR(
+      PickVictims(limit, need, /*strict=*/true, &assumed, &victims));
+  for (const CacheKey& k : victims) {
+    ++report->objects;
+    report->bytes += k.size;
+  }
+  return Status::OK();
+}
+
+Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
+                          const Assumed* assumed,
+                          std::vector<CacheKey>* victims) {
+  victims->clear();
+  uint64_t total = 0;
+  if (strict) {
+    FERRY_ASSIGN_OR_RETURN(total, TotalBytes());
+  }
+  if (total + need <= limit) return Status::OK();
+  // Not strict: need bytes freed (what the file system lacks), as far as
+  // there is anything to evict.
+  const uint64_t over = strict ? total + need - limit : need;
+  std::string gone;
+  const size_t n_gone = assumed ? assumed->gone_views.size() : 0;
+  for (size_t i = 0; i < n_gone; ++i)
+    gone += (i ? ", ?" : "?") + std::to_string(i + 1);
+  FERRY_ASSIGN_OR_RETURN(
+      auto st,
+      db_->Prepare(
+          "SELECT rk, hash, size FROM objects o WHERE NOT EXISTS"
+          " (SELECT 1 FROM pins p WHERE p.rk = o.rk AND"
+          " p.hash = o.hash" +
+          (gone.empty() ? std::string() : " AND p.view NOT IN (" + gone + ")") +
+          ") ORDER BY last_use, rk, hash"));
+  for (size_t i = 0; i < n_gone; ++i)
+    st.Bind(static_cast<int>(i + 1), assumed->gone_views[i]);
+  uint64_t freed = 0;
+  auto take = [&](CacheKey k) {
+    freed += k.size;
+    victims->push_back(std::move(k));
+  };
+  // Marked used now, so after every other (in key order, as equals).
+  std::vector<CacheKey> last;
+  while (freed < over) {
+    FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    CacheKey k;
+    k.remote_key = Text(st, 0);
+    auto h = Hash128::FromHex(Text(st, 1));
+    if (!h.ok()) continue;
+    k.hash = *h;
+    k.size = static_cast<uint64_t>(st.Int(2));
+    if (assumed) {
+      const std::string name = k.remote_key + "/" + k.hash.ToHex();
+      if (assumed->pinned.count(name)) continue;
+      if (assumed->touched.count(name)) {
+        last.push_back(std::move(k));
+        continue;
+      }
+    }
+    take(std::move(k));
+  }
+  std::sort(last.begin(), last.end(), [](const CacheKey& a, const CacheKey& b) {
+    return std::pair(a.remote_key, a.hash.ToHex()) <
+           std::pair(b.remote_key, b.hash.ToHex());
+  });
+  for (size_t i = 0; i < last.size() && freed < over; ++i)
+    take(std::move(last[i]));
+  if (freed < over && strict) {
+    victims->clear();
+    return Status::ResourceExhausted(
+        "cache " + dir_,
+        "needs " + std::to_string(need) + " more bytes; " +
+            std::to_string(total) + " in use, " + std::to_string(freed) +
+            " of them evictable (the rest is pinned by views), limit " +
+            std::to_string(limit));
+  }
+  return Status::OK();
+}
+
 Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
                     EvictReport* report) {
   *report = EvictReport{};
@@ -715,41 +808,7 @@ Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
                          env_->LockFile(JoinPath(dir_, "lock"), true));
   std::vector<CacheKey> victims;
   Status s = InTransaction(db_.get(), [&]() -> Status {
-    uint64_t total = 0;
-    if (strict) {
-      FERRY_ASSIGN_OR_RETURN(total, TotalBytes());
-    }
-    if (total + need <= limit) return Status::OK();
-    // Not strict: need bytes freed (what the file system lacks), as far as
-    // there is anything to evict.
-    const uint64_t over = strict ? total + need - limit : need;
-    FERRY_ASSIGN_OR_RETURN(
-        auto st,
-        db_->Prepare("SELECT rk, hash, size FROM objects o WHERE NOT EXISTS"
-                     " (SELECT 1 FROM pins p WHERE p.rk = o.rk AND"
-                     " p.hash = o.hash) ORDER BY last_use, rk, hash"));
-    uint64_t freed = 0;
-    while (freed < over) {
-      FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      CacheKey k;
-      k.remote_key = Text(st, 0);
-      auto h = Hash128::FromHex(Text(st, 1));
-      if (!h.ok()) continue;
-      k.hash = *h;
-      k.size = static_cast<uint64_t>(st.Int(2));
-      freed += k.size;
-      victims.push_back(std::move(k));
-    }
-    if (freed < over && strict) {
-      victims.clear();
-      return Status::ResourceExhausted(
-          "cache " + dir_,
-          "needs " + std::to_string(need) + " more bytes; " +
-              std::to_string(total) + " in use, " + std::to_string(freed) +
-              " of them evictable (the rest is pinned by views), limit " +
-              std::to_string(limit));
-    }
+    FERRY_RETURN_IF_ERROR(PickVictims(limit, need, strict, nullptr, &victims));
     FERRY_ASSIGN_OR_RETURN(
         auto del,
         db_->Prepare("DELETE FROM objects WHERE rk = ?1 AND hash = ?2"));

@@ -147,6 +147,13 @@ class Cache {
   // fits in limit. Pins of views whose folder no longer exists are dropped
   // first. ResourceExhausted when it cannot fit (nothing is evicted then).
   Status MakeRoom(uint64_t limit, uint64_t need, EvictReport* report);
+  // What MakeRoom would evict, found read only (a dry run: nothing written),
+  // once a sync pinned pinned (its view's objects) and marked touched used
+  // (an unmanaged remote's cached files, not pinned), pins of views whose
+  // folder is gone dropped: the same choice, and the same ResourceExhausted.
+  Status PlanRoom(uint64_t limit, uint64_t need,
+                  const std::vector<CacheKey>& pinned,
+                  const std::vector<CacheKey>& touched, EvictReport* report);
   // After a full disk (ENOSPC): evicts least-recently-used unpinned objects
   // until at least bytes are freed, or none is left to evict (not an error).
   Status FreeRoom(uint64_t bytes, EvictReport* report);
@@ -182,6 +189,17 @@ class Cache {
   Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec);
   // MakeRoom (strict: all or nothing) and FreeRoom (as much as there is).
   Status Evict(uint64_t limit, uint64_t need, bool strict, EvictReport* report);
+  // What PlanRoom assumes a sync did before it made room.
+  struct Assumed {
+    std::vector<std::string> gone_views;              // their pins dropped
+    std::unordered_set<std::string> pinned, touched;  // "<rk>/<hash hex>"
+  };
+  // The one choice of victims (Evict's and PlanRoom's): least recently
+  // used first, none pinned, until total + need fits in limit (strict: else
+  // ResourceExhausted and none) or need bytes are freed (not strict: as far
+  // as there are any).
+  Status PickVictims(uint64_t limit, uint64_t need, bool strict,
+                     const Assumed* assumed, std::vector<CacheKey>* victims);
 
   Env* env_;
   std::string dir_;

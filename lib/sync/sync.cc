@@ -528,9 +528,24 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
                            sync::InspectDest(env, paths, &dry_view));
     const std::vector<std::string> dry_roots =
         BasisRoots(dry_kind, dry_view, paths, o);
+    std::vector<bool> in_cache(keys.size());
+    uint64_t need = 0;
+    for (size_t j = 0; j < keys.size(); ++j) {
+      in_cache[j] = env->FileExists(cache->ObjectPath(keys[j]));
+      if (!in_cache[j]) need += keys[j].size;
+    }
+    // The room a sync makes under --cache-limit (its view's objects
+    // pinned), or its refusal, before anything moves.
+    if (o.cache_limit > 0 && need > 0) {
+      sync::EvictReport ev;
+      FERRY_RETURN_IF_ERROR(
+          cache->PlanRoom(o.cache_limit, need, keys, {}, &ev));
+      report.evicted_objects = ev.objects;
+      report.evicted_bytes = ev.bytes;
+    }
     for (size_t j = 0; j < keys.size(); ++j) {
       const CacheKey& k = keys[j];
-      if (env->FileExists(cache->ObjectPath(k))) {
+      if (in_cache[j]) {
         ++report.files_cached;
         report.bytes_cached += k.size;
         continue;

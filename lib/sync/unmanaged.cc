@@ -443,14 +443,29 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     for (std::string& w : cache->TakeWarnings())
       report.warnings.push_back(std::move(w));
     report.files_cached = files.size() - need.size();
+    std::vector<CacheKey> hits;  // marked used before room is made
+    const std::unordered_set<const Entry*> needed(need.begin(), need.end());
+    for (const Entry& e : files)
+      if (!needed.count(&e)) hits.push_back(CacheKey{rk, e.hash, e.size});
+    need_bytes = 0;
     for (Entry* e : need) {
       FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
       if (got && env->FileExists(cache->ObjectPath(CacheKey{rk, e->hash, 0}))) {
         ++report.files_cached;
+        hits.push_back(CacheKey{rk, e->hash, e->size});
         continue;
       }
       ++report.objects_fetched;
       report.bytes_fetched += e->size;
+      need_bytes += e->size;
+    }
+    // The room the sync makes under --cache-limit, or its refusal.
+    if (o.cache_limit > 0 && need_bytes > 0) {
+      EvictReport ev;
+      FERRY_RETURN_IF_ERROR(
+          cache->PlanRoom(o.cache_limit, need_bytes, {}, hits, &ev));
+      report.evicted_objects = ev.objects;
+      report.evicted_bytes = ev.bytes;
     }
     return report;
   }

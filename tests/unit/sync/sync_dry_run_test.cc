@@ -1,0 +1,166 @@
+// ferry sync --dry-run against the sync it predicts: each test runs the dry
+// run, then the same sync for real, and holds the two reports' figures (or
+// errors) equal, and the dry run to have written nothing.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "ferry/sync.h"
+#include "sync/fs_util.h"
+#include "testutil/publish_tree.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+using test::ReadFile;
+using test::ScratchDir;
+using test::WriteFile;
+
+// What a sync reports having done (or a dry run expects), one line.
+std::string Figures(const Result<SyncReport>& r) {
+  if (!r.ok()) return r.status().ToString();
+  auto n = [](const char* name, uint64_t v) {
+    return std::string(name) + " " + std::to_string(v) + ", ";
+  };
+  return n("files", r->files) + n("bytes", r->bytes) +
+         n("objects", r->objects) + n("cached", r->files_cached) +
+         n("bytes_cached", r->bytes_cached) + n("adopted", r->files_adopted) +
+         n("bytes_adopted", r->bytes_adopted) +
+         n("fetched", r->objects_fetched) +
+         n("bytes_fetched", r->bytes_fetched) + n("whole", r->objects_whole) +
+         n("evicted", r->evicted_objects) +
+         n("bytes_evicted", r->evicted_bytes);
+}
+
+class DryRunSyncTest : public ::testing::Test {
+ protected:
+  Env* env_ = Env::Default();
+  ScratchDir dir_;
+  std::string src_ = dir_.Join("src");
+  std::string bucket_ = dir_.Join("bucket");
+  std::string dest_ = dir_.Join("nodes/dest");
+  std::string cache_ = dir_.Join("cache");
+
+  void SetUp() override { ASSERT_OK(env_->CreateDirs(dir_.Join("nodes"))); }
+
+  void Write(const std::string& rel, const std::string& data) {
+    WriteFile(env_, JoinPath(src_, rel), data);
+  }
+  void Publish() {
+    // Each version on its own: the files of the last one only.
+    auto id = test::PublishTree(env_, src_, bucket_);
+    ASSERT_OK(id.status());
+    ASSERT_OK(sync::RemoveTree(env_, src_));
+  }
+  SyncOptions Options(const std::string& dest) {
+    SyncOptions o;
+    o.remote = bucket_;
+    o.dest = dest;
+    o.cache_dir = cache_;
+    return o;
+  }
+  void SyncOk(const std::string& dest) {
+    ASSERT_OK(Sync(Options(dest), env_).status());
+  }
+  // A DEST synced and then removed by hand (link and views): its objects
+  // stay in the cache, pinned by a view that is gone.
+  void SyncAndDrop(const std::string& name) {
+    SyncOk(dir_.Join("nodes/" + name));
+    ASSERT_OK(
+        sync::RemoveTree(env_, dir_.Join("nodes/." + name + ".ferry-views")));
+    ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/" + name)));
+  }
+  // Every entry below the scratch folder (size, inode, mtime, mode; links
+  // not followed) and the bytes of the cache's index.
+  std::map<std::string, std::string> Snapshot() {
+    namespace fs = std::filesystem;
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_.path())) {
+      struct stat st;
+      if (::lstat(e.path().c_str(), &st) != 0) continue;
+      out[e.path().string()] =
+          std::to_string(st.st_size) + " " + std::to_string(st.st_ino) + " " +
+          std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_mode);
+    }
+    for (const char* f : {"index.sqlite", "index.sqlite-wal"}) {
+      const std::string p = JoinPath(cache_, f);
+      if (env_->FileExists(p)) out[p + " bytes"] = ReadFile(env_, p);
+    }
+    return out;
+  }
+  // o as a dry run, which must write nothing, then for real: both reports'
+  // figures (or both errors), the dry run's first.
+  std::pair<std::string, std::string> DryRunThenSync(SyncOptions o) {
+    const auto before = Snapshot();
+    o.dry_run = true;
+    const std::string plan = Figures(Sync(o, env_));
+    EXPECT_TRUE(Snapshot() == before) << "the dry run wrote";
+    o.dry_run = false;
+    return {plan, Figures(Sync(o, env_))};
+  }
+};
+
+// The cache holds x (1,000 bytes, used first) and y (3,000), both unpinned
+// (their views removed by hand: their pins name folders that are gone);
+// 2,000 more under a limit of 5,000 evict x alone. The dry run predicted
+// nothing evicted.
+TEST_F(DryRunSyncTest, PredictsWhatACacheLimitEvicts) {
+  Write("x", std::string(1000, 'x'));
+  Publish();
+  SyncAndDrop("one");
+  Write("y", std::string(3000, 'y'));
+  Publish();
+  SyncAndDrop("two");
+  Write("z", std::string(2000, 'z'));
+  Publish();
+  SyncOptions o = Options(dest_);
+  o.cache_limit = 5000;
+  auto [plan, real] = DryRunThenSync(o);
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("evicted 1, bytes_evicted 1000"), std::string::npos)
+      << real;
+}
+
+// A view in use pins its 3,000 bytes; 3,000 more do not fit in 4,000 and
+// nothing can be evicted: the sync refuses before fetching anything, and
+// so does its dry run (it predicted a sync that fetched).
+TEST_F(DryRunSyncTest, PredictsACacheLimitRefusal) {
+  Write("a", std::string(3000, 'a'));
+  Publish();
+  SyncOk(dir_.Join("nodes/one"));
+  Write("b", std::string(3000, 'b'));
+  Publish();
+  SyncOptions o = Options(dest_);
+  o.cache_limit = 4000;
+  auto [plan, real] = DryRunThenSync(o);
+  EXPECT_EQ(plan, real);
+  EXPECT_EQ(real.rfind("ResourceExhausted: cache ", 0), 0u) << real;
+  EXPECT_FALSE(env_->FileExists(dest_));
+}
+
+// An unmanaged remote's sync marks the files it finds cached used before it
+// makes room (they are not pinned): a, cached longest, stays and b (cached
+// since, from another remote) goes. The dry run predicted nothing evicted.
+TEST_F(DryRunSyncTest, PredictsWhichObjectsAnUnmanagedCacheLimitEvicts) {
+  WriteFile(env_, JoinPath(bucket_, "a"), std::string(1000, 'a'));
+  SyncAndDrop("one");
+  const std::string other = bucket_;
+  bucket_ = dir_.Join("other-bucket");
+  WriteFile(env_, JoinPath(bucket_, "b"), std::string(1200, 'b'));
+  SyncAndDrop("two");
+  bucket_ = other;
+  WriteFile(env_, JoinPath(bucket_, "c"), std::string(1500, 'c'));
+  SyncOptions o = Options(dest_);
+  o.cache_limit = 3000;
+  auto [plan, real] = DryRunThenSync(o);
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("evicted 1, bytes_evicted 1200"), std::string::npos)
+      << real;
+}
+
+}  // namespace
+}  // namespace ferry
