@@ -13,6 +13,7 @@
 #include "core/no_sync_env.h"
 #include "ferry/atomic_file.h"
 #include "formats/manifest/manifest.h"
+#include "sync/adoption.h"
 #include "sync/cache.h"
 #include "sync/cached_bases.h"
 #include "sync/cleaner.h"
@@ -99,23 +100,6 @@ std::string ObjectName(
     const std::unordered_map<std::string, std::string>& first_path) {
   auto it = first_path.find(k.hash.ToHex());
   return it == first_path.end() ? k.hash.ToHex() : it->second;
-}
-
-// Every regular file below root, not following links: path -> size.
-void ListCandidates(Env* env, const std::string& root, const std::string& rel,
-                    std::map<std::string, uint64_t>* out) {
-  auto children = env->GetChildren(rel.empty() ? root : JoinPath(root, rel));
-  if (!children.ok()) return;
-  for (const DirEntry& e : *children) {
-    if (e.is_link) continue;
-    std::string r = rel.empty() ? e.name : rel + "/" + e.name;
-    if (e.is_dir) {
-      ListCandidates(env, root, r, out);
-    } else if (e.is_regular) {
-      auto info = env->Stat(JoinPath(root, r));
-      if (info.ok()) (*out)[r] = info->size;
-    }
-  }
 }
 
 // Folders whose file at an object's path is a basis for block reuse:
@@ -543,11 +527,24 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
       report.evicted_objects = ev.objects;
       report.evicted_bytes = ev.bytes;
     }
+    // DEST's files a sync would adopt: the same tries, hashed, not copied.
+    sync::Adoption adoption(env, cache.get(), rk, dry_kind, paths.dest,
+                            dry_view);
+    if (need > 0) {
+      adoption.List();
+      adoption.Prepare(files);
+    }
     for (size_t j = 0; j < keys.size(); ++j) {
       const CacheKey& k = keys[j];
       if (in_cache[j]) {
         ++report.files_cached;
         report.bytes_cached += k.size;
+        continue;
+      }
+      FERRY_ASSIGN_OR_RETURN(bool adopt, adoption.WouldAdopt(k));
+      if (adopt) {
+        ++report.files_adopted;
+        report.bytes_adopted += k.size;
         continue;
       }
       ++report.objects_fetched;
@@ -593,14 +590,9 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   // The files already in DEST (a real folder, or the current view), which
   // missing objects may be adopted from: listed on a thread while the
   // objects are pinned and looked up (joined before their first use).
-  std::map<std::string, uint64_t> candidates;
+  sync::Adoption adoption(env, cache.get(), rk, kind, paths.dest, cur_view);
   std::jthread lister;
-  if (kind == sync::DestKind::kDir || kind == sync::DestKind::kInPlace ||
-      kind == sync::DestKind::kView)
-    lister = std::jthread(
-        [&, root = kind == sync::DestKind::kView ? cur_view : paths.dest] {
-          ListCandidates(env, root, "", &candidates);
-        });
+  if (adoption.possible()) lister = std::jthread([&] { adoption.List(); });
   if (!o.in_place) {
     // A complete view of this version (current, or an old one a reader
     // kept) is reused only if intact; else rebuilt beside it and swapped in
@@ -685,41 +677,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   // carries many locks. Files already in DEST (a real folder, or the current
   // view) may be adopted.
   if (lister.joinable()) lister.join();
-  std::unordered_map<std::string, std::vector<std::string>> by_hash_paths;
-  if (!candidates.empty())
-    for (const Entry& e : files)
-      by_hash_paths[e.hash.ToHex()].push_back(e.path);
-  std::multimap<uint64_t, std::string> by_size;
-  for (const auto& [p, size] : candidates) by_size.emplace(size, p);
-  const std::string adopt_root =
-      kind == sync::DestKind::kView ? cur_view : paths.dest;
-  // A file ferry placed there (the current view's, an --in-place DEST's)
-  // whose stamp is still the recorded one, or its object's as the cache
-  // recorded it (another view's link changed its ctime), holds the object
-  // recorded with it: never copied and hashed as a candidate for another
-  // (an incremental's changed shard has the old one's size and path).
-  std::unordered_map<std::string, sync::FileStamp> placed_stamps;
-  std::unordered_map<std::string, Hash128> placed_hashes;
-  if (!candidates.empty() &&
-      (kind == sync::DestKind::kView || kind == sync::DestKind::kInPlace)) {
-    auto st = sync::ReadStamps(env, adopt_root, &placed_hashes);
-    if (st.ok()) placed_stamps = std::move(*st);
-  }
-  auto holds_other = [&](const std::string& p,
-                         const CacheKey& want) -> Result<bool> {
-    auto h = placed_hashes.find(p);
-    auto rec = placed_stamps.find(p);
-    if (h == placed_hashes.end() || rec == placed_stamps.end() ||
-        h->second == want.hash)
-      return false;
-    auto now = sync::StampOf(JoinPath(adopt_root, p));
-    if (!now.ok()) return false;
-    if (*now == rec->second) return true;
-    if (now->ino != rec->second.ino || now->size != rec->second.size ||
-        now->mtime_ns != rec->second.mtime_ns)
-      return false;
-    return cache->StampMatches(CacheKey{rk, h->second, now->size}, *now);
-  };
+  adoption.Prepare(files);
   const std::vector<std::string> basis_roots =
       BasisRoots(kind, cur_view, paths, o);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
@@ -769,28 +727,11 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         FERRY_ASSIGN_OR_RETURN(hit, TakeLeftover(env, cache.get(), k));
       }
       if (hit) ++report.files_cached;  // another run fetched it
-      if (!hit && !candidates.empty()) {
-        // The same path first, then any file of the same size.
-        std::vector<std::string> tries;
-        for (const std::string& p : by_hash_paths[k.hash.ToHex()]) {
-          auto c = candidates.find(p);
-          if (c != candidates.end() && c->second == k.size) tries.push_back(p);
-        }
-        auto [lo, hi] = by_size.equal_range(k.size);
-        for (auto it = lo; it != hi && tries.size() < 8; ++it)
-          if (std::find(tries.begin(), tries.end(), it->second) == tries.end())
-            tries.push_back(it->second);
-        for (const std::string& p : tries) {
-          FERRY_ASSIGN_OR_RETURN(bool other, holds_other(p, k));
-          if (other) continue;
-          FERRY_ASSIGN_OR_RETURN(bool ok,
-                                 cache->Adopt(k, JoinPath(adopt_root, p)));
-          if (ok) {
-            hit = true;
-            ++report.files_adopted;
-            report.bytes_adopted += k.size;
-            break;
-          }
+      if (!hit) {
+        FERRY_ASSIGN_OR_RETURN(hit, adoption.Adopt(k));
+        if (hit) {
+          ++report.files_adopted;
+          report.bytes_adopted += k.size;
         }
       }
       if (!hit) to_fetch.push_back(k);
@@ -941,7 +882,7 @@ Result<CheckReport> CheckView(const std::string& dest, Env* env) {
     }
   }
   std::map<std::string, uint64_t> present;
-  ListCandidates(env, view, "", &present);
+  sync::ListRegularFiles(env, view, "", &present);
   for (const auto& [p, size] : present) {
     if (p.rfind(".ferry-sync", 0) == 0 || p == kViewLockName) continue;
     if (!expected.count(p) && !state.in_place)  // others' files may be there

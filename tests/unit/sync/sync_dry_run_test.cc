@@ -162,5 +162,26 @@ TEST_F(DryRunSyncTest, PredictsWhichObjectsAnUnmanagedCacheLimitEvicts) {
       << real;
 }
 
+// A first sync into a folder rsync filled adopts its files by content: a at
+// its own path, b moved to another path of its size; c, of its size at its
+// path but other bytes, is hashed and fetched. The dry run predicted all
+// three fetched.
+TEST_F(DryRunSyncTest, PredictsWhatASyncAdoptsFromAFolder) {
+  const std::string a = test::RandomBytes(4000, 1);
+  const std::string b = test::RandomBytes(5000, 2);
+  Write("a", a);
+  Write("b", b);
+  Write("c", test::RandomBytes(6000, 3));
+  Publish();
+  WriteFile(env_, JoinPath(dest_, "a"), a);
+  WriteFile(env_, JoinPath(dest_, "old/b"), b);
+  WriteFile(env_, JoinPath(dest_, "c"), test::RandomBytes(6000, 4));
+  auto [plan, real] = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("adopted 2, bytes_adopted 9000, fetched 1"),
+            std::string::npos)
+      << real;
+}
+
 }  // namespace
 }  // namespace ferry
