@@ -432,20 +432,27 @@ Status Cache::DropRow(const CacheKey& key) {
 
 // A file under objects/ without a row: a crash between the rename and the
 // index transaction. Trusted only after it hashes to its name.
-Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path) {
+Result<bool> Cache::RecoverFile(const CacheKey& key, const std::string& path,
+                                bool read_only) {
   // An object's mode first (a chmod through a view's hard link undone): one
   // made unreadable (chmod 000 by its owner) failed every later sync of the
   // cache with "Permission denied", and was never fetched again.
-  const Status mode = SetMode(path, kObjectMode);
+  const Status mode = read_only ? Status::OK() : SetMode(path, kObjectMode);
   uint64_t size = 0;
   auto h = HashFile(env_, path, &size);
+  if (!h.ok() && read_only && !h.status().IsNotFound()) {
+    auto info = env_->Stat(path);
+    return info.ok() && info->size == key.size;
+  }
   if (!h.ok())
     return h.status().IsNotFound() ? false : Result<bool>(h.status());
   if (!(*h == key.hash) || size != key.size) {
+    if (read_only) return false;
     Status s = env_->RemoveFile(path);
     if (!s.ok() && !s.IsNotFound()) return s;
     return false;
   }
+  if (read_only) return true;
   FERRY_RETURN_IF_ERROR(mode);  // the object, but its mode stays wrong
   FERRY_RETURN_IF_ERROR(IndexRow(key));
   return true;
@@ -460,6 +467,16 @@ Result<bool> Cache::Lookup(const CacheKey& key, bool touch) {
 
 Status Cache::LookupAll(const std::vector<CacheKey>& keys,
                         std::vector<bool>* hit) {
+  return FindAll(keys, /*read_only=*/false, hit);
+}
+
+Status Cache::ProbeAll(const std::vector<CacheKey>& keys,
+                       std::vector<bool>* hit) {
+  return FindAll(keys, /*read_only=*/true, hit);
+}
+
+Status Cache::FindAll(const std::vector<CacheKey>& keys, bool read_only,
+                      std::vector<bool>* hit) {
   // The rows first, in one read transaction (a snapshot: no lock per
   // statement); the files after it, where a row may be dropped or written.
   std::vector<FileStamp> recs(keys.size());
@@ -510,13 +527,15 @@ Status Cache::LookupAll(const std::vector<CacheKey>& keys,
       if (!there(DirName(fanout)) || !there(fanout)) continue;
     }
     FERRY_ASSIGN_OR_RETURN(
-        bool h, CheckObject(keys[i], have_row[i] ? &recs[i] : nullptr));
+        bool h,
+        CheckObject(keys[i], have_row[i] ? &recs[i] : nullptr, read_only));
     (*hit)[i] = h;
   }
   return Status::OK();
 }
 
-Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec) {
+Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec,
+                                bool read_only) {
   const std::string path = ObjectPath(key);
   auto stamp = StampOf(path);
   if (!stamp.ok() &&
@@ -525,6 +544,7 @@ Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec) {
     // folder, a FIFO): never an object, which a view links to. Removed, so
     // that the object is fetched again; left in place, every sync failed
     // on it ("is not a regular file").
+    if (read_only) return false;
     if (rec) FERRY_RETURN_IF_ERROR(DropRow(key));
     FERRY_ASSIGN_OR_RETURN(PathKind kind, LinkKind(path));
     Status gone = kind == PathKind::kDir ? RemoveTree(env_, path)
@@ -538,10 +558,10 @@ Result<bool> Cache::CheckObject(const CacheKey& key, const FileStamp* rec) {
     // Gone, or changed since its bytes were verified (written through a
     // view, chmod-ed, replaced): re-hashed before it is trusted again,
     // removed if it is no longer the object.
-    FERRY_RETURN_IF_ERROR(DropRow(key));
+    if (!read_only) FERRY_RETURN_IF_ERROR(DropRow(key));
   }
   if (!there) return false;
-  return RecoverFile(key, path);
+  return RecoverFile(key, path, read_only);
 }
 
 Status Cache::Insert(const CacheKey& key, const std::string& src) {

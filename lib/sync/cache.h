@@ -100,6 +100,12 @@ class Cache {
   // Lookup of many keys, not touched: their rows read in one transaction
   // with one statement, one lstat per object. (*hit)[i] for keys[i].
   Status LookupAll(const std::vector<CacheKey>& keys, std::vector<bool>* hit);
+  // LookupAll for a dry run: the same checks (a regular file at its name,
+  // its stamp the recorded one, else its bytes hashed), nothing changed: no
+  // row dropped or written, no file removed or made read-only again. A file
+  // this process cannot read is judged by its size (a lookup makes it
+  // readable first).
+  Status ProbeAll(const std::vector<CacheKey>& keys, std::vector<bool>* hit);
   // Whether the object's recorded stamp is stamp (a view's hard link to
   // it, unchanged since verified or since ferry last linked it).
   Result<bool> StampMatches(const CacheKey& key, const FileStamp& stamp);
@@ -184,9 +190,14 @@ class Cache {
   Status IndexRow(const CacheKey& key);
   Status IndexRows(const std::vector<CacheKey>& keys);
   Status DropRow(const CacheKey& key);
-  Result<bool> RecoverFile(const CacheKey& key, const std::string& path);
+  // read_only: ProbeAll's (nothing changed).
+  Result<bool> RecoverFile(const CacheKey& key, const std::string& path,
+                           bool read_only = false);
+  Status FindAll(const std::vector<CacheKey>& keys, bool read_only,
+                 std::vector<bool>* hit);
   // Lookup's check of the file against its row (rec, if there is one).
-  Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec);
+  Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec,
+                           bool read_only);
   // MakeRoom (strict: all or nothing) and FreeRoom (as much as there is).
   Status Evict(uint64_t limit, uint64_t need, bool strict, EvictReport* report);
   // What PlanRoom assumes a sync did before it made room.

@@ -512,12 +512,13 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
                            sync::InspectDest(env, paths, &dry_view));
     const std::vector<std::string> dry_roots =
         BasisRoots(dry_kind, dry_view, paths, o);
-    std::vector<bool> in_cache(keys.size());
+    // In the cache as a lookup finds it: an object whose file was changed
+    // or truncated is fetched again (its bytes hashed, nothing removed).
+    std::vector<bool> in_cache;
+    FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &in_cache));
     uint64_t need = 0;
-    for (size_t j = 0; j < keys.size(); ++j) {
-      in_cache[j] = env->FileExists(cache->ObjectPath(keys[j]));
+    for (size_t j = 0; j < keys.size(); ++j)
       if (!in_cache[j]) need += keys[j].size;
-    }
     // The room a sync makes under --cache-limit (its view's objects
     // pinned), or its refusal, before anything moves.
     if (o.cache_limit > 0 && need > 0) {

@@ -437,27 +437,44 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
                         "; nothing was fetched");
   if (o.dry_run) {
     // Files another DEST fetched from this remote: what the cache's index
-    // recalls, and has the object of.
+    // recalls, and still holds as the sync's lookup would find it.
     FERRY_ASSIGN_OR_RETURN(auto cache,
                            Cache::OpenForDryRun(env, run.cache_dir));
     for (std::string& w : cache->TakeWarnings())
       report.warnings.push_back(std::move(w));
-    report.files_cached = files.size() - need.size();
-    std::vector<CacheKey> hits;  // marked used before room is made
+    // Each file whose hash DEST recorded or the index recalls, looked for
+    // in the cache with a lookup's checks (a truncated or changed object
+    // is fetched again), read only; the others are fetched.
     const std::unordered_set<const Entry*> needed(need.begin(), need.end());
-    for (const Entry& e : files)
-      if (!needed.count(&e)) hits.push_back(CacheKey{rk, e.hash, e.size});
+    std::vector<const Entry*> known;
+    std::vector<CacheKey> keys;
     need_bytes = 0;
-    for (Entry* e : need) {
-      FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
-      if (got && env->FileExists(cache->ObjectPath(CacheKey{rk, e->hash, 0}))) {
-        ++report.files_cached;
-        hits.push_back(CacheKey{rk, e->hash, e->size});
+    for (Entry& e : files) {
+      bool got = true;
+      if (needed.count(&e)) {
+        FERRY_ASSIGN_OR_RETURN(got, Recall(cache.get(), rk, &e));
+      }
+      if (got) {
+        known.push_back(&e);
+        keys.push_back(CacheKey{rk, e.hash, e.size});
         continue;
       }
       ++report.objects_fetched;
-      report.bytes_fetched += e->size;
-      need_bytes += e->size;
+      report.bytes_fetched += e.size;
+      need_bytes += e.size;
+    }
+    std::vector<bool> found;
+    FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &found));
+    std::vector<CacheKey> hits;  // marked used before room is made
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (found[i]) {
+        ++report.files_cached;
+        hits.push_back(keys[i]);
+        continue;
+      }
+      ++report.objects_fetched;
+      report.bytes_fetched += known[i]->size;
+      need_bytes += known[i]->size;
     }
     // The room the sync makes under --cache-limit, or its refusal.
     if (o.cache_limit > 0 && need_bytes > 0) {

@@ -2,6 +2,7 @@
 // run, then the same sync for real, and holds the two reports' figures (or
 // errors) equal, and the dry run to have written nothing.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -72,6 +73,11 @@ class DryRunSyncTest : public ::testing::Test {
     ASSERT_OK(
         sync::RemoveTree(env_, dir_.Join("nodes/." + name + ".ferry-views")));
     ASSERT_OK(env_->RemoveFile(dir_.Join("nodes/" + name)));
+  }
+  // Cuts a file (a view's hard link: its cached object too) to 100 bytes.
+  void Truncate(const std::string& path) {
+    ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+    ASSERT_EQ(::truncate(path.c_str(), 100), 0);
   }
   // Every entry below the scratch folder (size, inode, mtime, mode; links
   // not followed) and the bytes of the cache's index.
@@ -179,6 +185,39 @@ TEST_F(DryRunSyncTest, PredictsWhatASyncAdoptsFromAFolder) {
   auto [plan, real] = DryRunThenSync(Options(dest_));
   EXPECT_EQ(plan, real);
   EXPECT_NE(real.find("adopted 2, bytes_adopted 9000, fetched 1"),
+            std::string::npos)
+      << real;
+}
+
+// A cached object truncated (through the hard link of the view that placed
+// it, after a chmod): a sync's lookup finds it another size than its name
+// says and fetches it again. The dry run counted it cached (the index
+// recalls the file and a file is at the object's name).
+TEST_F(DryRunSyncTest, PredictsThatAnUnmanagedRemotesDamagedObjectIsFetched) {
+  WriteFile(env_, JoinPath(bucket_, "a"), test::RandomBytes(5000, 5));
+  WriteFile(env_, JoinPath(bucket_, "b"), test::RandomBytes(6000, 6));
+  SyncOk(dir_.Join("nodes/one"));
+  Truncate(dir_.Join("nodes/one/a"));
+  auto [plan, real] = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, "
+                      "fetched 1, bytes_fetched 5000"),
+            std::string::npos)
+      << real;
+}
+
+// The same for a published remote (the dry run only asked whether a file
+// was at the object's name).
+TEST_F(DryRunSyncTest, PredictsThatADamagedObjectIsFetched) {
+  Write("a", test::RandomBytes(5000, 5));
+  Write("b", test::RandomBytes(6000, 6));
+  Publish();
+  SyncOk(dir_.Join("nodes/one"));
+  Truncate(dir_.Join("nodes/one/a"));
+  auto [plan, real] = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("cached 1, bytes_cached 6000, adopted 0, "
+                      "bytes_adopted 0, fetched 1, bytes_fetched 5000"),
             std::string::npos)
       << real;
 }
