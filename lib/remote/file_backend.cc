@@ -141,6 +141,13 @@ class FileBackend : public Backend, public UnpublishedWriter {
     return InfoOf(key, info);
   }
 
+  Result<bool> FolderExists() override {
+    auto info = env_->Stat(root_);
+    if (!info.ok() && info.status().IsNotFound()) return false;
+    FERRY_RETURN_IF_ERROR(info.status());
+    return info->is_dir;
+  }
+
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
     FERRY_RETURN_IF_ERROR(CheckKey(key));

@@ -17,6 +17,8 @@ ByteSink::~ByteSink() = default;
 ByteSource::~ByteSource() = default;
 Backend::~Backend() = default;
 
+Result<bool> Backend::FolderExists() { return false; }
+
 Status CappedStringSink::Append(std::string_view data) {
   if (out.size() + data.size() > max_)
     return Status::Corruption(what_,

@@ -173,6 +173,8 @@ class S3Backend final : public HttpBackend {
     return ObjectInfoFromHead(key, Name(key), r);
   }
 
+  Result<bool> FolderExists() override { return prefix_.empty(); }
+
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
     FERRY_RETURN_IF_ERROR(Full(key).status());

@@ -2,8 +2,8 @@
 # ferry ls on the file backend: one level and recursive, -l, --json, keys
 # with odd bytes, a URL naming one file, 10,000+ keys streamed, exit codes
 # (2 for a bad URL, 4 naming the path when the remote fails or the URL names
-# a FIFO or a dangling link). S3 and HTTP:
-# tests/integration/ls_s3_test.sh.
+# a FIFO, a dangling link or nothing; an empty folder lists empty). S3 and
+# HTTP: tests/integration/ls_s3_test.sh.
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/testlib.sh"
@@ -80,7 +80,31 @@ d = json.load(open(sys.argv[1]))
 assert d["entries"] == [] and d["failures"][0]["key"] == "pipe", d
 assert "FIFO" in d["failures"][0]["error"], d
 PY
-expect_rc 0 "$FERRY" ls missing   # nothing there: an empty listing, as before
+# Nothing at the URL: an error naming it (exit 4, as `ferry get` of a missing
+# key; `aws s3 ls` exits 1, rclone 3), with and without -R, --json too. An
+# empty folder is there: an empty listing.
+for url in missing missing/ "file://$work/missing" b/dir/nothing; do
+  for r in "" -R; do
+    expect_rc 4 "$FERRY" ls $r "$url"
+    [ ! -s out.txt ] || fail "$url $r: listed $(cat out.txt)"
+    grep -q "^ferry: NotFound: $url: no such object or prefix$" err.txt \
+      || { cat err.txt; fail "$url $r: not named as missing"; }
+  done
+done
+expect_rc 4 "$FERRY" ls --json missing
+/usr/bin/python3 - out.txt <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["entries"] == [] and "no such object or prefix" in d["error"], d
+PY
+mkdir -p b/void
+for url in b/void b/void/ "file://$work/b/void"; do
+  for r in "" -R; do
+    expect_rc 0 "$FERRY" ls $r "$url"
+    [ ! -s out.txt ] && [ ! -s err.txt ] || fail "$url $r: empty folder"
+  done
+done
+rmdir b/void
 
 # 10,000+ keys stream out in key order (in memory when /dev/shm is there:
 # creating 10,500 files on a busy disk takes long).

@@ -2,7 +2,8 @@
 # ferry ls against S3 (s3rver behind the signature-checking proxy): listing,
 # -v without secrets, and the failures a user meets: wrong secret (exit 4,
 # "credentials", the secret never printed), an unknown bucket (exit 4 naming
-# it), unsigned requests to a private bucket (exit 4).
+# it), unsigned requests to a private bucket (exit 4), a prefix with nothing
+# below it (exit 4 naming it).
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/s3_cli_env.sh"
@@ -20,6 +21,17 @@ expect_rc 0 "$FERRY" ls -R "$b"
 printf 'a.txt\ndir/b c.bin\ndir/sub/d\n' | diff - out.txt || fail "recursive"
 expect_rc 0 "$FERRY" ls -l "$b/dir/b c.bin"
 grep -Eq '^ +11  .*Z  "[0-9a-f]{32}" +b c\.bin$' out.txt || { cat out.txt; fail "one object, -l"; }
+
+# A key prefix with nothing below it is no folder: an error naming the URL
+# (exit 4; `aws s3 ls` exits 1), one level and -R, as a key and as a folder.
+for url in "$b/nothing" "$b/nothing/" "$b/dir/sub/nothing"; do
+  for r in "" -R; do
+    expect_rc 4 "$FERRY" ls $r "$url"
+    [ ! -s out.txt ] || fail "$url $r: listed $(cat out.txt)"
+    grep -q "^ferry: NotFound: $url: no such object or prefix$" err.txt \
+      || { cat err.txt; fail "$url $r: not named as missing"; }
+  done
+done
 
 # -v: one line per request, no credentials in it.
 expect_rc 0 "$FERRY" ls -R -v "$b"

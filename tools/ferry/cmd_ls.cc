@@ -101,6 +101,17 @@ int RunLs(const LsArgs& a) {
       s = one.status();
     }
   }
+  // Nothing listed, no object and no folder (on s3:// an empty key prefix
+  // is no folder): a name that is not there, an error as `aws s3 ls` makes
+  // it (a FIFO or a dangling link the URL names is a failure already).
+  if (s.ok() && objects + folders == 0 && problems.failures.empty()) {
+    auto folder = (*backend)->FolderExists();
+    if (!folder.ok()) {
+      s = folder.status();
+    } else if (!*folder) {
+      s = Status::NotFound(a.url, "no such object or prefix");
+    }
+  }
   if (json) {
     json->EndArray().Key("objects").Uint(objects).Key("folders").Uint(folders);
     json->Key("bytes").Uint(bytes);
@@ -140,8 +151,9 @@ Runner RegisterLs(CLI::App* app) {
       "  ferry ls --endpoint-url http://127.0.0.1:9000 s3://bucket/\n"
       "Keys are relative to the URL; control bytes and bytes that are not "
       "UTF-8 print as \\xHH, '\\' as \\\\.\n"
-      "Exit 0 when listed, 2 for a bad URL or option, 4 when the remote "
-      "failed (the message names the bucket or key).");
+      "Exit 0 when listed (an empty folder too), 2 for a bad URL or option, "
+      "4 when the remote failed or the URL names nothing (the message names "
+      "the bucket or key).");
   cmd->add_option("url", a->url, "s3://bucket/prefix, file:///path or a path")
       ->required();
   cmd->add_flag("-l,--long", a->long_format, "Size, mtime, ETag and key");

@@ -34,6 +34,7 @@ class BackendWrapper : public Backend {
   Result<ObjectInfo> Stat(std::string_view key) override {
     return target_->Stat(key);
   }
+  Result<bool> FolderExists() override { return target_->FolderExists(); }
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {
     return target_->Read(key, range, options, sink);

@@ -128,6 +128,12 @@ class FERRY_EXPORT Backend {
       const std::function<Status(const ObjectInfo&)>& visit) = 0;
   // NotFound when there is no such object.
   virtual Result<ObjectInfo> Stat(std::string_view key) = 0;
+  // Whether the URL names a folder that is there even when it holds no
+  // object: a file:// directory, a whole s3:// bucket (taken to be there:
+  // its listing says when it is not). An s3:// key prefix is only the keys
+  // below it, so an empty one is no folder (as `aws s3 ls` has it), nor is
+  // anything by default. `ferry ls` asks when a listing found nothing.
+  virtual Result<bool> FolderExists();
   // Appends exactly the bytes of range to sink (fewer only if the object
   // ends sooner and range.length is kToEnd).
   virtual Status Read(std::string_view key, const ByteRange& range,
