@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # ferry ls on the file backend: one level and recursive, -l, --json, keys
-# with odd bytes, a URL naming one file, 10,000+ keys streamed, exit codes
-# (2 for a bad URL, 4 naming the path when the remote fails or the URL names
-# a FIFO, a dangling link or nothing; an empty folder lists empty). S3 and
-# HTTP: tests/integration/ls_s3_test.sh.
+# with odd bytes, a URL naming one file, ETags with odd bytes (-l, a fake
+# S3), 10,000+ keys streamed, exit codes (2 for a bad URL, 4 naming the path
+# when the remote fails or the URL names a FIFO, a dangling link or nothing;
+# an empty folder lists empty). S3 and HTTP: tests/integration/ls_s3_test.sh.
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/testlib.sh"
@@ -105,6 +105,43 @@ for url in b/void b/void/ "file://$work/b/void"; do
   done
 done
 rmdir b/void
+
+# A server's ETag with a line break, an escape sequence or a right-to-left
+# override in it: -l shows it escaped as names are, on one line; --json keeps
+# its bytes. tests/integration/fake_s3.py sends it as every object's ETag, in
+# a listing (XML: no ESC there) or a HEAD (one object; no line break there).
+fakes=()
+trap 'kill "${fakes[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+printf '{"k.bin": "abc"}' > fake.json
+rlo=$(printf '\u202e')
+fake_ls() {  # ETAG ARGS...: ferry ls ARGS against a fake S3 sending ETAG
+  rm -f fake.port
+  /usr/bin/python3 "$(dirname "$0")/../integration/fake_s3.py" fake.json \
+    fake.port "etag=$1" &
+  fakes+=($!)
+  for _ in $(seq 300); do [ -s fake.port ] && break; sleep 0.1; done
+  [ -s fake.port ] || fail "fake S3 did not start"
+  local etag=$1; shift
+  AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=y AWS_REGION=us-east-1 \
+    AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent \
+    "$FERRY" ls --endpoint-url "http://127.0.0.1:$(cat fake.port)" "$@"
+}
+expect_rc 0 fake_ls "$(printf '"e1\nfake%s"' "$rlo")" -l s3://b/
+printf '%14s  %-20s  %-34s  k.bin\n' 3 2026-01-01T00:00:00Z \
+  '"e1\x0afake\xe2\x80\xae"' | diff - out.txt || fail "-l: listed ETag not escaped"
+expect_rc 0 fake_ls "$(printf '"e1\nfake%s"' "$rlo")" -l --json s3://b/
+/usr/bin/python3 - out.txt <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["entries"][0]["etag"] == '"e1\nfake\u202e"', d
+PY
+# (The HEAD's header is Latin-1: U+0085 goes as the byte 0x85, no UTF-8; it
+# has no Last-Modified.)
+expect_rc 0 fake_ls "$(printf '"e2\033[2J\u0085"')" -l s3://b/k.bin
+printf '%14s  %-20s  %-34s  k.bin\n' 3 - \
+  '"e2\x1b[2J\x85"' | diff - out.txt || fail "-l: HEAD's ETag not escaped"
+kill "${fakes[@]}"
+trap 'rm -rf "$work"' EXIT
 
 # 10,000+ keys stream out in key order (in memory when /dev/shm is there:
 # creating 10,500 files on a busy disk takes long).

@@ -69,7 +69,7 @@ int RunLs(const LsArgs& a) {
       } else {
         std::printf("%14llu  %-20s  %-34s  %s\n", (unsigned long long)o.size,
                     IsoTime(o.mtime_ns).c_str(),
-                    o.etag.empty() ? "-" : o.etag.c_str(),
+                    o.etag.empty() ? "-" : Printable(o.etag).c_str(),
                     Printable(key).c_str());
       }
     } else {
@@ -149,8 +149,8 @@ Runner RegisterLs(CLI::App* app) {
       "(UTC), ETag\n"
       "  ferry ls --json -R file:///srv/shards    # JSON on stdout\n"
       "  ferry ls --endpoint-url http://127.0.0.1:9000 s3://bucket/\n"
-      "Keys are relative to the URL; control bytes and bytes that are not "
-      "UTF-8 print as \\xHH, '\\' as \\\\.\n"
+      "Keys are relative to the URL; in keys and ETags, control bytes and "
+      "bytes that are not UTF-8 print as \\xHH, '\\' as \\\\.\n"
       "Exit 0 when listed (an empty folder too), 2 for a bad URL or option, "
       "4 when the remote failed or the URL names nothing (the message names "
       "the bucket or key).");
