@@ -63,7 +63,9 @@ Result<std::multimap<std::string, std::string>> ReadTags(
   lo.problem = [&](const std::string& key, const Status& why) {
     unreadable(key, std::string(why.message()));
   };
-  lo.recursive = !strict;  // strict: a folder there is seen, and refused
+  // One level: a folder there is seen (an empty one too, which a recursive
+  // listing passes over without a word), refused when strict, told if not.
+  lo.recursive = false;
   FERRY_RETURN_IF_ERROR(backend->List(kTagsDir, lo, [&](const ObjectInfo& o) {
     if (o.is_prefix) {
       unreadable(o.key, "a folder");

@@ -28,7 +28,8 @@ Result<VersionInfo> ReadVersion(Backend* backend, const Hash128& id);
 // Every tag of the remote: manifest id (hex) -> tag name, names in order.
 // A tag object that is not a ref is Corruption naming it. strict (gc): an
 // entry of the tags folder that cannot be read as a tag — not a regular
-// file (a FIFO, a device, a link out of the bucket), or no tag's name — is
+// file (a FIFO, a device, a link out of the bucket, a folder, an empty one
+// too), or no tag's name — is
 // FailedPrecondition naming it, never left out (gc would delete its version).
 // Not strict: such an entry is left out, and told in *skipped (if given) as
 // "<remote>/<key>: <why>".

@@ -6,7 +6,8 @@
 # overwritten) or that cannot be read (a FIFO, a folder, a link out; or
 # .ferry/refs no folder; or a --tag that cannot be replaced: exit 4,
 # nothing written), two publisher processes racing (the loser exits 4 naming both
-# versions), gc. S3: tests/integration/publish_s3_test.sh.
+# versions), log's lines (a message escaped as names; a tag that is an empty
+# folder told), gc. S3: tests/integration/publish_s3_test.sh.
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/testlib.sh"
@@ -67,6 +68,19 @@ v2=$(json 'd["versions"][0]["id"]')
 expect_rc 0 "$FERRY" log bucket
 [ "$(wc -l < out.txt)" = 2 ] && head -1 out.txt | grep -q "^$v2 .*5 files.*second" \
   || fail "log text: $(cat out.txt)"
+# A message with a line break, an ESC, quotes and UTF-8: the line for a person
+# shows it escaped as names are (it showed JSON's escapes), --json as given.
+# An empty folder at a tag's name is told, as other unreadable tags are.
+expect_rc 0 "$FERRY" publish src msgs -m "$(printf 'a\nb\033[2J "q" caf\xc3\xa9\\')"
+mkdir -p msgs/.ferry/refs/tags/void
+expect_rc 0 "$FERRY" log msgs
+[ "$(wc -l < out.txt)" = 1 ] && grep -qF '  a\x0ab\x1b[2J "q" café\\' out.txt \
+  || fail "log message not shown as Printable: $(cat out.txt)"
+grep -q '^ferry: warning: msgs/\.ferry/refs/tags/void/: a folder: not read as a tag$' \
+  err.txt || fail "empty folder at a tag's name not told: $(cat err.txt)"
+expect_rc 0 "$FERRY" log msgs --json
+[ "$(json 'd["versions"][0]["message"]')" = "$(printf 'a\nb\033[2J "q" caf\xc3\xa9\\')" ] \
+  || fail "--json message: $(cat out.txt)"
 
 # Usage errors.
 expect_rc 2 "$FERRY" publish src bucket --tag 'no/slash'

@@ -81,8 +81,7 @@ int RunLog(LogArgs& a) {
             static_cast<unsigned long long>(v.files),
             static_cast<unsigned long long>(v.bytes), tags.empty() ? "" : "  (",
             tags.c_str(), tags.empty() ? "" : ")",
-            v.message.empty() ? ""
-                              : ("  " + JsonWriter::Escape(v.message)).c_str());
+            v.message.empty() ? "" : ("  " + Printable(v.message)).c_str());
         return Status::OK();
       },
       &skipped);

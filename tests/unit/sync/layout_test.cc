@@ -186,13 +186,15 @@ TEST_F(RemoteTest, ListVersionsWalksParentsAndNamesTags) {
       }).ok());
   EXPECT_EQ(seen.size(), 1u);
 
-  // A tag that cannot be read (a FIFO, a dangling link) left its version
-  // untagged without a word: it is told, and the versions still listed.
+  // A tag that cannot be read (a FIFO, a dangling link, a folder, empty)
+  // left its version untagged without a word: it is told, and the versions
+  // still listed.
   const std::string tags = dir_.Join(".ferry/refs/tags");
   ASSERT_EQ(::mkfifo((tags + "/odd").c_str(), 0644), 0);
   ASSERT_EQ(::symlink(dir_.Join("nowhere").c_str(), (tags + "/gone").c_str()),
             0);
   Put(".ferry/refs/tags/junk", "no id");  // failed the whole log
+  ASSERT_EQ(::mkdir((tags + "/void").c_str(), 0755), 0);  // passed over
   std::vector<std::string> skipped;
   seen.clear();
   ASSERT_TRUE(ListVersions(
@@ -204,11 +206,14 @@ TEST_F(RemoteTest, ListVersionsWalksParentsAndNamesTags) {
                   &skipped)
                   .ok());
   EXPECT_EQ(seen.size(), 2u);
-  ASSERT_EQ(skipped.size(), 3u);
+  ASSERT_EQ(skipped.size(), 4u);
   std::sort(skipped.begin(), skipped.end());
   EXPECT_NE(skipped[0].find("tags/junk: "), std::string::npos) << skipped[0];
   EXPECT_NE(skipped[1].find("tags/gone: "), std::string::npos) << skipped[1];
   EXPECT_NE(skipped[2].find("tags/odd: "), std::string::npos) << skipped[2];
+  EXPECT_NE(skipped[3].find("tags/void/: a folder"), std::string::npos)
+      << skipped[3];
+  ASSERT_EQ(::rmdir((tags + "/void").c_str()), 0);
   ASSERT_EQ(::unlink((tags + "/odd").c_str()), 0);
   ASSERT_EQ(::unlink((tags + "/gone").c_str()), 0);
   ASSERT_EQ(::unlink((tags + "/junk").c_str()), 0);
