@@ -92,6 +92,25 @@ Result<bool> DestIntact(Env* env, const DestPaths& paths,
   return intact;
 }
 
+Status RecordRef(Env* env, const DestPaths& paths, bool in_place,
+                 const ViewState& checked, const std::string& ref,
+                 const std::string& etag) {
+  if (checked.ref == ref && checked.etag == etag) return Status::OK();
+  auto lock = LockDest(env, paths, in_place);
+  if (!lock.ok() && lock.status().IsUnavailable()) return Status::OK();
+  FERRY_RETURN_IF_ERROR(lock.status());
+  std::string view;
+  FERRY_RETURN_IF_ERROR(InspectDest(env, paths, &view).status());
+  auto now = CurrentState(env, paths);
+  if (!now.ok() || EncodeViewState(*now) != EncodeViewState(checked))
+    return Status::OK();
+  ViewState state = checked;
+  state.ref = ref;
+  state.etag = etag;
+  return WriteFileAtomically(env, JoinPath(view, std::string(kViewStateName)),
+                             EncodeViewState(state));
+}
+
 ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& etag, const std::string& id,
                    const std::string& cache_dir, const std::string& sel_key,

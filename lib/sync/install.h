@@ -65,6 +65,16 @@ Result<bool> DestIntact(Env* env, const DestPaths& paths,
                         const std::string& cache_dir,
                         const std::string& remote_key, bool in_place);
 
+// For a no-op whose ref was rewritten with the id DEST holds (a backup
+// restored, a mirror job, a touch: its ETag changed, its bytes did not):
+// DEST's state records the ref and its new ETag (an atomic rewrite, under
+// DEST's lock), so that the next sync is the one-request no-op again.
+// Skipped while another sync holds the lock, or when DEST no longer holds
+// the state checked: that sync records its own.
+Status RecordRef(Env* env, const DestPaths& paths, bool in_place,
+                 const ViewState& checked, const std::string& ref,
+                 const std::string& etag);
+
 // What DEST will record for this sync.
 ViewState NewState(const SyncOptions& o, const std::string& remote_key,
                    const std::string& etag, const std::string& id,

@@ -409,7 +409,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
           bool intact, sync::DestIntact(env, paths, cache_dir, rk, o.in_place));
       repair = !intact;
     }
-    if (same && !repair) {
+    // DEST holds what the ref names: nothing moves.
+    auto no_op = [&]() -> Result<SyncReport> {
       report.unchanged = true;
       report.manifest_id = cur->id;
       report.files = cur->files;
@@ -423,13 +424,28 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         FERRY_RETURN_IF_ERROR(
             CleanOldViews(env, paths, cache_dir, &report, detach));
       return report;
-    }
+    };
+    if (same && !repair) return no_op();
     // A repair of an unchanged ref: the recorded id (304 sent no bytes).
     if (got->unchanged) {
       FERRY_ASSIGN_OR_RETURN(id, Hash128::FromHex(cur->id));
     } else {
       FERRY_ASSIGN_OR_RETURN(
           id, sync::ParseRef(got->bytes, backend->Describe() + "/" + ref_key));
+      // The ref rewritten with the id DEST holds (a backup restored, a
+      // mirror job, a touch): a no-op too when DEST is intact, once DEST
+      // records the new ETag (else every later sync would be a full run).
+      if (same_view(id.ToHex()) && !o.dry_run) {
+        FERRY_ASSIGN_OR_RETURN(
+            bool intact,
+            sync::DestIntact(env, paths, cache_dir, rk, o.in_place));
+        repair = !intact;
+        if (intact) {
+          FERRY_RETURN_IF_ERROR(
+              sync::RecordRef(env, paths, o.in_place, *cur, o.ref, etag));
+          return no_op();
+        }
+      }
     }
   }
   report.manifest_id = id.ToHex();

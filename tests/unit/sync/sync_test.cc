@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -175,6 +176,37 @@ TEST_F(SyncTest, UnchangedRefIsANoOpOfOneRequest) {
   EXPECT_EQ(r.objects_fetched, 0u);
   EXPECT_EQ(r.view, dir_.Join("nodes/.dest.ferry-views/" + r.manifest_id));
   EXPECT_EQ(r.files, 1u);
+}
+
+// HEAD rewritten with the bytes it had (a backup restored, a mirror job, a
+// touch) has a new ETag: that sync moves nothing and says unchanged, and
+// DEST records the new ETag, so the next one is the one-request no-op
+// again (it was a full run every time), for a view and --in-place alike.
+TEST_F(SyncTest, ARefRewrittenWithTheSameIdIsRecordedAndStaysANoOp) {
+  Write("a.txt", "alpha");
+  Hash128 id = Publish();
+  SyncOptions view = Options();
+  SyncOptions in_place = Options(dir_.Join("nodes/flat"));
+  in_place.in_place = true;
+  const std::string head = JoinPath(bucket_, ".ferry/refs/HEAD");
+  for (const SyncOptions& o : {view, in_place}) {
+    SCOPED_TRACE(o.in_place ? "--in-place" : "view");
+    RunOk(o);
+    const std::string bytes = ReadFile(env_, head);
+    WriteFile(env_, head, bytes);
+    std::filesystem::last_write_time(
+        head, std::filesystem::last_write_time(head) + std::chrono::seconds(5));
+    SyncReport r = RunOk(o);
+    EXPECT_TRUE(r.unchanged);
+    EXPECT_EQ(r.manifest_id, id.ToHex());
+    EXPECT_EQ(r.requests, 1u);
+    EXPECT_EQ(r.files, 1u);
+    EXPECT_EQ(r.files_placed, 0u);
+    r = RunOk(o);
+    EXPECT_TRUE(r.unchanged);
+    EXPECT_EQ(r.requests, 1u);
+    EXPECT_EQ(Tree(o.dest), Tree(src_));
+  }
 }
 
 // An object whose bytes in the bucket do not match the manifest: each part
