@@ -92,6 +92,28 @@ n0=$(ls nodes/r0 | grep -c tar) n1=$(ls nodes/r1 | grep -c tar)
 expect_rc 2 "$FERRY" sync rbucket nodes/rx --cache cache --rank 2 --world-size 2
 expect_rc 2 "$FERRY" sync rbucket nodes/rx --cache cache --world-size 2
 expect_rc 2 env -u RANK -u SLURM_PROCID -u JOB_COMPLETION_INDEX "$FERRY" sync rbucket nodes/rx --cache cache --rank auto
+# --rank auto: a half-set source is an error naming what is missing, never
+# skipped for the next one (RANK without WORLD_SIZE under Slurm synced
+# SLURM_PROCID's share); --world-size stands in for the world size; a bad
+# value names its variable, not the flag.
+no_ranks=(env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u SLURM_NTASKS -u JOB_COMPLETION_INDEX)
+expect_rc 2 "${no_ranks[@]}" RANK=1 SLURM_PROCID=0 SLURM_NTASKS=2 \
+  "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
+grep -q "RANK is set but WORLD_SIZE is not" err.txt || { cat err.txt; fail "half-set RANK message"; }
+expect_rc 2 "${no_ranks[@]}" WORLD_SIZE=2 SLURM_PROCID=0 SLURM_NTASKS=2 \
+  "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
+grep -q "WORLD_SIZE is set but RANK is not" err.txt || { cat err.txt; fail "half-set WORLD_SIZE message"; }
+expect_rc 2 "${no_ranks[@]}" SLURM_PROCID=1 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
+grep -q "SLURM_PROCID is set but SLURM_NTASKS is not" err.txt || { cat err.txt; fail "half-set Slurm message"; }
+expect_rc 2 "${no_ranks[@]}" JOB_COMPLETION_INDEX=1 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
+grep -q "JOB_COMPLETION_INDEX gives the rank only: pass --world-size" err.txt || { cat err.txt; fail "index message"; }
+expect_rc 0 "${no_ranks[@]}" RANK=1 "$FERRY" sync rbucket nodes/ra --cache cache --rank auto --world-size 2
+[ "$(ls nodes/ra)" = "$(ls nodes/r1)" ] || fail "RANK=1 --world-size 2 is not rank 1's share: $(ls nodes/ra)"
+expect_rc 2 "${no_ranks[@]}" SLURM_PROCID=0 SLURM_NTASKS=0x2 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
+grep -q "SLURM_NTASKS: '0x2' is not a whole number" err.txt || { cat err.txt; fail "bad SLURM_NTASKS message"; }
+expect_rc 2 "${no_ranks[@]}" RANK=2 WORLD_SIZE=2 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
+grep -q "RANK: 2 is out of range (0 to 1)" err.txt || { cat err.txt; fail "RANK out of range message"; }
+[ ! -e nodes/rx ] || fail "a refused --rank auto synced"
 
 # Cache limit smaller than the view: a clear error, nothing fetched.
 expect_rc 4 "$FERRY" sync rbucket nodes/small --cache small_cache --cache-limit 50K

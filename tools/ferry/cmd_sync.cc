@@ -61,9 +61,24 @@ const char* Env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
-// --rank R --world-size N, or --rank auto: torchrun (RANK, WORLD_SIZE),
-// Slurm (SLURM_PROCID, SLURM_NTASKS), Kubernetes indexed jobs
-// (JOB_COMPLETION_INDEX, with --world-size).
+// --rank auto's sources, the first one set wins: torchrun (RANK,
+// WORLD_SIZE; under Slurm too, where its RANK and not SLURM_PROCID is the
+// process's), Slurm (SLURM_PROCID, SLURM_NTASKS), a Kubernetes indexed Job
+// (JOB_COMPLETION_INDEX; the world size is --world-size's).
+struct RankSource {
+  const char* rank;
+  const char* world;  // nullptr: none, --world-size gives it
+};
+constexpr RankSource kRankSources[] = {{"RANK", "WORLD_SIZE"},
+                                       {"SLURM_PROCID", "SLURM_NTASKS"},
+                                       {"JOB_COMPLETION_INDEX", nullptr}};
+
+// --rank R --world-size N, or --rank auto (kRankSources). A source counts
+// once any of its variables is set: one half set is an error naming what is
+// missing, never skipped for the next (RANK without WORLD_SIZE under Slurm
+// gave SLURM_PROCID's share: a job silently trained on another rank's data).
+// --world-size stands in for a source's world size. A bad value is blamed
+// on the variable it came from.
 Status ResolveRank(const SyncArgs& a, SyncSelection* sel) {
   if (a.rank.empty()) {
     if (a.world_size > 1)
@@ -71,28 +86,46 @@ Status ResolveRank(const SyncArgs& a, SyncSelection* sel) {
     return Status::OK();
   }
   std::string rank = a.rank, world;
+  std::string rank_from = "--rank", world_from = "--world-size";
   if (a.world_size > 0) world = std::to_string(a.world_size);
   if (rank == "auto") {
-    if (Env("RANK") && Env("WORLD_SIZE")) {
-      rank = Env("RANK");
-      if (world.empty()) world = Env("WORLD_SIZE");
-    } else if (Env("SLURM_PROCID") && Env("SLURM_NTASKS")) {
-      rank = Env("SLURM_PROCID");
-      if (world.empty()) world = Env("SLURM_NTASKS");
-    } else if (Env("JOB_COMPLETION_INDEX")) {
-      rank = Env("JOB_COMPLETION_INDEX");
-    } else {
+    const RankSource* src = nullptr;
+    for (const RankSource& s : kRankSources) {
+      if (Env(s.rank) || (s.world && Env(s.world))) {
+        src = &s;
+        break;
+      }
+    }
+    if (src == nullptr)
       return Status::InvalidArgument(
           "--rank auto",
           "found none of RANK/WORLD_SIZE, "
           "SLURM_PROCID/SLURM_NTASKS, JOB_COMPLETION_INDEX");
+    if (!Env(src->rank))
+      return Status::InvalidArgument(
+          "--rank auto", std::string(src->world) + " is set but " + src->rank +
+                             " is not: set " + src->rank +
+                             ", or pass --rank R");
+    rank = Env(src->rank);
+    rank_from = std::string("--rank auto: ") + src->rank;
+    if (world.empty() && src->world == nullptr)
+      return Status::InvalidArgument(
+          "--rank auto",
+          std::string(src->rank) + " gives the rank only: pass --world-size N");
+    if (world.empty() && !Env(src->world))
+      return Status::InvalidArgument(
+          "--rank auto", std::string(src->rank) + " is set but " + src->world +
+                             " is not: set " + src->world +
+                             ", or pass --world-size N");
+    if (world.empty()) {
+      world = Env(src->world);
+      world_from = std::string("--rank auto: ") + src->world;
     }
   }
   if (world.empty())
     return Status::InvalidArgument("--rank", "needs --world-size");
-  FERRY_ASSIGN_OR_RETURN(uint64_t n,
-                         ParseUint(world, "--world-size", 1, 1 << 20));
-  FERRY_ASSIGN_OR_RETURN(uint64_t r, ParseUint(rank, "--rank", 0, n - 1));
+  FERRY_ASSIGN_OR_RETURN(uint64_t n, ParseUint(world, world_from, 1, 1 << 20));
+  FERRY_ASSIGN_OR_RETURN(uint64_t r, ParseUint(rank, rank_from, 0, n - 1));
   sel->rank = static_cast<int>(r);
   sel->world_size = static_cast<int>(n);
   return Status::OK();
@@ -486,7 +519,8 @@ Runner RegisterSync(CLI::App* app) {
                   "A tree whose file at a path lends its blocks to that "
                   "path's new object (block reuse, docs/delta.md)");
   cmd->add_option("--rank", a->rank,
-                  "This node's rank (or auto: RANK, SLURM_PROCID, "
+                  "This node's rank (or auto: the first set of "
+                  "RANK/WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS, "
                   "JOB_COMPLETION_INDEX): only its share of the shards");
   AddUintOption(cmd, "--world-size", &a->world_size,
                 "Number of ranks sharing the shards", 1, 1 << 20)
