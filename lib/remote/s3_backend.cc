@@ -173,7 +173,19 @@ class S3Backend final : public HttpBackend {
     return ObjectInfoFromHead(key, Name(key), r);
   }
 
-  Result<bool> FolderExists() override { return prefix_.empty(); }
+  // The whole bucket; or a folder the console made ("Create folder": an
+  // empty object named prefix/), there with nothing in it, as `aws s3 ls`
+  // lists it. Any other empty key prefix is none (aws's exit 1).
+  Result<bool> FolderExists() override {
+    if (prefix_.empty()) return true;
+    const std::string marker = folder_;
+    FERRY_ASSIGN_OR_RETURN(HttpResponse r, client_.Perform([&] {
+      return Make("HEAD", &marker, {}, {}, "");
+    }));
+    if (r.status == 200) return true;
+    if (r.status == 404) return false;
+    return ErrorFor("", r);
+  }
 
   Status Read(std::string_view key, const ByteRange& range,
               const ReadOptions& options, ByteSink* sink) override {

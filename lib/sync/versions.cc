@@ -1,5 +1,6 @@
 #include "sync/versions.h"
 
+#include "ferry/transfer.h"
 #include "sync/layout.h"
 
 namespace ferry::sync {
@@ -67,6 +68,9 @@ Result<std::multimap<std::string, std::string>> ReadTags(
   // listing passes over without a word), refused when strict, told if not.
   lo.recursive = false;
   FERRY_RETURN_IF_ERROR(backend->List(kTagsDir, lo, [&](const ObjectInfo& o) {
+    // The tags folder's own marker (an empty "tags/" object an S3 console
+    // or tool made): no tag, and nothing wrong.
+    if (IsFolderMarker(o) && o.key == kTagsDir) return Status::OK();
     if (o.is_prefix) {
       unreadable(o.key, "a folder");
       return Status::OK();

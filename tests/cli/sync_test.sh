@@ -113,6 +113,11 @@ expect_rc 2 "${no_ranks[@]}" SLURM_PROCID=0 SLURM_NTASKS=0x2 "$FERRY" sync --dry
 grep -q "SLURM_NTASKS: '0x2' is not a whole number" err.txt || { cat err.txt; fail "bad SLURM_NTASKS message"; }
 expect_rc 2 "${no_ranks[@]}" RANK=2 WORLD_SIZE=2 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto
 grep -q "RANK: 2 is out of range (0 to 1)" err.txt || { cat err.txt; fail "RANK out of range message"; }
+# The environment's world size and --world-size must agree (a rank of a
+# 2-world synced a 4-world's share: two shards went to no node).
+expect_rc 2 "${no_ranks[@]}" RANK=1 WORLD_SIZE=2 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto --world-size 4
+grep -q "WORLD_SIZE is 2 but --world-size is 4" err.txt || { cat err.txt; fail "contradicting world sizes"; }
+expect_rc 0 "${no_ranks[@]}" RANK=1 WORLD_SIZE=2 "$FERRY" sync --dry-run rbucket nodes/rx --cache cache --rank auto --world-size 2
 [ ! -e nodes/rx ] || fail "a refused --rank auto synced"
 
 # Cache limit smaller than the view: a clear error, nothing fetched.

@@ -33,6 +33,20 @@ for url in "$b/nothing" "$b/nothing/" "$b/dir/sub/nothing"; do
   done
 done
 
+# A folder the console made (an empty "marker/" object) is there with
+# nothing in it: an empty listing, exit 0, with or without the slash, one
+# level and -R; so is one below a listed folder.
+for k in marker/ m2/sub/; do
+  curl -sf -X PUT --data-binary '' "$FERRY_TEST_S3RVER_URL/$FERRY_TEST_S3_BUCKET/$p/$k" > /dev/null
+done
+for url in "$b/marker" "$b/marker/" "$b/m2/sub/"; do
+  for r in "" -R; do
+    expect_rc 0 "$FERRY" ls $r "$url"
+  done
+done
+expect_rc 0 "$FERRY" ls "$b/m2/"
+printf 'sub/\n' | diff - out.txt || fail "the marker's folder is listed"
+
 # -v: one line per request, no credentials in it.
 expect_rc 0 "$FERRY" ls -R -v "$b"
 grep -q "GET $FERRY_TEST_S3_URL/$FERRY_TEST_S3_BUCKET?.*list-type=2" err.txt || { cat err.txt; fail "-v request line"; }

@@ -32,6 +32,13 @@ v2=$(json 'd["id"]')
 [ "$(json 'd["objects_uploaded"]')" = 1 ] || fail "only the new object: $(cat out.txt)"
 expect_rc 0 "$FERRY" log "$r" --json
 [ "$(json '[v["id"] for v in d["versions"]]')" = "['$v2', '$v1']" ] || fail "log: $(cat out.txt)"
+# The tags folder's own marker (an empty "tags/" object a console made) is
+# no tag and nothing wrong: log says nothing of it, gc is not stopped.
+curl -sf -X PUT --data-binary '' \
+  "$FERRY_TEST_S3RVER_URL/$FERRY_TEST_S3_BUCKET/publish-$$/.ferry/refs/tags/" > /dev/null
+expect_rc 0 "$FERRY" log "$r"
+grep -q warning err.txt && fail "log warns of the tags marker: $(cat err.txt)"
+expect_rc 0 "$FERRY" gc "$r" --dry-run
 
 # Race: A stops before its HEAD write; B publishes; A's conditional PUT of
 # HEAD gets 412 from the proxy and A exits 4.

@@ -120,6 +120,19 @@ Status ResolveRank(const SyncArgs& a, SyncSelection* sel) {
     if (world.empty()) {
       world = Env(src->world);
       world_from = std::string("--rank auto: ") + src->world;
+    } else if (src->world && Env(src->world)) {
+      // Both say: they must agree, or a rank syncs another world's share
+      // and some shards go to no node, without a word.
+      auto env_n =
+          ParseUint(Env(src->world), std::string("--rank auto: ") + src->world,
+                    1, 1 << 20);
+      if (!env_n.ok()) return env_n.status();
+      if (*env_n != static_cast<uint64_t>(a.world_size))
+        return Status::InvalidArgument(
+            "--rank auto",
+            std::string(src->world) + " is " + std::to_string(*env_n) +
+                " but --world-size is " + std::to_string(a.world_size) +
+                ": they must agree (or drop --world-size)");
     }
   }
   if (world.empty())
