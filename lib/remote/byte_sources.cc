@@ -16,16 +16,39 @@ Status StringSource::ReadAt(uint64_t offset, size_t n, char* scratch,
 
 Result<std::unique_ptr<FileSource>> FileSource::Open(Env* env,
                                                      const std::string& path) {
+  // Told before it is opened: a FIFO would wait for a writer, and the size
+  // of a pipe or a device (0) is no size of its bytes: put uploaded
+  // /dev/zero and `echo x | ferry put /dev/stdin` as empty objects.
+  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(path));
+  if (info.type != FileType::kRegular) {
+    return Status::InvalidArgument(path, std::string("not a regular file (") +
+                                             FileTypeName(info.type) + ")");
+  }
   FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(path));
   FERRY_ASSIGN_OR_RETURN(uint64_t size, f->Size());
-  FERRY_ASSIGN_OR_RETURN(FileInfo info, env->Stat(path));
   auto s = std::make_unique<FileSource>();
   s->file_ = std::move(f);
   s->size_ = size;
   s->path_ = path;
   s->env_ = env;
   s->info_ = info;
+  // A file with bytes past its size (/proc/cpuinfo says 0) is refused
+  // before a request makes an object of its size.
+  FERRY_RETURN_IF_ERROR(s->CheckEndsAtSize());
   return s;
+}
+
+Status FileSource::CheckEndsAtSize() const {
+  char byte;
+  std::string_view v;
+  FERRY_RETURN_IF_ERROR(file_->Read(size_, 1, &v, &byte));
+  if (!v.empty()) {
+    return Status::IOError(path_,
+                           "changed while being uploaded (it reads past its "
+                           "size, " +
+                               std::to_string(size_) + " bytes)");
+  }
+  return Status::OK();
 }
 
 Status FileSource::ReadAt(uint64_t offset, size_t n, char* scratch,
@@ -48,7 +71,7 @@ Status FileSource::CheckUnchanged() const {
       now->ctime_ns != info_.ctime_ns || now->dev != info_.dev ||
       now->ino != info_.ino)
     return Changed();
-  return Status::OK();
+  return CheckEndsAtSize();
 }
 
 Status FileSource::Changed() const {

@@ -24,20 +24,25 @@ class StringSource : public ByteSource {
   std::string_view data_;
 };
 
-// A local file as the body of requests, its size taken at Open.
+// A local regular file as the body of requests, its size taken at Open.
 class FileSource : public ByteSource {
  public:
+  // InvalidArgument for anything but a regular file (a FIFO, a device, a
+  // socket: "not a regular file (FIFO)"), never opened; IOError "changed
+  // while being uploaded" for one that reads past its size (/proc files).
   static Result<std::unique_ptr<FileSource>> Open(Env* env,
                                                   const std::string& path);
   uint64_t size() const override { return size_; }
   // A file that ends before the size it had at the start changed.
   Status ReadAt(uint64_t offset, size_t n, char* scratch, size_t* got) override;
-  // After the last byte went: the file still has its size, and its name
-  // the same file with the same mtime and ctime (not written since Open).
+  // After the last byte went: the file still has its size (and no byte
+  // past it), and its name the same file with the same mtime and ctime (not
+  // written since Open).
   Status CheckUnchanged() const;
 
  private:
   Status Changed() const;
+  Status CheckEndsAtSize() const;
 
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t size_ = 0;

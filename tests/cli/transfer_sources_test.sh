@@ -2,7 +2,9 @@
 # put -R / ls -R / get -R of file:// trees holding a dangling link, an
 # unreadable folder and a FIFO: each named on stderr (the FIFO as skipped,
 # as ferry hash says it), the link and the folder counted as failed (exit 4),
-# every other file transferred.
+# every other file transferred. A device, FIFO or pipe named as a SRC is a
+# failed item, named, with nothing at its key (it went up as an empty object),
+# and so is a /proc file (size 0, yet it reads bytes).
 set -euo pipefail
 FERRY=$1
 . "$(dirname "$0")/testlib.sh"
@@ -38,4 +40,21 @@ check_err get
 chmod 755 src/locked; rm src/a/dangling
 expect_rc 0 "$FERRY" put -R src/ "file://$work/bucket2/"
 grep -q "a/pipe: skipped" err.txt || fail "FIFO not said: $(cat err.txt)"
+
+# Named on the command line: each refused by name (exit 4), the other put.
+mkfifo named_fifo
+exec 3<> named_fifo  # a writer: a put that opened it would not hang
+echo data | expect_rc 4 "$FERRY" put --json /dev/zero named_fifo /dev/stdin \
+  /proc/self/status src/two.txt "file://$work/bucket3/"
+grep -q "/dev/zero: not a regular file (character device)" err.txt &&
+  grep -q "named_fifo: not a regular file (FIFO)" err.txt &&
+  grep -q "/dev/stdin: not a regular file (FIFO)" err.txt &&
+  grep -q "/proc/self/status: changed while being uploaded" err.txt ||
+  fail "named sources not refused: $(cat err.txt)"
+grep -q '"files_done":1,"files_failed":4' out.txt || fail "json: $(cat out.txt)"
+[ "$(ls bucket3)" = two.txt ] || fail "put wrote: $(ls -l bucket3)"
+expect_rc 4 "$FERRY" put /dev/zero "file://$work/bucket3/dz"
+[ ! -e bucket3/dz ] || fail "put /dev/zero wrote $(ls -l bucket3/dz)"
+expect_rc 4 "$FERRY" put --dry-run named_fifo "file://$work/bucket3/"
+grep -q "named_fifo: not a regular file (FIFO)" err.txt || fail "dry run: $(cat err.txt)"
 echo ok

@@ -3,7 +3,8 @@
 # proxy): a small file (one PUT), a multipart file (parts in parallel), a
 # tree with -R, a big file's parts grown without --part-size; back with ferry get (ranged GETs with If-Match) and get -R;
 # byte-identical. Also put to a file:// destination, and a failed put
-# (unknown bucket) exits 4 naming the file.
+# (unknown bucket) exits 4 naming the file; a device or a /proc file named as
+# a SRC fails by name and makes no object (each went up empty).
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/s3_cli_env.sh"
@@ -41,4 +42,11 @@ diff -r tree copy || fail "file:// put differs"
 
 expect_rc 4 "$FERRY" put small.bin "s3://no-such-bucket-$$/x/"
 grep -q "small.bin" err.txt || fail "failed put not named: $(cat err.txt)"
+
+expect_rc 4 "$FERRY" put /dev/zero /proc/self/status small.bin "$b/named/"
+grep -q "/dev/zero: not a regular file" err.txt &&
+  grep -q "/proc/self/status: changed while being uploaded" err.txt ||
+  fail "named sources: $(cat err.txt)"
+expect_rc 0 "$FERRY" ls -R "$b/named/"
+[ "$(cat out.txt)" = small.bin ] || fail "named/ holds: $(cat out.txt)"
 echo ok

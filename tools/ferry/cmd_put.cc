@@ -35,8 +35,10 @@ std::string BaseName(const std::string& path) {
 
 // The backend's URL and the items: a DST ending in '/', several SRCs or -R
 // make DST a prefix (keys are file names, or paths below each SRC tree);
-// otherwise DST names the one object. Below a folder, ferry's own working
-// files are never taken, and --include/--exclude choose among the rest.
+// otherwise DST names the one object. A SRC that is no regular file (a
+// device, a FIFO) is a failed item. Below a folder, such files are skipped,
+// ferry's own working files are never taken, and --include/--exclude choose
+// among the rest.
 Status Plan(const PutArgs& a, Env* env, std::string* url,
             std::vector<PutItem>* items, SourceProblems* problems) {
   std::vector<std::string> srcs(a.args.begin(), a.args.end() - 1);
@@ -74,6 +76,14 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
           if (taken(p.path)) problems->Add(JoinPath(src, p.path), p.status);
       for (const std::string& rel : walk.files)
         if (taken(rel)) FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
+      continue;
+    }
+    if (info.type != FileType::kRegular) {
+      // A device, FIFO or pipe (/dev/stdin) has no size to upload: a
+      // failed item, named (PutObjects refuses it too).
+      problems->Add(src, Status::InvalidArgument(
+                             src, std::string("not a regular file (") +
+                                      FileTypeName(info.type) + ")"));
       continue;
     }
     FERRY_RETURN_IF_ERROR(add(src, into_prefix ? BaseName(src) : key_prefix));

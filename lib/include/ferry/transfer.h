@@ -150,6 +150,9 @@ FERRY_EXPORT Result<TransferReport> GetObjects(Backend* backend,
                                                Env* env);
 
 // Uploads every item (multipart above part_size where the backend has it).
+// A src that is not a regular file (a device, a FIFO) or reads past its size
+// (a /proc file) is a failed item, never sent (its stat size, 0, made an
+// empty object); one item's failure does not stop the others.
 FERRY_EXPORT Result<TransferReport> PutObjects(Backend* backend,
                                                std::vector<PutItem> items,
                                                const TransferOptions& options,

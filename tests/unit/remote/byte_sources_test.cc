@@ -1,6 +1,8 @@
 #include "remote/byte_sources.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "testutil/test_util.h"
 
@@ -73,6 +76,40 @@ TEST(FileSourceTest, AFileCutShortChanged) {
   ASSERT_NE(src, nullptr);
   ASSERT_EQ(::truncate(path.c_str(), 10), 0);
   EXPECT_FALSE(src->CheckUnchanged().ok());
+}
+
+// A device or FIFO has no size to upload (stat says 0): refused by name,
+// never opened (a FIFO would wait for a writer). put uploaded /dev/zero
+// and `echo x | ferry put /dev/stdin` as empty objects.
+TEST(FileSourceTest, ADeviceOrFifoIsRefusedUnopened) {
+  test::ScratchDir dir;
+  const std::string fifo = dir.Join("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // A writer is there, so a source that opened the FIFO would not hang.
+  const int writer = ::open(fifo.c_str(), O_RDWR);
+  ASSERT_GE(writer, 0);
+  for (const auto& [path, type] :
+       {std::pair<std::string, std::string>{fifo, "FIFO"},
+        {"/dev/zero", "character device"}}) {
+    auto src = FileSource::Open(Env::Default(), path);
+    ASSERT_FALSE(src.ok()) << path;
+    EXPECT_TRUE(src.status().IsInvalidArgument()) << src.status().ToString();
+    EXPECT_NE(src.status().ToString().find(path + ": not a regular file (" +
+                                           type + ")"),
+              std::string::npos)
+        << src.status().ToString();
+  }
+  ::close(writer);
+}
+
+// /proc files say size 0 and read bytes: uploaded as empty objects before.
+TEST(FileSourceTest, AFileThatReadsPastItsSizeIsRefused) {
+  auto src = FileSource::Open(Env::Default(), "/proc/self/status");
+  ASSERT_FALSE(src.ok());
+  EXPECT_TRUE(src.status().IsIOError()) << src.status().ToString();
+  EXPECT_NE(src.status().ToString().find("changed while being uploaded"),
+            std::string::npos)
+      << src.status().ToString();
 }
 
 }  // namespace
