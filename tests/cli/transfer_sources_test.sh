@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # put -R / ls -R / get -R of file:// trees holding a dangling link, an
 # unreadable folder and a FIFO: each named on stderr (the FIFO as skipped,
-# as ferry hash says it), the link and the folder counted as failed (exit 4),
+# as ferry hash says it, and a link to a folder too: both counted as
+# files_skipped), the dangling link and the folder counted as failed (exit 4),
 # every other file transferred. A device, FIFO or pipe named as a SRC is a
 # failed item, named, with nothing at its key (it went up as an empty object),
 # and so is a /proc file (size 0, yet it reads bytes).
@@ -13,6 +14,7 @@ mkdir -p src/a src/locked
 echo one > src/a/one.txt; echo two > src/two.txt; echo hidden > src/locked/x.txt
 ln -s nowhere src/a/dangling
 mkfifo src/a/pipe
+ln -s a src/alink
 chmod -R a+rX src; chmod 000 src/locked
 mkdir -m 777 bucket got
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -25,21 +27,27 @@ check_err() {
 expect_rc 4 as_nobody "$FERRY" put -R --json src/ "file://$work/bucket/"
 check_err put
 [ "$(cat bucket/a/one.txt)" = one ] && [ "$(cat bucket/two.txt)" = two ] || fail "put: $(find bucket)"
-grep -q '"files_done":2,"files_failed":2' out.txt || fail "put json: $(cat out.txt)"
+grep -q '"files_done":2,"files_failed":2,"files_skipped":2' out.txt ||
+  fail "put json: $(cat out.txt)"
 [ ! -e bucket/a/pipe ] && [ ! -e bucket/a/dangling ] || fail "put took the FIFO or the link"
 
 # The same tree as a file:// source of ls -R and get -R.
 expect_rc 4 as_nobody "$FERRY" ls -R "file://$work/src/"
 check_err ls
 grep -q "^two.txt" out.txt && grep -q "^a/one.txt" out.txt || fail "ls: $(cat out.txt)"
-expect_rc 4 as_nobody "$FERRY" get -R "file://$work/src/" got/
+expect_rc 4 as_nobody "$FERRY" get -R --json "file://$work/src/" got/
 check_err get
+grep -q '"files_skipped":2' out.txt || fail "get json: $(cat out.txt)"
 [ "$(cat got/a/one.txt)" = one ] && [ "$(cat got/two.txt)" = two ] || fail "get: $(find got)"
 
-# Only a FIFO: skipped, said, exit 0.
+# Only skipped entries (the FIFO, the link to a folder and, as root, a
+# device): each said and counted as files_skipped, exit 0.
 chmod 755 src/locked; rm src/a/dangling
-expect_rc 0 "$FERRY" put -R src/ "file://$work/bucket2/"
+skipped=2
+if mknod src/null c 1 3 2> /dev/null; then skipped=3; fi
+expect_rc 0 "$FERRY" put -R --json src/ "file://$work/bucket2/"
 grep -q "a/pipe: skipped" err.txt || fail "FIFO not said: $(cat err.txt)"
+grep -q "\"files_skipped\":$skipped," out.txt || fail "put json: $(cat out.txt)"
 
 # Named on the command line: each refused by name (exit 4), the other put.
 mkfifo named_fifo

@@ -139,7 +139,10 @@ TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {
 void SourceProblems::Add(const std::string& path, const Status& why) {
   if (why.code() != Status::Code::kNotSupported) {
     failures.emplace_back(path, why);
-  } else if (!quiet) {
+    return;
+  }
+  ++skipped;
+  if (!quiet) {
     std::fprintf(stderr, "ferry: %s: skipped: %s\n",
                  Printable(RedactUrls(path)).c_str(),
                  Printable(why.message()).c_str());
@@ -147,6 +150,8 @@ void SourceProblems::Add(const std::string& path, const Status& why) {
 }
 
 void SourceProblems::MoveInto(TransferReport* report) {
+  report->files_skipped += skipped;
+  skipped = 0;
   report->files_failed += failures.size();
   for (auto& f : failures) report->failures.push_back(std::move(f));
   failures.clear();

@@ -53,9 +53,10 @@ class PathFilters {
 // What walking a local source (put -R, or a file:// listing) met besides
 // files, by the rules of ferry/walk.h and said as `ferry hash` says it: a
 // skipped entry (NotSupported: a FIFO, a device, a link to a folder) on
-// stderr unless quiet, "ferry: PATH: skipped: why"; anything else (a
-// dangling link, an unreadable folder) is a failed item, reported and
-// counted with the transfer's failures (MoveInto).
+// stderr unless quiet, "ferry: PATH: skipped: why", and counted as the
+// transfer's files_skipped; anything else (a dangling link, an unreadable
+// folder) is a failed item, reported and counted with the transfer's
+// failures (MoveInto).
 struct SourceProblems {
   explicit SourceProblems(bool quiet) : quiet(quiet) {}
   void Add(const std::string& path, const Status& why);
@@ -63,6 +64,7 @@ struct SourceProblems {
 
   bool quiet;
   std::vector<std::pair<std::string, Status>> failures;
+  uint64_t skipped = 0;  // said on stderr, counted as files_skipped
 };
 
 // Feeds TransferProgress into a terminal bar (nothing when quiet or not a

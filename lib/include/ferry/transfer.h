@@ -108,8 +108,10 @@ struct TransferOptions {
 struct TransferReport {
   uint64_t files_done = 0;  // transferred (or already complete)
   uint64_t files_failed = 0;
-  uint64_t files_skipped = 0;  // S3 folder markers (empty "x/" objects)
-  uint64_t bytes = 0;          // payload bytes moved in this run
+  // Not files: S3 folder markers (empty "x/" objects); ferry put/get -R
+  // add what a walked tree skips (FIFOs, devices, links to folders).
+  uint64_t files_skipped = 0;
+  uint64_t bytes = 0;  // payload bytes moved in this run
   // Bytes a previous run had fetched and this one kept.
   uint64_t bytes_resumed = 0;
   // Of `bytes`, those thrown away when an object changed during the run
