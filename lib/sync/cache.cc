@@ -470,13 +470,13 @@ Status Cache::LookupAll(const std::vector<CacheKey>& keys,
   return FindAll(keys, /*read_only=*/false, hit);
 }
 
-Status Cache::ProbeAll(const std::vector<CacheKey>& keys,
-                       std::vector<bool>* hit) {
-  return FindAll(keys, /*read_only=*/true, hit);
+Status Cache::ProbeAll(const std::vector<CacheKey>& keys, Probe* probe) {
+  probe->keys = keys;
+  return FindAll(keys, /*read_only=*/true, &probe->hit, &probe->row);
 }
 
 Status Cache::FindAll(const std::vector<CacheKey>& keys, bool read_only,
-                      std::vector<bool>* hit) {
+                      std::vector<bool>* hit, std::vector<bool>* row) {
   // The rows first, in one read transaction (a snapshot: no lock per
   // statement); the files after it, where a row may be dropped or written.
   std::vector<FileStamp> recs(keys.size());
@@ -505,6 +505,7 @@ Status Cache::FindAll(const std::vector<CacheKey>& keys, bool read_only,
   Status end = db_->Exec(s.ok() ? "COMMIT" : "ROLLBACK");
   FERRY_RETURN_IF_ERROR(s);
   FERRY_RETURN_IF_ERROR(end);
+  if (row) *row = have_row;
   hit->assign(keys.size(), false);
   // An object without a row is looked for only where its folders exist
   // (one stat per folder): a cold cache has none of them, and a stat per
@@ -725,7 +726,7 @@ Status Cache::FreeRoom(uint64_t bytes, EvictReport* report) {
 
 Status Cache::PlanRoom(uint64_t limit, uint64_t need,
                        const std::vector<CacheKey>& pinned,
-                       const std::vector<CacheKey>& touched,
+                       const std::vector<CacheKey>& touched, const Probe& probe,
                        EvictReport* report) {
   *report = EvictReport{};
   Assumed assumed;
@@ -736,6 +737,15 @@ Status Cache::PlanRoom(uint64_t limit, uint64_t need,
     assumed.pinned.insert(k.remote_key + "/" + k.hash.ToHex());
   for (const CacheKey& k : touched)
     assumed.touched.insert(k.remote_key + "/" + k.hash.ToHex());
+  // A row whose object the lookup did not find is dropped before the room
+  // is made: neither in use nor a victim (counted as both, a damaged object
+  // made the dry run refuse where the sync fitted).
+  for (size_t i = 0; i < probe.keys.size(); ++i) {
+    const CacheKey& k = probe.keys[i];
+    if (probe.row[i] && !probe.hit[i] &&
+        assumed.dropped.insert(k.remote_key + "/" + k.hash.ToHex()).second)
+      assumed.dropped_bytes += k.size;
+  }
   std::vector<CacheKey> victims;
   FERRY_RETURN_IF_ERROR(
       PickVictims(limit, need, /*strict=*/true, &assumed, &victims));
@@ -753,6 +763,7 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
   uint64_t total = 0;
   if (strict) {
     FERRY_ASSIGN_OR_RETURN(total, TotalBytes());
+    if (assumed) total -= std::min(total, assumed->dropped_bytes);
   }
   if (total + need <= limit) return Status::OK();
   // Not strict: need bytes freed (what the file system lacks), as far as
@@ -790,7 +801,7 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
     k.size = static_cast<uint64_t>(st.Int(2));
     if (assumed) {
       const std::string name = k.remote_key + "/" + k.hash.ToHex();
-      if (assumed->pinned.count(name)) continue;
+      if (assumed->dropped.count(name) || assumed->pinned.count(name)) continue;
       if (assumed->touched.count(name)) {
         last.push_back(std::move(k));
         continue;

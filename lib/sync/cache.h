@@ -100,12 +100,20 @@ class Cache {
   // Lookup of many keys, not touched: their rows read in one transaction
   // with one statement, one lstat per object. (*hit)[i] for keys[i].
   Status LookupAll(const std::vector<CacheKey>& keys, std::vector<bool>* hit);
+  // What a dry run's ProbeAll found of keys[i]: whether a lookup finds it
+  // (hit[i]), and whether the index has its row (row[i]). A lookup drops
+  // the row of an object it does not find (gone, damaged, not a regular
+  // file), which PlanRoom leaves out.
+  struct Probe {
+    std::vector<CacheKey> keys;
+    std::vector<bool> hit, row;
+  };
   // LookupAll for a dry run: the same checks (a regular file at its name,
   // its stamp the recorded one, else its bytes hashed), nothing changed: no
   // row dropped or written, no file removed or made read-only again. A file
   // this process cannot read is judged by its size (a lookup makes it
   // readable first).
-  Status ProbeAll(const std::vector<CacheKey>& keys, std::vector<bool>* hit);
+  Status ProbeAll(const std::vector<CacheKey>& keys, Probe* probe);
   // Whether the object's recorded stamp is stamp (a view's hard link to
   // it, unchanged since verified or since ferry last linked it).
   Result<bool> StampMatches(const CacheKey& key, const FileStamp& stamp);
@@ -154,12 +162,14 @@ class Cache {
   // first. ResourceExhausted when it cannot fit (nothing is evicted then).
   Status MakeRoom(uint64_t limit, uint64_t need, EvictReport* report);
   // What MakeRoom would evict, found read only (a dry run: nothing written),
-  // once a sync pinned pinned (its view's objects) and marked touched used
+  // once a sync pinned pinned (its view's objects), looked up probe's keys
+  // (the rows of those it does not find dropped) and marked touched used
   // (an unmanaged remote's cached files, not pinned), pins of views whose
   // folder is gone dropped: the same choice, and the same ResourceExhausted.
   Status PlanRoom(uint64_t limit, uint64_t need,
                   const std::vector<CacheKey>& pinned,
-                  const std::vector<CacheKey>& touched, EvictReport* report);
+                  const std::vector<CacheKey>& touched, const Probe& probe,
+                  EvictReport* report);
   // After a full disk (ENOSPC): evicts least-recently-used unpinned objects
   // until at least bytes are freed, or none is left to evict (not an error).
   Status FreeRoom(uint64_t bytes, EvictReport* report);
@@ -193,8 +203,9 @@ class Cache {
   // read_only: ProbeAll's (nothing changed).
   Result<bool> RecoverFile(const CacheKey& key, const std::string& path,
                            bool read_only = false);
+  // row (if not null): whether each key had its row before.
   Status FindAll(const std::vector<CacheKey>& keys, bool read_only,
-                 std::vector<bool>* hit);
+                 std::vector<bool>* hit, std::vector<bool>* row = nullptr);
   // Lookup's check of the file against its row (rec, if there is one).
   Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec,
                            bool read_only);
@@ -204,6 +215,8 @@ class Cache {
   struct Assumed {
     std::vector<std::string> gone_views;              // their pins dropped
     std::unordered_set<std::string> pinned, touched;  // "<rk>/<hash hex>"
+    std::unordered_set<std::string> dropped;          // rows a lookup drops
+    uint64_t dropped_bytes = 0;
   };
   // The one choice of victims (Evict's and PlanRoom's): least recently
   // used first, none pinned, until total + need fits in limit (strict: else

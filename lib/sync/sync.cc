@@ -530,8 +530,9 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         BasisRoots(dry_kind, dry_view, paths, o);
     // In the cache as a lookup finds it: an object whose file was changed
     // or truncated is fetched again (its bytes hashed, nothing removed).
-    std::vector<bool> in_cache;
-    FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &in_cache));
+    sync::Cache::Probe probe;
+    FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &probe));
+    const std::vector<bool>& in_cache = probe.hit;
     uint64_t need = 0;
     for (size_t j = 0; j < keys.size(); ++j)
       if (!in_cache[j]) need += keys[j].size;
@@ -540,7 +541,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     if (o.cache_limit > 0 && need > 0) {
       sync::EvictReport ev;
       FERRY_RETURN_IF_ERROR(
-          cache->PlanRoom(o.cache_limit, need, keys, {}, &ev));
+          cache->PlanRoom(o.cache_limit, need, keys, {}, probe, &ev));
       report.evicted_objects = ev.objects;
       report.evicted_bytes = ev.bytes;
     }

@@ -463,8 +463,9 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
       report.bytes_fetched += e.size;
       need_bytes += e.size;
     }
-    std::vector<bool> found;
-    FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &found));
+    Cache::Probe probe;
+    FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &probe));
+    const std::vector<bool>& found = probe.hit;
     std::vector<CacheKey> hits;  // marked used before room is made
     for (size_t i = 0; i < keys.size(); ++i) {
       if (found[i]) {
@@ -480,7 +481,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     if (o.cache_limit > 0 && need_bytes > 0) {
       EvictReport ev;
       FERRY_RETURN_IF_ERROR(
-          cache->PlanRoom(o.cache_limit, need_bytes, {}, hits, &ev));
+          cache->PlanRoom(o.cache_limit, need_bytes, {}, hits, probe, &ev));
       report.evicted_objects = ev.objects;
       report.evicted_bytes = ev.bytes;
     }
