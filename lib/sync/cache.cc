@@ -740,11 +740,18 @@ Status Cache::PlanRoom(uint64_t limit, uint64_t need,
   // A row whose object the lookup did not find is dropped before the room
   // is made: neither in use nor a victim (counted as both, a damaged object
   // made the dry run refuse where the sync fitted).
+  // An object found without a row is indexed again: in use (left out, a
+  // lost row made the dry run fit where the sync refused).
+  std::unordered_set<std::string> indexed;
   for (size_t i = 0; i < probe.keys.size(); ++i) {
     const CacheKey& k = probe.keys[i];
-    if (probe.row[i] && !probe.hit[i] &&
-        assumed.dropped.insert(k.remote_key + "/" + k.hash.ToHex()).second)
+    const std::string name = k.remote_key + "/" + k.hash.ToHex();
+    if (probe.row[i] && !probe.hit[i] && assumed.dropped.insert(name).second)
       assumed.dropped_bytes += k.size;
+    if (!probe.row[i] && probe.hit[i] && indexed.insert(name).second) {
+      assumed.indexed.push_back(k);
+      assumed.indexed_bytes += k.size;
+    }
   }
   std::vector<CacheKey> victims;
   FERRY_RETURN_IF_ERROR(
@@ -763,7 +770,9 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
   uint64_t total = 0;
   if (strict) {
     FERRY_ASSIGN_OR_RETURN(total, TotalBytes());
-    if (assumed) total -= std::min(total, assumed->dropped_bytes);
+    if (assumed)
+      total = total - std::min(total, assumed->dropped_bytes) +
+              assumed->indexed_bytes;
   }
   if (total + need <= limit) return Status::OK();
   // Not strict: need bytes freed (what the file system lacks), as far as
@@ -788,8 +797,13 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
     freed += k.size;
     victims->push_back(std::move(k));
   };
-  // Marked used now, so after every other (in key order, as equals).
+  // Marked used now, so after every other (in key order, as equals); so is
+  // a row a lookup writes (not pinned: an unmanaged remote's file).
   std::vector<CacheKey> last;
+  if (assumed)
+    for (const CacheKey& k : assumed->indexed)
+      if (!assumed->pinned.count(k.remote_key + "/" + k.hash.ToHex()))
+        last.push_back(k);
   while (freed < over) {
     FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;

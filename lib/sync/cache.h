@@ -103,7 +103,8 @@ class Cache {
   // What a dry run's ProbeAll found of keys[i]: whether a lookup finds it
   // (hit[i]), and whether the index has its row (row[i]). A lookup drops
   // the row of an object it does not find (gone, damaged, not a regular
-  // file), which PlanRoom leaves out.
+  // file), which PlanRoom leaves out, and indexes one it finds without a
+  // row (a crash between rename and index write), which PlanRoom counts.
   struct Probe {
     std::vector<CacheKey> keys;
     std::vector<bool> hit, row;
@@ -163,7 +164,8 @@ class Cache {
   Status MakeRoom(uint64_t limit, uint64_t need, EvictReport* report);
   // What MakeRoom would evict, found read only (a dry run: nothing written),
   // once a sync pinned pinned (its view's objects), looked up probe's keys
-  // (the rows of those it does not find dropped) and marked touched used
+  // (the rows of those it does not find dropped, of those it finds without
+  // one written) and marked touched used
   // (an unmanaged remote's cached files, not pinned), pins of views whose
   // folder is gone dropped: the same choice, and the same ResourceExhausted.
   Status PlanRoom(uint64_t limit, uint64_t need,
@@ -217,6 +219,8 @@ class Cache {
     std::unordered_set<std::string> pinned, touched;  // "<rk>/<hash hex>"
     std::unordered_set<std::string> dropped;          // rows a lookup drops
     uint64_t dropped_bytes = 0;
+    std::vector<CacheKey> indexed;  // rows a lookup writes (used now)
+    uint64_t indexed_bytes = 0;
   };
   // The one choice of victims (Evict's and PlanRoom's): least recently
   // used first, none pinned, until total + need fits in limit (strict: else
