@@ -78,11 +78,13 @@ Status ViewPins::Pin(const std::vector<CacheKey>& keys) {
 
 Result<bool> DestIntact(Env* env, const DestPaths& paths,
                         const std::string& cache_dir,
-                        const std::string& remote_key, bool in_place) {
+                        const std::string& remote_key, bool in_place,
+                        bool dry_run) {
   std::string v, fresh;
   FERRY_RETURN_IF_ERROR(InspectDest(env, paths, &v).status());
   FERRY_ASSIGN_OR_RETURN(bool intact,
-                         ViewIntact(env, v, cache_dir, remote_key, &fresh));
+                         ViewIntact(env, v, cache_dir, remote_key,
+                                    dry_run ? nullptr : &fresh, dry_run));
   if (!fresh.empty()) {
     auto lock = LockDest(env, paths, in_place);
     std::string now;

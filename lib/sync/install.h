@@ -60,10 +60,12 @@ class ViewPins {
 // For a no-op: whether DEST's files (its view's, or DEST's own --in-place)
 // are as the last sync stamped them (ViewIntact). Stamps that another DEST's
 // links changed are rewritten as they are now, under DEST's lock (skipped
-// while a sync holds it), so the next check opens no index.
+// while a sync holds it), so the next check opens no index. dry_run: the
+// same check, writing nothing (no stamps rewritten; the index read only).
 Result<bool> DestIntact(Env* env, const DestPaths& paths,
                         const std::string& cache_dir,
-                        const std::string& remote_key, bool in_place);
+                        const std::string& remote_key, bool in_place,
+                        bool dry_run = false);
 
 // For a no-op whose ref was rewritten with the id DEST holds (a backup
 // restored, a mirror job, a touch: its ETag changed, its bytes did not):

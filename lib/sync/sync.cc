@@ -401,12 +401,15 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     }
     etag = got->etag;
     const bool same = !etag.empty() && recorded && got->unchanged;
-    if (same && !o.dry_run) {
+    if (same) {
       // The ref is as recorded; DEST's files must be too (stat only): a file
       // removed or written through the view (or --in-place) is put back by
-      // a full run, which re-hashes changed objects before linking them.
+      // a full run, which re-hashes changed objects before linking them. A
+      // dry run checks the same (writing nothing) and plans that run: it
+      // said unchanged over a damaged view the sync then repaired.
       FERRY_ASSIGN_OR_RETURN(
-          bool intact, sync::DestIntact(env, paths, cache_dir, rk, o.in_place));
+          bool intact,
+          sync::DestIntact(env, paths, cache_dir, rk, o.in_place, o.dry_run));
       repair = !intact;
     }
     // DEST holds what the ref names: nothing moves.
@@ -435,14 +438,15 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
       // The ref rewritten with the id DEST holds (a backup restored, a
       // mirror job, a touch): a no-op too when DEST is intact, once DEST
       // records the new ETag (else every later sync would be a full run).
-      if (same_view(id.ToHex()) && !o.dry_run) {
+      if (same_view(id.ToHex())) {
         FERRY_ASSIGN_OR_RETURN(
             bool intact,
-            sync::DestIntact(env, paths, cache_dir, rk, o.in_place));
+            sync::DestIntact(env, paths, cache_dir, rk, o.in_place, o.dry_run));
         repair = !intact;
         if (intact) {
-          FERRY_RETURN_IF_ERROR(
-              sync::RecordRef(env, paths, o.in_place, *cur, o.ref, etag));
+          if (!o.dry_run)
+            FERRY_RETURN_IF_ERROR(
+                sync::RecordRef(env, paths, o.in_place, *cur, o.ref, etag));
           return no_op();
         }
       }
@@ -588,7 +592,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         report.bytes_fetched += k.size;
       }
     }
-    if (same_view(id.ToHex())) report.unchanged = true;
+    if (same_view(id.ToHex()) && !repair) report.unchanged = true;
     return report;
   }
 

@@ -376,7 +376,7 @@ Status ViewBuilder::Finish(const ViewState& state, BuildReport* report) {
 Result<bool> ViewIntact(Env* env, const std::string& view,
                         const std::string& cache_dir,
                         const std::string& remote_key,
-                        std::string* fresh_stamps) {
+                        std::string* fresh_stamps, bool dry_run) {
   if (fresh_stamps) fresh_stamps->clear();
   auto text = ReadOwnFile(env, JoinPath(view, std::string(kStampsName)),
                           uint64_t{4} << 30);
@@ -420,7 +420,9 @@ Result<bool> ViewIntact(Env* env, const std::string& view,
       // A cleaner may be unlinking an old view's links to these objects
       // and not yet have recorded their new ctime: waited for first.
       WaitForCleaners(cache_dir);
-      FERRY_ASSIGN_OR_RETURN(cache, Cache::Open(env, cache_dir));
+      FERRY_ASSIGN_OR_RETURN(cache, dry_run
+                                        ? Cache::OpenForDryRun(env, cache_dir)
+                                        : Cache::Open(env, cache_dir));
       now = StampOf(JoinPath(view, it[0].str()));
       if (!now.ok()) return false;
       if (fresh_stamps) stamps.back() = *now;

@@ -182,11 +182,12 @@ class ViewBuilder {
 // has no stamps (built by an older ferry). When intact but some file was
 // judged by the cache's stamp, *fresh_stamps (if not null) gets the view's
 // stamps as they are now, for RefreshStamps: the next check of it needs no
-// index query.
+// index query. dry_run: the cache opened read only (Cache::OpenForDryRun).
 Result<bool> ViewIntact(Env* env, const std::string& view,
                         const std::string& cache_dir,
                         const std::string& remote_key,
-                        std::string* fresh_stamps = nullptr);
+                        std::string* fresh_stamps = nullptr,
+                        bool dry_run = false);
 
 // The stamps an --in-place DEST keeps as a view does (.ferry-sync-stamps):
 // each of files' stamp now (all must be there), written into dir.

@@ -297,5 +297,28 @@ TEST_F(DryRunSyncTest, PredictsTheRoomAnObjectWithoutARowTakes) {
       << real;
 }
 
+// An unchanged ref (the server answers 304) over a view whose file was
+// written through (its object with it): the sync finds DEST not intact and
+// repairs it, fetching the object again. The dry run said unchanged
+// without looking at DEST.
+TEST_F(DryRunSyncTest, PredictsTheRepairOfADamagedViewOnAnUnchangedRef) {
+  Write("a", test::RandomBytes(4000, 10));
+  Write("b", test::RandomBytes(5000, 11));
+  Publish();
+  SyncOk(dest_);
+  const std::string a = JoinPath(dest_, "a");
+  ASSERT_EQ(::chmod(a.c_str(), 0644), 0);
+  WriteFile(env_, a, test::RandomBytes(4000, 12));
+  auto [plan, real] = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("cached 1, bytes_cached 5000, adopted 0, "
+                      "bytes_adopted 0, fetched 1, bytes_fetched 4000"),
+            std::string::npos)
+      << real;
+  // Repaired: both agree it is unchanged now.
+  std::tie(plan, real) = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+}
+
 }  // namespace
 }  // namespace ferry
