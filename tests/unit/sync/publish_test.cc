@@ -242,7 +242,9 @@ TEST_F(PublishTest, AFileRewrittenWhileItIsUploadedPublishesNothing) {
   ASSERT_TRUE(env.rewritten.load());
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsIOError()) << r.status().ToString();
-  EXPECT_NE(r.status().ToString().find("a.bin: changed while it was published"),
+  // Caught by the upload's own check (the file as opened is not the one
+  // stat-ed before) or by publish's hash after it: either names the file.
+  EXPECT_NE(r.status().ToString().find("a.bin: changed while"),
             std::string::npos)
       << r.status().ToString();
   // No version, and no object under a hash of bytes it does not hold.
