@@ -114,6 +114,11 @@ class CurlMultiLoop {
   // Ends the loop's current wait at once; from any thread.
   void Wakeup();
 
+  // Connection slots free for new requests now.
+  size_t Free() const {
+    return Room() ? connections_ - active_ - client_->Held() : 0;
+  }
+
   const HttpSettings& settings() const { return settings_; }
   ProgressTicker& progress() { return progress_; }
 

@@ -48,6 +48,10 @@ struct Obj {
   // Its ranges go one per GET from now on: a multi-range GET of it failed,
   // or the server answered one with a single range.
   bool single_ranges = false;
+  // Parts whose range the endgame split: how many more of their pieces
+  // must land before the part is checked.
+  std::map<uint64_t, int> pieces_left;
+  int stalled_swaps = 0;  // its stalled requests the endgame replaced
 };
 
 struct Req : LoopRequest {
@@ -63,7 +67,13 @@ struct Req : LoopRequest {
   bool complete = false;       // judged complete at its headers (no body due)
   bool overran = false;        // the body went past the range asked
   bool range_ignored = false;  // a 200 with the whole object to a part
-  int hops = 0;                // the object's redirects when it was sent
+  // The endgame cut its range short (range.length): the body the server
+  // still sends past it is not kept, and the request ends there.
+  bool cut = false;
+  bool cut_reached = false;
+  uint64_t started_us = 0;    // when it was sent
+  uint64_t last_body_us = 0;  // when its last body bytes came
+  int hops = 0;               // the object's redirects when it was sent
   // The last kept bytes, not yet written: libcurl hands bodies over 16 KiB
   // at a time, and a pwrite each was 65,536 system calls per GiB.
   std::string unwritten;
@@ -91,6 +101,20 @@ struct Req : LoopRequest {
 constexpr size_t kMaxRangesPerGet = 64;
 
 constexpr size_t kWriteBatch = 256u << 10;
+
+// The endgame (docs/remote.md "Connections"): once every part is asked for,
+// a connection is free and the run's rate fell below kEndgameRate of its
+// best, the part still in flight with the most bytes to come is split: it
+// keeps the first half, the second half goes to the free connection (never
+// pieces below kMinPiece); one that got nothing for kStalledUs gives all it
+// has left to a new request. Rates are measured over kRateWindowUs.
+constexpr uint64_t kMinPiece = 256u << 10;
+constexpr double kEndgameRate = 0.7;
+constexpr uint64_t kRateWindowUs = 100000;
+constexpr uint64_t kStalledUs = 500000;
+// A split is worth its request when the bytes left would take longer than
+// this at the request's own rate so far.
+constexpr uint64_t kSplitWorthUs = 300000;
 // Pieces at least this big are written as they come (libcurl hands over
 // up to its 256 KiB buffer when the socket has that much).
 constexpr size_t kDirectWrite = 64u << 10;
@@ -151,7 +175,7 @@ class GetEngine : public CurlMultiLoop::Client {
   bool StartRequest() override {
     for (auto& o : open_)
       if (StartOne(o.get())) return true;
-    return false;
+    return !opener_.More() && StartEndgame();
   }
 
   size_t OpenCount() const override { return open_.size(); }
@@ -183,6 +207,8 @@ class GetEngine : public CurlMultiLoop::Client {
     r->complete = false;
     r->overran = false;
     r->range_ignored = false;
+    r->cut_reached = false;
+    r->started_us = r->last_body_us = NowMicros();
     r->ex.on_headers = [this, r](CurlExchange& e) { return OnHeaders(r, e); };
     r->ex.on_body = [this, r](CurlExchange& e, std::string_view data) {
       return OnBody(r, e, data);
@@ -193,6 +219,7 @@ class GetEngine : public CurlMultiLoop::Client {
   void OnStartFailed(LoopRequest* lr, const Status& s) override {
     Req* r = static_cast<Req*>(lr);
     Obj* o = r->obj;
+    running_.erase(r);
     loop_.Delete(r);
     Fail(o, s);
   }
@@ -200,6 +227,17 @@ class GetEngine : public CurlMultiLoop::Client {
   void OnTurn() override {
     Synced();
     Published();
+    const uint64_t now = NowMicros();
+    if (rate_since_us_ == 0) {
+      rate_since_us_ = now;
+      rate_bytes_ = report_->bytes;
+    } else if (now - rate_since_us_ >= kRateWindowUs) {
+      rate_ =
+          double(report_->bytes - rate_bytes_) / double(now - rate_since_us_);
+      best_rate_ = std::max(best_rate_, rate_);
+      rate_since_us_ = now;
+      rate_bytes_ = report_->bytes;
+    }
   }
   size_t Held() const override { return syncer_.pending(); }
 
@@ -224,6 +262,7 @@ class GetEngine : public CurlMultiLoop::Client {
     // An object of one part needs no Range (s3rver, for one, mishandles
     // "bytes=0-0"): a plain GET, its ETag checked.
     r->whole = dl.parts() == 1 && !dl.ranged();
+    if (!r->whole) running_.insert(r);
     loop_.Start(r);
     return true;
   }
@@ -332,6 +371,97 @@ class GetEngine : public CurlMultiLoop::Client {
     }
   }
 
+  // Requests of o leave running_ before the loop deletes them.
+  void Forget(const Obj* o) {
+    std::erase_if(running_, [o](const Req* r) { return r->obj == o; });
+  }
+
+  // Whether r may give bytes to another request: a part's single range,
+  // its answer judged (a 206 for that range), not one stream of a whole
+  // object.
+  static bool Splittable(const Req* r) {
+    const Obj* o = r->obj;
+    return r->answer && !r->probe && !r->whole && r->parts.empty() &&
+           !o->stream && o->ranged && !o->dl->etag().empty() &&
+           r->answer->length == r->range.length && !r->cut_reached &&
+           r->received <= r->range.length;
+  }
+
+  // The endgame: a free connection takes over bytes of a part still in
+  // flight while the link carries less than it did (a lone last flow paced
+  // at its old share, docs/remote.md "Connections"; or one that stalled).
+  bool StartEndgame() {
+    if (running_.empty() || best_rate_ <= 0 ||
+        (rate_ >= kEndgameRate * best_rate_ &&
+         loop_.Free() * 2 < size_t(opt_.connections)))
+      return false;
+    const uint64_t now = NowMicros();
+    Req* pick = nullptr;
+    uint64_t most = 0;
+    bool stalled = false;
+    for (Req* r : running_) {
+      // A request's own rate means something after a window (a piece just
+      // sent is not split again).
+      if (!Splittable(r) || now - r->started_us < kRateWindowUs) continue;
+      const uint64_t left = r->range.length - r->received;
+      const bool still = now - r->last_body_us >= kStalledUs;
+      if (left == 0) continue;
+      if ((still && !stalled) || (still == stalled && left > most)) {
+        pick = r;
+        most = left;
+        stalled = still;
+      }
+    }
+    if (pick == nullptr) return false;
+    Obj* o = pick->obj;
+    if (stalled && o->stalled_swaps >= opt_.max_retries) return false;
+    if (stalled) {
+      ++o->stalled_swaps;
+      // Nothing came for a while: all it has left goes to a new request,
+      // and it ends now (what it kept goes into the part file first).
+      if (!WriteKept(pick).ok()) return false;
+      Req* r = NewReq(o, pick->part,
+                      ByteRange{pick->range.offset + pick->received, most},
+                      o->dl->etag());
+      running_.erase(pick);
+      loop_.Delete(pick);
+      ++report_->retries["stalled"];
+      running_.insert(r);
+      loop_.Start(r);
+      return true;
+    }
+    // Worth it only where the rest would take a while at the rate this
+    // request has had (a fast link's last parts end by themselves).
+    const uint64_t took = std::max<uint64_t>(now - pick->started_us, 1);
+    if (most < 2 * kMinPiece ||
+        double(most) * double(took) <
+            double(kSplitWorthUs) *
+                double(std::max<uint64_t>(pick->received, 1)))
+      return false;
+    // Into as many pieces as connections are free, and the request keeps
+    // the first: the idle connections' flows together carry what the lone
+    // one could not (each paced at its old share).
+    const uint64_t ways =
+        std::min<uint64_t>(loop_.Free() + 1, most / kMinPiece);
+    if (ways < 2) return false;
+    const uint64_t piece = most / ways;
+    const uint64_t begin = pick->range.offset + pick->received;
+    const uint64_t end = pick->range.offset + pick->range.length;
+    const uint64_t keep = pick->received + piece;
+    pick->range.length = keep;
+    pick->answer->length = keep;
+    pick->cut = true;
+    for (uint64_t i = 1; i < ways; ++i) {
+      const uint64_t from = begin + i * piece;
+      const uint64_t to = i + 1 == ways ? end : from + piece;
+      Req* r = NewReq(o, pick->part, ByteRange{from, to - from}, o->dl->etag());
+      ++o->pieces_left[pick->part];
+      running_.insert(r);
+      loop_.Start(r);
+    }
+    return true;
+  }
+
   Req* NewReq(Obj* o, uint64_t part, ByteRange range, std::string if_match) {
     Req* r = loop_.Add(std::make_unique<Req>());
     r->owner = o;
@@ -372,6 +502,13 @@ class GetEngine : public CurlMultiLoop::Client {
     }
     if (!r->parts.empty()) return OnMultiBody(r, e, data);
     if (!r->answer && !Accept(r, e.response)) return false;
+    r->last_body_us = NowMicros();
+    if (r->cut && r->received + data.size() >= r->answer->length) {
+      // The endgame gave the rest to another request: kept up to the cut,
+      // then this one ends (its connection with it).
+      data = data.substr(0, r->answer->length - r->received);
+      r->cut_reached = true;
+    }
     if (r->received + data.size() > r->answer->length) {  // never written
       r->overran = true;
       r->body_status =
@@ -399,7 +536,7 @@ class GetEngine : public CurlMultiLoop::Client {
       }
     }
     CountFetched(r, data.size());
-    return true;
+    return !r->cut_reached;
   }
 
   // Bytes of an answer kept: counted for the object, the run and progress.
@@ -721,6 +858,7 @@ class GetEngine : public CurlMultiLoop::Client {
   void OnDone(LoopRequest* lr, CURLcode rc, long status) override {
     Req* r = static_cast<Req*>(lr);
     Obj* o = r->obj;
+    running_.erase(r);
     // Whatever comes next (done, a retry from the first byte not kept)
     // counts on every kept byte being in the part file.
     if (Status w = WriteKept(r); !w.ok()) {
@@ -728,7 +866,8 @@ class GetEngine : public CurlMultiLoop::Client {
       return Fail(o, w);
     }
     Status s;
-    if (r->complete && rc == CURLE_WRITE_ERROR) rc = CURLE_OK;
+    if ((r->complete || r->cut_reached) && rc == CURLE_WRITE_ERROR)
+      rc = CURLE_OK;
     if (rc == CURLE_OK && status >= 300 && status < 400 &&
         backend_->settings().follow_redirects) {
       // Sent before another request of the object was redirected: again,
@@ -762,6 +901,14 @@ class GetEngine : public CurlMultiLoop::Client {
         s = Status::Unavailable(
             r->http.url, "short body: " + std::to_string(r->received) + " of " +
                              std::to_string(r->answer->length) + " bytes");
+      } else if (auto left = o->pieces_left.find(r->part);
+                 !o->stream && left != o->pieces_left.end() &&
+                 left->second > 0) {
+        // A piece of a part the endgame split: the part is checked when
+        // its last piece is in.
+        --left->second;
+        loop_.Delete(r);
+        return;
       } else {
         // The parts this answer brought (every part, when one stream
         // brought them all), checked against their hashes: a bad one goes
@@ -852,6 +999,8 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   void Restart(Obj* o, const Status& why) {
+    Forget(o);
+    o->pieces_left.clear();
     loop_.Cancel(o);
     syncer_.Forget(o->dl.get());
     if (++o->restarts > 3) {
@@ -873,6 +1022,7 @@ class GetEngine : public CurlMultiLoop::Client {
   }
 
   void Fail(Obj* o, const Status& s) {
+    Forget(o);
     loop_.Cancel(o);
     syncer_.Forget(o->dl.get());
     o->dl->Abandon();
@@ -928,6 +1078,14 @@ class GetEngine : public CurlMultiLoop::Client {
   CurlMultiLoop loop_;
   ProgressTicker& progress_;
   std::list<std::unique_ptr<Obj>> open_;
+  // Single-range requests of parts in flight (the endgame's candidates).
+  std::set<Req*> running_;
+  // The run's rate (body bytes per microsecond) over the last window, and
+  // its best so far.
+  uint64_t rate_since_us_ = 0;
+  uint64_t rate_bytes_ = 0;
+  double rate_ = 0;
+  double best_rate_ = 0;
   Publisher publisher_{env_, opt_.fsync, fds_.publish};  // after env_, opt_
   // After loop_ (its wake-ups) and open_ (its downloads): goes first.
   PartSyncer syncer_{[this] { loop_.Wakeup(); }};

@@ -29,6 +29,9 @@ Actions:
               InternalError, ...) and "Retry-After: <retry_after>" if given
   ignore_range forward without Range/If-Range (to --direct, as the request
               changed and its signature would not hold): 200 + whole object
+  throttle    forward the body at "rate" bytes a second (in pieces of at
+              most 4 KiB; a reset sends the rest at once): a slow
+              connection, as one of many to a busy server
   short_body  forward; keep upstream's Content-Length but close the
               connection cleanly after "bytes" body bytes: curl error 18
   wrong_content_range  forward; rewrite Content-Range to another range of
@@ -307,6 +310,13 @@ class FaultHandler(proxy_base.ProxyHandler):
                 piece = piece[:at] + piece[at + 1:]
             if sent + len(piece) + (1 if sent == 0 else 0) == self.length:
                 piece += b'\n'  # after the closing boundary
+        if rule and rule['action'] == 'throttle':
+            rate = max(1, int(rule.get('rate', 65536)))
+            for at in range(0, len(piece), 4096):
+                chunk = piece[at:at + 4096]
+                self.write_out(chunk, chunked)
+                self.server.state.wake.wait(len(chunk) / rate)
+            return
         limit = int(rule.get('bytes', 0)) if rule else 0
         if (rule and rule['action'] == 'flip' and
                 sent <= limit < sent + len(piece)):
@@ -386,7 +396,7 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
             self.reply(404, {'error': 'unknown path'})
 
 
-ACTIONS = {'reset', 'stall', 'status', 'ignore_range', 'first_range',
+ACTIONS = {'reset', 'stall', 'throttle', 'status', 'ignore_range', 'first_range',
            'short_body', 'short_part', 'wrong_content_range', 'mutate',
            'flip'}
 

@@ -128,6 +128,39 @@ TEST_F(TransferFaultsTest, StalledTransferIsAbortedAndRetried) {
   EXPECT_EQ(Retries(r, "timeout"), 1u);
 }
 
+// The endgame (docs/remote.md "Connections"): once every part is asked
+// for, a part whose answer went silent is handed to a new request at once,
+// not after the stall timeout (2 s here), and its bytes still check.
+TEST_F(TransferFaultsTest, AStalledPartAtTheEndIsHandedToANewRequest) {
+  // 17 parts: the probe (part 0), then parts 1-16 in order; part 15 stalls.
+  AddRule(FaultRule::Stall(1000, 30, /*then_close=*/true).RangeOnly().Nth(16));
+  TransferReport r = Get(opt_.part_size);
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "stalled"), 1u);
+  EXPECT_EQ(Retries(r, "timeout"), 0u);
+  EXPECT_EQ(Retries(r, "part-hash"), 0u);
+}
+
+// A slow last part, while the other connections are free, is split: it
+// keeps the first piece, free connections take the others, and the part
+// (one hash over pieces from several answers) still checks. The bytes the
+// slow answer sent past its cut are few: it ends there.
+TEST_F(TransferFaultsTest, ASlowPartAtTheEndIsSplitAcrossFreeConnections) {
+  data_ = test::RandomBytes(4 << 20, 8);
+  test::WriteFile(env_, file_, data_);
+  opt_.part_size = 2 << 20;
+  // The probe is part 0; part 1 comes at 512 KiB/s (4 s alone).
+  AddRule(FaultRule::Throttle(512 << 10).RangeOnly().Nth(2));
+  TransferReport r = Get(opt_.part_size);
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "part-hash"), 0u);
+  auto st = proxy_->Stats();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  const auto& path = st->paths["/" + dir_ + "/obj.bin"];
+  EXPECT_GE(path.requests, 4);  // the probe, part 1 and its pieces
+  EXPECT_LE(path.bytes_sent, int64_t(data_.size()) + (64 << 10));
+}
+
 TEST_F(TransferFaultsTest, ServiceUnavailableWithRetryAfterIsRetried) {
   AddRule(FaultRule::Respond(503, 1).Times(2));
   TransferReport r = Get();

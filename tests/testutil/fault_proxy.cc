@@ -38,6 +38,12 @@ FaultRule FaultRule::Stall(int64_t bytes, double seconds, bool then_close) {
   return r;
 }
 
+FaultRule FaultRule::Throttle(int64_t rate) {
+  FaultRule r = Make("throttle");
+  r.rate = rate;
+  return r;
+}
+
 FaultRule FaultRule::Respond(int status, int retry_after) {
   FaultRule r = Make("status");
   r.status = status;
@@ -97,6 +103,7 @@ std::string FaultRule::ToJson() const {
   if (total_delta != 0) w.Key("total_delta").Int(total_delta);
   w.Key("nth").Int(nth).Key("times").Int(times).Key("bytes").Int(bytes);
   if (seconds > 0) w.Key("seconds").Double(seconds);
+  if (rate > 0) w.Key("rate").Int(rate);
   if (then_close) w.Key("then").String("close");
   if (status != 0) w.Key("status").Int(status);
   if (retry_after >= 0) w.Key("retry_after").Int(retry_after);

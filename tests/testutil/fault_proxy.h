@@ -38,6 +38,7 @@ struct FaultRule {
   // Action parameters.
   int64_t bytes = 0;   // reset, stall, short_body: body bytes first sent; flip
   double seconds = 0;  // stall
+  int64_t rate = 0;    // throttle: body bytes a second
   bool then_close = false;    // stall: close afterwards instead of continuing
   int status = 0;             // status
   int retry_after = -1;       // status: Retry-After seconds, -1 none
@@ -58,6 +59,8 @@ struct FaultRule {
   // close, with then_close).
   static FaultRule Stall(int64_t bytes, double seconds,
                          bool then_close = false);
+  // Send the body at `rate` bytes a second (a slow connection).
+  static FaultRule Throttle(int64_t rate);
   // Answer `status` (S3 error body) instead of forwarding.
   static FaultRule Respond(int status, int retry_after = -1);
   // Drop Range/If-Range: 200 with the whole object.
