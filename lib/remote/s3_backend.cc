@@ -15,6 +15,7 @@
 #include "remote/s3_errors.h"
 #include "remote/s3_xml.h"
 #include "remote/sigv4.h"
+#include "remote/transfer_util.h"
 
 namespace ferry::remote {
 namespace {
@@ -105,7 +106,7 @@ class S3Backend final : public HttpBackend {
         endpoint_(std::move(endpoint)),
         settings_(settings),
         client_(std::move(settings), RetryPolicy{options.max_retries}),
-        part_size_(options.part_size) {
+        part_size_(UploadPartSize(options.part_size)) {
     folder_ = prefix_;
     if (!folder_.empty() && folder_.back() != '/') folder_ += '/';
     virtual_ = S3AddressingFor(config_, bucket_) == "virtual";

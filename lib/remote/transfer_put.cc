@@ -34,7 +34,7 @@ namespace {
 // up to kMaxGrownPart.
 constexpr uint64_t kMaxGrownPart = 64u << 20;
 uint64_t PartSizeFor(uint64_t size, const TransferOptions& opt) {
-  uint64_t part_size = std::max<uint64_t>(opt.part_size, 1);
+  uint64_t part_size = UploadPartSize(opt.part_size);
   if (opt.grow_parts && size > part_size) {
     const uint64_t per = uint64_t(2) * uint64_t(std::max(opt.connections, 1));
     const uint64_t mib = 1u << 20;
@@ -166,7 +166,7 @@ class PutEngine : public CurlMultiLoop::Client {
     raw->src = std::move(*src);
     uint64_t size = raw->src->size();
     progress_.AddTotal(size, 0);
-    if (size > opt_.part_size) {
+    if (size > UploadPartSize(opt_.part_size)) {
       ++report_->requests;
       auto id = backend_->StartMultipart(raw->item.key);
       if (id.ok()) {

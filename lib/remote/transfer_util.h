@@ -16,6 +16,17 @@ namespace ferry::remote {
 
 uint64_t NowMicros();  // steady clock
 
+// The part size of an S3 upload for a --part-size: within S3's bounds for a
+// multipart part (at least 5 MiB but for the last, at most 5 GiB), as
+// botocore's transfer manager keeps it; a file up to it goes as one PUT.
+// Real S3 refuses a smaller part only when the upload is completed
+// (EntityTooSmall), after every byte went up.
+constexpr uint64_t kMinUploadPart = uint64_t(5) << 20;
+constexpr uint64_t kMaxUploadPart = uint64_t(5) << 30;
+inline uint64_t UploadPartSize(uint64_t part_size) {
+  return std::clamp(part_size, kMinUploadPart, kMaxUploadPart);
+}
+
 // How the HTTP engine shares the process's descriptors (soft RLIMIT_NOFILE;
 // a Slurm job or container may set it low): 32 are left to the rest of the
 // process; of the remainder B, connections take at most B/10 (each holds a

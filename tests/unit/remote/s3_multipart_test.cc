@@ -136,6 +136,9 @@ std::unique_ptr<HttpBackend> Open(const StubServer& server, int retries = 0,
   return b.ok() ? std::move(*b) : nullptr;
 }
 
+// Three multipart parts of S3's least size, 5 MiB (the last of 1 MiB).
+constexpr uint64_t kObjectSize = uint64_t(11) << 20;
+
 StubServer::Reply S3Script(const std::string& req, int fail_part) {
   StubServer::Reply r;
   if (req == "GET /bkt?prefix=pre%2Fk&uploads=") {
@@ -166,7 +169,7 @@ StubServer::Reply S3Script(const std::string& req, int fail_part) {
         "</CompleteMultipartUploadResult>";
   } else if (req == "HEAD /bkt/pre/k") {
     r.headers = "ETag: \"e-3\"\r\n";
-    r.body = std::string(3000, 'x');  // its Content-Length
+    r.body = std::string(kObjectSize, 'x');  // its Content-Length
   } else {
     r.status = 400;
     r.body = "<Error><Code>Unexpected</Code></Error>";
@@ -178,10 +181,11 @@ TEST(S3MultipartTest, StaleUploadsOfTheKeyAreAbortedFirst) {
   StubServer server([](const std::string& req) { return S3Script(req, 0); });
   auto b = Open(server);
   ASSERT_TRUE(b);
-  test::StringSource src(std::string(3000, 'x'));  // three parts of 1024
+  // Three parts: --part-size 1024 is raised to S3's least, 5 MiB.
+  test::StringSource src(std::string(kObjectSize, 'x'));
   auto w = b->Write("k", &src, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ(w->size, 3000u);
+  EXPECT_EQ(w->size, kObjectSize);
   std::vector<std::string> reqs = server.requests();
   EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=old1"));
   EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=old2"));
@@ -194,13 +198,14 @@ TEST(S3MultipartTest, StaleUploadsOfTheKeyAreAbortedFirst) {
   EXPECT_LT(pos("DELETE /bkt/pre/k?uploadId=old2"),
             pos("POST /bkt/pre/k?uploads="));
   EXPECT_TRUE(Has(reqs, "PUT /bkt/pre/k?partNumber=3&uploadId=new"));
+  EXPECT_FALSE(Has(reqs, "PUT /bkt/pre/k?partNumber=4&uploadId=new"));
 }
 
 TEST(S3MultipartTest, AFailedUploadIsAborted) {
   StubServer server([](const std::string& req) { return S3Script(req, 2); });
   auto b = Open(server);
   ASSERT_TRUE(b);
-  test::StringSource src(std::string(3000, 'x'));
+  test::StringSource src(std::string(kObjectSize, 'x'));
   auto w = b->Write("k", &src, {});
   ASSERT_FALSE(w.ok());
   EXPECT_TRUE(w.status().IsIOError()) << w.status().ToString();
