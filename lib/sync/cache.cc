@@ -716,17 +716,17 @@ Result<uint64_t> Cache::TotalBytes() {
   return total;
 }
 
-Status Cache::MakeRoom(uint64_t limit, uint64_t need, EvictReport* report) {
-  return Evict(limit, need, /*strict=*/true, report);
+Status Cache::MakeRoom(uint64_t limit, uint64_t need,
+                       const std::vector<CacheKey>& keep, EvictReport* report) {
+  return Evict(limit, need, /*strict=*/true, keep, report);
 }
 
 Status Cache::FreeRoom(uint64_t bytes, EvictReport* report) {
-  return Evict(0, bytes, /*strict=*/false, report);
+  return Evict(0, bytes, /*strict=*/false, {}, report);
 }
 
 Status Cache::PlanRoom(uint64_t limit, uint64_t need,
-                       const std::vector<CacheKey>& pinned,
-                       const std::vector<CacheKey>& touched, const Probe& probe,
+                       const std::vector<CacheKey>& pinned, const Probe& probe,
                        EvictReport* report) {
   *report = EvictReport{};
   Assumed assumed;
@@ -735,8 +735,6 @@ Status Cache::PlanRoom(uint64_t limit, uint64_t need,
     if (!env_->FileExists(v)) assumed.gone_views.push_back(std::move(v));
   for (const CacheKey& k : pinned)
     assumed.pinned.insert(k.remote_key + "/" + k.hash.ToHex());
-  for (const CacheKey& k : touched)
-    assumed.touched.insert(k.remote_key + "/" + k.hash.ToHex());
   // A row whose object the lookup did not find is dropped before the room
   // is made: neither in use nor a victim (counted as both, a damaged object
   // made the dry run refuse where the sync fitted).
@@ -797,8 +795,8 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
     freed += k.size;
     victims->push_back(std::move(k));
   };
-  // Marked used now, so after every other (in key order, as equals); so is
-  // a row a lookup writes (not pinned: an unmanaged remote's file).
+  // A row a lookup writes (unless pinned) is marked used now: taken after
+  // every other (in key order, as equals).
   std::vector<CacheKey> last;
   if (assumed)
     for (const CacheKey& k : assumed->indexed)
@@ -816,10 +814,6 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
     if (assumed) {
       const std::string name = k.remote_key + "/" + k.hash.ToHex();
       if (assumed->dropped.count(name) || assumed->pinned.count(name)) continue;
-      if (assumed->touched.count(name)) {
-        last.push_back(std::move(k));
-        continue;
-      }
     }
     take(std::move(k));
   }
@@ -835,14 +829,15 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
         "cache " + dir_,
         "needs " + std::to_string(need) + " more bytes; " +
             std::to_string(total) + " in use, " + std::to_string(freed) +
-            " of them evictable (the rest is pinned by views), limit " +
+            " of them evictable (the rest is pinned by views or used by "
+            "this sync), limit " +
             std::to_string(limit));
   }
   return Status::OK();
 }
 
 Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
-                    EvictReport* report) {
+                    const std::vector<CacheKey>& keep, EvictReport* report) {
   *report = EvictReport{};
   // A view whose folder is gone (removed by hand) pins nothing any more.
   FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
@@ -851,9 +846,15 @@ Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
   // One process evicts at a time, so two never count the same free room.
   FERRY_ASSIGN_OR_RETURN(auto lock,
                          env_->LockFile(JoinPath(dir_, "lock"), true));
+  // Objects the sync will link that no pin holds: as pinned (taken, they
+  // failed the sync after its fetches, and every rerun the same way).
+  Assumed kept;
+  for (const CacheKey& k : keep)
+    kept.pinned.insert(k.remote_key + "/" + k.hash.ToHex());
   std::vector<CacheKey> victims;
   Status s = InTransaction(db_.get(), [&]() -> Status {
-    FERRY_RETURN_IF_ERROR(PickVictims(limit, need, strict, nullptr, &victims));
+    FERRY_RETURN_IF_ERROR(PickVictims(
+        limit, need, strict, keep.empty() ? nullptr : &kept, &victims));
     FERRY_ASSIGN_OR_RETURN(
         auto del,
         db_->Prepare("DELETE FROM objects WHERE rk = ?1 AND hash = ?2"));

@@ -159,18 +159,20 @@ class Cache {
   // Bytes of all indexed objects.
   Result<uint64_t> TotalBytes();
   // Evicts least-recently-used unpinned objects until TotalBytes() + need
-  // fits in limit. Pins of views whose folder no longer exists are dropped
-  // first. ResourceExhausted when it cannot fit (nothing is evicted then).
-  Status MakeRoom(uint64_t limit, uint64_t need, EvictReport* report);
+  // fits in limit, none of keep (objects the sync will link that no pin
+  // holds yet: an unmanaged remote's cached files). Pins of views whose
+  // folder no longer exists are dropped first. ResourceExhausted when it
+  // cannot fit (nothing is evicted then).
+  Status MakeRoom(uint64_t limit, uint64_t need,
+                  const std::vector<CacheKey>& keep, EvictReport* report);
   // What MakeRoom would evict, found read only (a dry run: nothing written),
-  // once a sync pinned pinned (its view's objects), looked up probe's keys
-  // (the rows of those it does not find dropped, of those it finds without
-  // one written) and marked touched used
-  // (an unmanaged remote's cached files, not pinned), pins of views whose
-  // folder is gone dropped: the same choice, and the same ResourceExhausted.
+  // once a sync pinned pinned (its view's objects, or the cached files an
+  // unmanaged remote's sync keeps), looked up probe's keys (the rows of
+  // those it does not find dropped, of those it finds without one written),
+  // pins of views whose folder is gone dropped: the same choice, and the
+  // same ResourceExhausted.
   Status PlanRoom(uint64_t limit, uint64_t need,
-                  const std::vector<CacheKey>& pinned,
-                  const std::vector<CacheKey>& touched, const Probe& probe,
+                  const std::vector<CacheKey>& pinned, const Probe& probe,
                   EvictReport* report);
   // After a full disk (ENOSPC): evicts least-recently-used unpinned objects
   // until at least bytes are freed, or none is left to evict (not an error).
@@ -211,13 +213,16 @@ class Cache {
   // Lookup's check of the file against its row (rec, if there is one).
   Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec,
                            bool read_only);
-  // MakeRoom (strict: all or nothing) and FreeRoom (as much as there is).
-  Status Evict(uint64_t limit, uint64_t need, bool strict, EvictReport* report);
-  // What PlanRoom assumes a sync did before it made room.
+  // MakeRoom (strict: all or nothing; keep never taken) and FreeRoom (as
+  // much as there is).
+  Status Evict(uint64_t limit, uint64_t need, bool strict,
+               const std::vector<CacheKey>& keep, EvictReport* report);
+  // What PlanRoom assumes a sync did before it made room (MakeRoom: only
+  // pinned, its keep).
   struct Assumed {
-    std::vector<std::string> gone_views;              // their pins dropped
-    std::unordered_set<std::string> pinned, touched;  // "<rk>/<hash hex>"
-    std::unordered_set<std::string> dropped;          // rows a lookup drops
+    std::vector<std::string> gone_views;      // their pins dropped
+    std::unordered_set<std::string> pinned;   // "<rk>/<hash hex>"
+    std::unordered_set<std::string> dropped;  // rows a lookup drops
     uint64_t dropped_bytes = 0;
     std::vector<CacheKey> indexed;  // rows a lookup writes (used now)
     uint64_t indexed_bytes = 0;

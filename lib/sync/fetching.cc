@@ -43,12 +43,13 @@ Result<ByteLockSet*> ObjectLocks::SetOf(const CacheKey& k) {
 }
 
 Status MakeRoomForMissing(Cache* cache, uint64_t limit, uint64_t need,
+                          const std::vector<CacheKey>& keep,
                           const std::function<Result<uint64_t>()>& still,
                           EvictReport* report) {
-  Status room = cache->MakeRoom(limit, need, report);
+  Status room = cache->MakeRoom(limit, need, keep, report);
   if (room.code() != Status::Code::kResourceExhausted) return room;
   FERRY_ASSIGN_OR_RETURN(uint64_t left, still());
-  if (left < need) room = cache->MakeRoom(limit, left, report);
+  if (left < need) room = cache->MakeRoom(limit, left, keep, report);
   return room;
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ferry/env.h"
 #include "ferry/result.h"
@@ -55,13 +56,16 @@ class ObjectLocks {
   std::unique_ptr<ByteLockSet> sets_[kLockStripes];
 };
 
-// Cache::MakeRoom for the need bytes of the objects a sync found missing.
-// When the room is not there, still() looks them up again and gives the
-// bytes of those still missing: another sync sharing the cache may have
-// fetched some since, and they take no more room (counted twice, they
-// failed a sync that one copy fits: "needs N more bytes; N in use, 0 of
-// them evictable").
+// Cache::MakeRoom for the need bytes of the objects a sync found missing,
+// none of keep evicted (the objects it found that no pin holds: an
+// unmanaged remote's). When the room is not there, still() looks them up
+// again and gives the bytes of those still missing: another sync sharing
+// the cache may have fetched some since, and they take no more room
+// (counted twice, they failed a sync that one copy fits: "needs N more
+// bytes; N in use, 0 of them evictable"). still() may add those it finds
+// to keep (read again after it).
 Status MakeRoomForMissing(Cache* cache, uint64_t limit, uint64_t need,
+                          const std::vector<CacheKey>& keep,
                           const std::function<Result<uint64_t>()>& still,
                           EvictReport* report);
 

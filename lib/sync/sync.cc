@@ -545,7 +545,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     if (o.cache_limit > 0 && need > 0) {
       sync::EvictReport ev;
       FERRY_RETURN_IF_ERROR(
-          cache->PlanRoom(o.cache_limit, need, keys, {}, probe, &ev));
+          cache->PlanRoom(o.cache_limit, need, keys, probe, &ev));
       report.evicted_objects = ev.objects;
       report.evicted_bytes = ev.bytes;
     }
@@ -683,8 +683,9 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
         if (!now_in[j]) left += missing[j].size;
       return left;
     };
-    FERRY_RETURN_IF_ERROR(
-        sync::MakeRoomForMissing(cache.get(), o.cache_limit, need, still, &ev));
+    FERRY_RETURN_IF_ERROR(sync::MakeRoomForMissing(cache.get(), o.cache_limit,
+                                                   need,
+                                                   /*keep=*/{}, still, &ev));
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }

@@ -413,12 +413,12 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     const std::string id = id_of();
     if (cur.ok() && cur->remote_key == rk && cur->id == id &&
         cur->selection == run.sel_key) {
-      // DEST's files as placed (stat only), else put back by a full run.
-      if (!o.dry_run) {
-        FERRY_ASSIGN_OR_RETURN(
-            bool intact, DestIntact(env, paths, run.cache_dir, rk, o.in_place));
-        repair = !intact;
-      }
+      // DEST's files as placed (stat only), else put back by a full run; a
+      // dry run checks the same (writing nothing) and plans that run.
+      FERRY_ASSIGN_OR_RETURN(
+          bool intact,
+          DestIntact(env, paths, run.cache_dir, rk, o.in_place, o.dry_run));
+      repair = !intact;
       if (!repair) {
         report.unchanged = true;  // the listing was the only request
         report.manifest_id = id;
@@ -466,7 +466,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     Cache::Probe probe;
     FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &probe));
     const std::vector<bool>& found = probe.hit;
-    std::vector<CacheKey> hits;  // marked used before room is made
+    std::vector<CacheKey> hits;  // kept when room is made, as by the sync
     for (size_t i = 0; i < keys.size(); ++i) {
       if (found[i]) {
         ++report.files_cached;
@@ -481,7 +481,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     if (o.cache_limit > 0 && need_bytes > 0) {
       EvictReport ev;
       FERRY_RETURN_IF_ERROR(
-          cache->PlanRoom(o.cache_limit, need_bytes, {}, hits, probe, &ev));
+          cache->PlanRoom(o.cache_limit, need_bytes, hits, probe, &ev));
       report.evicted_objects = ev.objects;
       report.evicted_bytes = ev.bytes;
     }
@@ -511,7 +511,9 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   }
   need.clear();
   need_bytes = 0;
-  std::vector<CacheKey> hits;  // marked used in one transaction
+  // Marked used in one transaction; never evicted by this sync (it links
+  // them; no view pins them until all the view's hashes are known).
+  std::vector<CacheKey> hits;
   for (Entry& e : files) {
     bool hit = false;
     if (!unknown.count(&e)) {
@@ -529,22 +531,27 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   if (o.cache_limit > 0 && !need.empty()) {
     EvictReport ev;
     // Files another sync fetched meanwhile: in the `listed` table and the
-    // cache. Not pinned (a view is pinned once all its hashes are known),
-    // they are marked used (Lookup), so that this eviction takes them last.
+    // cache; kept as the hits are.
     auto still = [&]() -> Result<uint64_t> {
       uint64_t left = 0;
       for (Entry* e : need) {
         FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
         if (got) {
-          FERRY_ASSIGN_OR_RETURN(got,
-                                 cache->Lookup(CacheKey{rk, e->hash, e->size}));
+          CacheKey k{rk, e->hash, e->size};
+          FERRY_ASSIGN_OR_RETURN(got, cache->Lookup(k));
+          if (got) {
+            hits.push_back(std::move(k));
+            continue;
+          }
         }
-        if (!got) left += e->size;
+        left += e->size;
       }
       return left;
     };
-    FERRY_RETURN_IF_ERROR(
-        MakeRoomForMissing(cache.get(), o.cache_limit, need_bytes, still, &ev));
+    // The hits kept: evicted to make room, they failed the sync once it had
+    // fetched the rest, and each run again the same way.
+    FERRY_RETURN_IF_ERROR(MakeRoomForMissing(cache.get(), o.cache_limit,
+                                             need_bytes, hits, still, &ev));
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }

@@ -5,8 +5,9 @@
 # files it names, a missing one an error); ferry's own names never synced;
 # a fake S3 whose ETag is the MD5 of other bytes: exit 3, DEST untouched;
 # a published remote without its HEAD: an error, not an unmanaged remote;
-# two syncs at once on one cache fetch each file once; no lock file per
-# file, also after a failed download.
+# two syncs at once on one cache fetch each file once; --cache-limit keeps
+# the cached files a sync links; no lock file per file, also after a
+# failed download.
 set -euo pipefail
 FERRY=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -120,6 +121,33 @@ wait $late || { cat late.err; fail "the late sync failed"; }
 n=$(/usr/bin/python3 -c "import json; r=json.load(open('late.json')); print(r['objects_fetched'], r['files_cached'])")
 [ "$n" = "0 6" ] || { cat late.json; fail "the late sync fetched again (fetched, cached: $n)"; }
 same_tree src late
+
+# --cache-limit never evicts the cached files the sync links: a and b (of a
+# DEST since removed: unpinned) and x (pinned by limx) leave no room for c
+# and d, and the sync (and its dry run) refuses, every time, before
+# fetching. It evicted a, fetched c and d, then failed ("a: left the cache
+# during the sync"), and each rerun the same way. With limx's view gone, x
+# goes and a and b are linked from the cache.
+mkdir lim
+for f in a b; do head -c 1000 /dev/urandom > lim/$f; done
+expect_rc 0 "$FERRY" sync lim lim1 --cache cache6
+rm -rf lim1 .lim1.ferry-views
+head -c 1000 /dev/urandom > lim/x
+expect_rc 0 "$FERRY" sync --exclude a --exclude b lim limx --cache cache6
+for f in c d; do head -c 1000 /dev/urandom > lim/$f; done
+for run in 1 2; do
+  for dry in --dry-run ""; do
+    expect_rc 4 "$FERRY" sync $dry --cache-limit 4500 --exclude x lim lim2 --cache cache6
+    grep -q "needs 2000 more bytes; 3000 in use, 0 of them evictable" err.txt \
+      || { cat err.txt; fail "cache limit, run $run $dry"; }
+  done
+done
+[ ! -e lim2 ] || fail "DEST made for a cache limit refused"
+rm -rf .limx.ferry-views
+expect_rc 0 "$FERRY" sync --json --cache-limit 4500 --exclude x lim lim2 --cache cache6
+[ "$(field files_cached)" = 2 ] && [ "$(field objects_fetched)" = 2 ] \
+  && [ "$(field evicted_bytes)" = 1000 ] || { cat out.txt; fail "cache limit with room"; }
+cmp lim/a lim2/a || fail "lim2/a"
 
 # An empty prefix (a mistyped one) is an error, not an empty dataset.
 mkdir empty

@@ -398,7 +398,7 @@ TEST_F(CacheTest, MakeRoomEvictsLeastRecentlyUsedUnpinnedObjects) {
   ASSERT_OK(env_.CreateDir(view));
   ASSERT_OK(cache_->Pin(view, {b}));
   EvictReport r;
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/350, /*need=*/150, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/350, /*need=*/150, {}, &r));
   // 400 + 150 > 350: 200 bytes must go; b is pinned, so c and d (LRU).
   EXPECT_EQ(r.objects, 2u);
   EXPECT_EQ(r.bytes, 200u);
@@ -416,7 +416,7 @@ TEST_F(CacheTest, TouchMakesObjectsRecentlyUsed) {
   ASSERT_OK(hit.status());
   EvictReport r;
   ASSERT_OK(cache_->Touch({a}));  // a is now newer than b
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/200, /*need=*/100, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/200, /*need=*/100, {}, &r));
   EXPECT_EQ(r.objects, 1u);
   EXPECT_TRUE(Has(a));
   EXPECT_FALSE(Has(b));
@@ -429,7 +429,7 @@ TEST_F(CacheTest, MakeRoomThatCannotFitEvictsNothing) {
   ASSERT_OK(env_.CreateDir(view));
   ASSERT_OK(cache_->Pin(view, {a}));
   EvictReport r;
-  Status s = cache_->MakeRoom(/*limit=*/250, /*need=*/200, &r);
+  Status s = cache_->MakeRoom(/*limit=*/250, /*need=*/200, {}, &r);
   EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
   EXPECT_NE(s.message().find("pinned"), std::string_view::npos);
   EXPECT_EQ(r.objects, 0u);
@@ -437,11 +437,30 @@ TEST_F(CacheTest, MakeRoomThatCannotFitEvictsNothing) {
   EXPECT_TRUE(Has(b));
 }
 
+// What a sync will link but no pin holds yet (an unmanaged remote's cached
+// files) is never a victim, however long unused: the next one goes, and
+// when only kept ones are left, nothing does.
+TEST_F(CacheTest, MakeRoomNeverEvictsWhatItKeeps) {
+  CacheKey a = Put(std::string(100, 'a'));
+  CacheKey b = Put(std::string(100, 'b'));
+  CacheKey c = Put(std::string(100, 'c'));
+  EvictReport r;
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/300, /*need=*/100, {a}, &r));
+  EXPECT_EQ(r.objects, 1u);
+  EXPECT_TRUE(Has(a));
+  EXPECT_FALSE(Has(b));
+  Status s = cache_->MakeRoom(/*limit=*/250, /*need=*/100, {a, c}, &r);
+  EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
+  EXPECT_EQ(r.objects, 0u);
+  EXPECT_TRUE(Has(a));
+  EXPECT_TRUE(Has(c));
+}
+
 TEST_F(CacheTest, PinsOfAViewWhoseFolderIsGoneNoLongerProtect) {
   CacheKey a = Put(std::string(100, 'a'));
   ASSERT_OK(cache_->Pin(dir_.Join("removed-view"), {a}));
   EvictReport r;
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, /*need=*/100, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, /*need=*/100, {}, &r));
   EXPECT_EQ(r.objects, 1u);
   auto views = cache_->PinnedViews();
   ASSERT_OK(views.status());
@@ -454,9 +473,9 @@ TEST_F(CacheTest, UnpinLetsTheObjectsGo) {
   ASSERT_OK(env_.CreateDir(view));
   ASSERT_OK(cache_->Pin(view, {a}));
   EvictReport r;
-  EXPECT_FALSE(cache_->MakeRoom(10, 10, &r).ok());
+  EXPECT_FALSE(cache_->MakeRoom(10, 10, {}, &r).ok());
   ASSERT_OK(cache_->Unpin(view));
-  ASSERT_OK(cache_->MakeRoom(10, 10, &r));
+  ASSERT_OK(cache_->MakeRoom(10, 10, {}, &r));
   EXPECT_FALSE(Has(a));
 }
 

@@ -183,6 +183,49 @@ TEST_F(DryRunSyncTest, PredictsWhichObjectsAnUnmanagedCacheLimitEvicts) {
       << real;
 }
 
+// The cached files an unmanaged remote's sync links are kept when it makes
+// room: a and b (cached by a DEST since removed, unpinned) and x (another
+// remote's, pinned by two) leave no room for c and d under 4,500, and the
+// sync refuses before fetching. It evicted a to make room, fetched c and
+// d, then failed ("a: left the cache during the sync"), and every rerun
+// the same way (evicting b, then a again). The dry run predicted a evicted
+// (taken last, as used, but taken).
+TEST_F(DryRunSyncTest, PredictsThatAnUnmanagedSyncKeepsTheFilesItLinks) {
+  WriteFile(env_, JoinPath(bucket_, "a"), std::string(1000, 'a'));
+  WriteFile(env_, JoinPath(bucket_, "b"), std::string(1000, 'b'));
+  SyncAndDrop("one");
+  const std::string other = bucket_;
+  bucket_ = dir_.Join("other-bucket");
+  WriteFile(env_, JoinPath(bucket_, "x"), std::string(1000, 'x'));
+  SyncOk(dir_.Join("nodes/two"));
+  bucket_ = other;
+  WriteFile(env_, JoinPath(bucket_, "c"), std::string(1000, 'c'));
+  WriteFile(env_, JoinPath(bucket_, "d"), std::string(1000, 'd'));
+  SyncOptions o = Options(dest_);
+  o.cache_limit = 4500;
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE(run);
+    auto [plan, real] = DryRunThenSync(o);
+    EXPECT_EQ(plan, real);
+    EXPECT_NE(real.find("ResourceExhausted: cache "), std::string::npos)
+        << real;
+    EXPECT_NE(real.find("needs 2000 more bytes; 3000 in use, 0 of them "
+                        "evictable"),
+              std::string::npos)
+        << real;
+  }
+  // With x's view gone, x goes; a and b were never fetched again.
+  ASSERT_OK(sync::RemoveTree(env_, dir_.Join("nodes/.two.ferry-views")));
+  auto [plan, real] = DryRunThenSync(o);
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("cached 2, bytes_cached 0, adopted 0, bytes_adopted 0, "
+                      "fetched 2, bytes_fetched 2000, whole 0, evicted 1, "
+                      "bytes_evicted 1000"),
+            std::string::npos)
+      << real;
+  EXPECT_EQ(ReadFile(env_, JoinPath(dest_, "a")), std::string(1000, 'a'));
+}
+
 // A first sync into a folder rsync filled adopts its files by content: a at
 // its own path, b moved to another path of its size; c, of its size at its
 // path but other bytes, is hashed and fetched. The dry run predicted all
@@ -316,6 +359,26 @@ TEST_F(DryRunSyncTest, PredictsTheRepairOfADamagedViewOnAnUnchangedRef) {
             std::string::npos)
       << real;
   // Repaired: both agree it is unchanged now.
+  std::tie(plan, real) = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+}
+
+// The same for an unmanaged remote whose listing is unchanged: the sync
+// finds DEST not intact and repairs it, fetching a again. The dry run said
+// unchanged without looking at DEST.
+TEST_F(DryRunSyncTest, PredictsTheRepairOfADamagedViewOfAnUnmanagedRemote) {
+  WriteFile(env_, JoinPath(bucket_, "a"), test::RandomBytes(4000, 13));
+  WriteFile(env_, JoinPath(bucket_, "b"), test::RandomBytes(5000, 14));
+  SyncOk(dest_);
+  const std::string a = JoinPath(dest_, "a");
+  ASSERT_EQ(::chmod(a.c_str(), 0644), 0);
+  WriteFile(env_, a, test::RandomBytes(4000, 15));
+  auto [plan, real] = DryRunThenSync(Options(dest_));
+  EXPECT_EQ(plan, real);
+  EXPECT_NE(real.find("cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, "
+                      "fetched 1, bytes_fetched 4000"),
+            std::string::npos)
+      << real;
   std::tie(plan, real) = DryRunThenSync(Options(dest_));
   EXPECT_EQ(plan, real);
 }
