@@ -39,6 +39,12 @@ std::string Remedy(std::string_view ref) {
   return ref == kHead ? "restore it, or remove it to start a new history"
                       : "restore it, or remove it";
 }
+// The same for a reader (a sync), who cannot mend the bucket.
+std::string ReaderRemedy(std::string_view ref) {
+  return std::string("the bucket's publisher must restore it (") +
+         (ref == kHead ? "ferry publish writes HEAD" : "ferry publish --tag") +
+         ")";
+}
 
 // Why the folder `dir` above a ref's key is no folder of keys (file://: a
 // file, a FIFO, a device, a link out of the bucket or a dangling one), ""
@@ -81,7 +87,7 @@ Result<std::string> NoFolder(Backend* backend, const std::string& dir,
 // dangling one, the folder itself unreadable as one — or a folder of keys
 // by its name).
 Status CheckNothingAt(Backend* backend, std::string_view ref,
-                      const std::string& key) {
+                      const std::string& key, const std::string& remedy) {
   if (!backend->caps().listing) return Status::OK();
   for (size_t slash = key.find('/'); slash != std::string::npos;
        slash = key.find('/', slash + 1)) {
@@ -92,7 +98,7 @@ Status CheckNothingAt(Backend* backend, std::string_view ref,
       return Status::FailedPrecondition(
           Where(backend, dir),
           "is there but is no folder (" + why + "), so " + std::string(key) +
-              " cannot be read: nothing written; " + Remedy(ref));
+              " cannot be read: nothing written; " + remedy);
     }
     if (absent) return Status::OK();  // nor anything below it
   }
@@ -110,7 +116,7 @@ Status CheckNothingAt(Backend* backend, std::string_view ref,
   if (why.empty()) return Status::OK();
   return Status::FailedPrecondition(
       Where(backend, key), "is there but cannot be read as a ref (" + why +
-                               "): nothing written; " + Remedy(ref));
+                               "): nothing written; " + remedy);
 }
 
 }  // namespace
@@ -223,9 +229,9 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
     // An IOError may be a folder above the key that is none (file://: "Not
     // a directory"): named when the check finds it, else left as it is.
     if (strict && got.status().IsNotFound())
-      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, ref, key));
+      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, ref, key, Remedy(ref)));
     if (strict && got.status().IsIOError()) {
-      Status there = CheckNothingAt(backend, ref, key);
+      Status there = CheckNothingAt(backend, ref, key, Remedy(ref));
       if (there.IsFailedPrecondition()) return there;
     }
     return got.status();
@@ -236,7 +242,7 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
 
 Status CheckRefAbsent(Backend* backend, std::string_view ref) {
   FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
-  return CheckNothingAt(backend, ref, key);
+  return CheckNothingAt(backend, ref, key, ReaderRemedy(ref));
 }
 
 Result<std::string> FetchManifest(Backend* backend, const Hash128& id) {

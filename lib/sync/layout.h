@@ -87,7 +87,8 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref,
 
 // After a read of ref said NotFound: FailedPrecondition naming what is at
 // its key or above it when that is no object (the check of ReadRef's
-// strict mode), OK when nothing is there. Lists only where the backend can.
+// strict mode, told as to a reader: the publisher must restore it), OK
+// when nothing is there. Lists only where the backend can.
 Status CheckRefAbsent(Backend* backend, std::string_view ref);
 
 // The whole manifest `id`, its bytes checked against the id (Corruption

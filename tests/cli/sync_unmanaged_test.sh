@@ -181,6 +181,9 @@ for kind in fifo dir; do
   for d in flat2 pubds; do
     expect_rc 4 timeout 60 "$FERRY" sync pub $d --cache cache
     grep -q "refs/HEAD: is there but cannot be read as a ref" err.txt || { cat err.txt; fail "HEAD a $kind, DEST $d"; }
+    # Told as to a reader: not publish's "remove it to start a new history".
+    grep -q "the bucket's publisher must restore it" err.txt &&
+      ! grep -q "new history" err.txt || { cat err.txt; fail "HEAD a $kind: remedy"; }
   done
   rm -rf pub/.ferry/refs/HEAD
 done
