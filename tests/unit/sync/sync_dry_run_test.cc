@@ -123,6 +123,19 @@ class DryRunSyncTest : public ::testing::Test {
     o.dry_run = false;
     return {plan, Figures(Sync(o, env_))};
   }
+  // DEST's file a (4,000 bytes) written through its view, with its
+  // object: the dry run predicts the sync's repair (figures `repair`), and
+  // after it both agree again.
+  void ExpectRepairPredicted(const std::string& repair) {
+    const std::string a = JoinPath(dest_, "a");
+    ASSERT_EQ(::chmod(a.c_str(), 0644), 0);
+    WriteFile(env_, a, test::RandomBytes(4000, 12));
+    auto [plan, real] = DryRunThenSync(Options(dest_));
+    EXPECT_EQ(plan, real);
+    EXPECT_NE(real.find(repair), std::string::npos) << real;
+    std::tie(plan, real) = DryRunThenSync(Options(dest_));
+    EXPECT_EQ(plan, real);
+  }
 };
 
 // The cache holds x (1,000 bytes, used first) and y (3,000), both unpinned
@@ -349,18 +362,9 @@ TEST_F(DryRunSyncTest, PredictsTheRepairOfADamagedViewOnAnUnchangedRef) {
   Write("b", test::RandomBytes(5000, 11));
   Publish();
   SyncOk(dest_);
-  const std::string a = JoinPath(dest_, "a");
-  ASSERT_EQ(::chmod(a.c_str(), 0644), 0);
-  WriteFile(env_, a, test::RandomBytes(4000, 12));
-  auto [plan, real] = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 1, bytes_cached 5000, adopted 0, "
-                      "bytes_adopted 0, fetched 1, bytes_fetched 4000"),
-            std::string::npos)
-      << real;
-  // Repaired: both agree it is unchanged now.
-  std::tie(plan, real) = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
+  ExpectRepairPredicted(
+      "cached 1, bytes_cached 5000, adopted 0, bytes_adopted 0, fetched 1, "
+      "bytes_fetched 4000");
 }
 
 // The same for an unmanaged remote whose listing is unchanged: the sync
@@ -370,17 +374,9 @@ TEST_F(DryRunSyncTest, PredictsTheRepairOfADamagedViewOfAnUnmanagedRemote) {
   WriteFile(env_, JoinPath(bucket_, "a"), test::RandomBytes(4000, 13));
   WriteFile(env_, JoinPath(bucket_, "b"), test::RandomBytes(5000, 14));
   SyncOk(dest_);
-  const std::string a = JoinPath(dest_, "a");
-  ASSERT_EQ(::chmod(a.c_str(), 0644), 0);
-  WriteFile(env_, a, test::RandomBytes(4000, 15));
-  auto [plan, real] = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, "
-                      "fetched 1, bytes_fetched 4000"),
-            std::string::npos)
-      << real;
-  std::tie(plan, real) = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
+  ExpectRepairPredicted(
+      "cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, fetched 1, "
+      "bytes_fetched 4000");
 }
 
 }  // namespace
