@@ -83,14 +83,7 @@ PY
 # Nothing at the URL: an error naming it (exit 4, as `ferry get` of a missing
 # key; `aws s3 ls` exits 1, rclone 3), with and without -R, --json too. An
 # empty folder is there: an empty listing.
-for url in missing missing/ "file://$work/missing" b/dir/nothing; do
-  for r in "" -R; do
-    expect_rc 4 "$FERRY" ls $r "$url"
-    [ ! -s out.txt ] || fail "$url $r: listed $(cat out.txt)"
-    grep -q "^ferry: NotFound: $url: no such object or prefix$" err.txt \
-      || { cat err.txt; fail "$url $r: not named as missing"; }
-  done
-done
+expect_ls_missing "$FERRY" missing missing/ "file://$work/missing" b/dir/nothing
 expect_rc 4 "$FERRY" ls --json missing
 /usr/bin/python3 - out.txt <<'PY'
 import json, sys

@@ -24,14 +24,7 @@ grep -Eq '^ +11  .*Z  "[0-9a-f]{32}" +b c\.bin$' out.txt || { cat out.txt; fail 
 
 # A key prefix with nothing below it is no folder: an error naming the URL
 # (exit 4; `aws s3 ls` exits 1), one level and -R, as a key and as a folder.
-for url in "$b/nothing" "$b/nothing/" "$b/dir/sub/nothing"; do
-  for r in "" -R; do
-    expect_rc 4 "$FERRY" ls $r "$url"
-    [ ! -s out.txt ] || fail "$url $r: listed $(cat out.txt)"
-    grep -q "^ferry: NotFound: $url: no such object or prefix$" err.txt \
-      || { cat err.txt; fail "$url $r: not named as missing"; }
-  done
-done
+expect_ls_missing "$FERRY" "$b/nothing" "$b/nothing/" "$b/dir/sub/nothing"
 
 # A folder the console made (an empty "marker/" object) is there with
 # nothing in it: an empty listing, exit 0, with or without the slash, one

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -12,13 +13,13 @@
 #include "sync/fs_util.h"
 #include "sync/sqlite_db.h"
 #include "testutil/publish_tree.h"
+#include "testutil/sync_fixture.h"
 #include "testutil/test_util.h"
 
 namespace ferry {
 namespace {
 
 using test::ReadFile;
-using test::ScratchDir;
 using test::WriteFile;
 
 // What a sync reports having done (or a dry run expects), one line.
@@ -37,32 +38,13 @@ std::string Figures(const Result<SyncReport>& r) {
          n("bytes_evicted", r->evicted_bytes);
 }
 
-class DryRunSyncTest : public ::testing::Test {
+class DryRunSyncTest : public test::SyncFixture {
  protected:
-  Env* env_ = Env::Default();
-  ScratchDir dir_;
-  std::string src_ = dir_.Join("src");
-  std::string bucket_ = dir_.Join("bucket");
-  std::string dest_ = dir_.Join("nodes/dest");
-  std::string cache_ = dir_.Join("cache");
-
-  void SetUp() override { ASSERT_OK(env_->CreateDirs(dir_.Join("nodes"))); }
-
-  void Write(const std::string& rel, const std::string& data) {
-    WriteFile(env_, JoinPath(src_, rel), data);
-  }
   void Publish() {
     // Each version on its own: the files of the last one only.
     auto id = test::PublishTree(env_, src_, bucket_);
     ASSERT_OK(id.status());
     ASSERT_OK(sync::RemoveTree(env_, src_));
-  }
-  SyncOptions Options(const std::string& dest) {
-    SyncOptions o;
-    o.remote = bucket_;
-    o.dest = dest;
-    o.cache_dir = cache_;
-    return o;
   }
   void SyncOk(const std::string& dest) {
     ASSERT_OK(Sync(Options(dest), env_).status());
@@ -97,16 +79,7 @@ class DryRunSyncTest : public ::testing::Test {
   // Every entry below the scratch folder (size, inode, mtime, mode; links
   // not followed) and the bytes of the cache's index.
   std::map<std::string, std::string> Snapshot() {
-    namespace fs = std::filesystem;
-    std::map<std::string, std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir_.path())) {
-      struct stat st;
-      if (::lstat(e.path().c_str(), &st) != 0) continue;
-      out[e.path().string()] =
-          std::to_string(st.st_size) + " " + std::to_string(st.st_ino) + " " +
-          std::to_string(st.st_mtim.tv_sec) + "." +
-          std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_mode);
-    }
+    std::map<std::string, std::string> out = test::Snapshot(dir_.path());
     for (const char* f : {"index.sqlite", "index.sqlite-wal"}) {
       const std::string p = JoinPath(cache_, f);
       if (env_->FileExists(p)) out[p + " bytes"] = ReadFile(env_, p);
@@ -123,6 +96,15 @@ class DryRunSyncTest : public ::testing::Test {
     o.dry_run = false;
     return {plan, Figures(Sync(o, env_))};
   }
+  // o's dry run predicts the sync (DryRunThenSync), whose figures (or
+  // error) hold each of `wants`.
+  void ExpectPredicted(const SyncOptions& o,
+                       std::initializer_list<std::string> wants) {
+    auto [plan, real] = DryRunThenSync(o);
+    EXPECT_EQ(plan, real);
+    for (const std::string& want : wants)
+      EXPECT_NE(real.find(want), std::string::npos) << real;
+  }
   // DEST's file a (4,000 bytes) written through its view, with its
   // object: the dry run predicts the sync's repair (figures `repair`), and
   // after it both agree again.
@@ -130,11 +112,22 @@ class DryRunSyncTest : public ::testing::Test {
     const std::string a = JoinPath(dest_, "a");
     ASSERT_EQ(::chmod(a.c_str(), 0644), 0);
     WriteFile(env_, a, test::RandomBytes(4000, 12));
+    ExpectPredicted(Options(dest_), {repair});
     auto [plan, real] = DryRunThenSync(Options(dest_));
     EXPECT_EQ(plan, real);
-    EXPECT_NE(real.find(repair), std::string::npos) << real;
-    std::tie(plan, real) = DryRunThenSync(Options(dest_));
-    EXPECT_EQ(plan, real);
+  }
+  // a (5,000 bytes) and b (6,000) in the remote (published, or plain
+  // objects of an unmanaged one) synced to nodes/one, then a cut through its
+  // view (Truncate): the dry run predicts the sync that fetches a again
+  // (figures `fetch`).
+  void ExpectDamagedObjectFetched(bool published, const std::string& fetch) {
+    const std::string root = published ? src_ : bucket_;
+    WriteFile(env_, JoinPath(root, "a"), test::RandomBytes(5000, 5));
+    WriteFile(env_, JoinPath(root, "b"), test::RandomBytes(6000, 6));
+    if (published) Publish();
+    SyncOk(dir_.Join("nodes/one"));
+    Truncate(dir_.Join("nodes/one/a"));
+    ExpectPredicted(Options(dest_), {fetch});
   }
 };
 
@@ -153,10 +146,7 @@ TEST_F(DryRunSyncTest, PredictsWhatACacheLimitEvicts) {
   Publish();
   SyncOptions o = Options(dest_);
   o.cache_limit = 5000;
-  auto [plan, real] = DryRunThenSync(o);
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("evicted 1, bytes_evicted 1000"), std::string::npos)
-      << real;
+  ExpectPredicted(o, {"evicted 1, bytes_evicted 1000"});
 }
 
 // A view in use pins its 3,000 bytes; 3,000 more do not fit in 4,000 and
@@ -190,10 +180,7 @@ TEST_F(DryRunSyncTest, PredictsWhichObjectsAnUnmanagedCacheLimitEvicts) {
   WriteFile(env_, JoinPath(bucket_, "c"), std::string(1500, 'c'));
   SyncOptions o = Options(dest_);
   o.cache_limit = 3000;
-  auto [plan, real] = DryRunThenSync(o);
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("evicted 1, bytes_evicted 1200"), std::string::npos)
-      << real;
+  ExpectPredicted(o, {"evicted 1, bytes_evicted 1200"});
 }
 
 // The cached files an unmanaged remote's sync links are kept when it makes
@@ -218,24 +205,15 @@ TEST_F(DryRunSyncTest, PredictsThatAnUnmanagedSyncKeepsTheFilesItLinks) {
   o.cache_limit = 4500;
   for (int run = 0; run < 2; ++run) {
     SCOPED_TRACE(run);
-    auto [plan, real] = DryRunThenSync(o);
-    EXPECT_EQ(plan, real);
-    EXPECT_NE(real.find("ResourceExhausted: cache "), std::string::npos)
-        << real;
-    EXPECT_NE(real.find("needs 2000 more bytes; 3000 in use, 0 of them "
-                        "evictable"),
-              std::string::npos)
-        << real;
+    ExpectPredicted(o, {"ResourceExhausted: cache ",
+                        "needs 2000 more bytes; 3000 in use, 0 of them "
+                        "evictable"});
   }
   // With x's view gone, x goes; a and b were never fetched again.
   ASSERT_OK(sync::RemoveTree(env_, dir_.Join("nodes/.two.ferry-views")));
-  auto [plan, real] = DryRunThenSync(o);
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 2, bytes_cached 0, adopted 0, bytes_adopted 0, "
+  ExpectPredicted(o, {"cached 2, bytes_cached 0, adopted 0, bytes_adopted 0, "
                       "fetched 2, bytes_fetched 2000, whole 0, evicted 1, "
-                      "bytes_evicted 1000"),
-            std::string::npos)
-      << real;
+                      "bytes_evicted 1000"});
   EXPECT_EQ(ReadFile(env_, JoinPath(dest_, "a")), std::string(1000, 'a'));
 }
 
@@ -253,11 +231,7 @@ TEST_F(DryRunSyncTest, PredictsWhatASyncAdoptsFromAFolder) {
   WriteFile(env_, JoinPath(dest_, "a"), a);
   WriteFile(env_, JoinPath(dest_, "old/b"), b);
   WriteFile(env_, JoinPath(dest_, "c"), test::RandomBytes(6000, 4));
-  auto [plan, real] = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("adopted 2, bytes_adopted 9000, fetched 1"),
-            std::string::npos)
-      << real;
+  ExpectPredicted(Options(dest_), {"adopted 2, bytes_adopted 9000, fetched 1"});
 }
 
 // A cached object truncated (through the hard link of the view that placed
@@ -265,32 +239,19 @@ TEST_F(DryRunSyncTest, PredictsWhatASyncAdoptsFromAFolder) {
 // says and fetches it again. The dry run counted it cached (the index
 // recalls the file and a file is at the object's name).
 TEST_F(DryRunSyncTest, PredictsThatAnUnmanagedRemotesDamagedObjectIsFetched) {
-  WriteFile(env_, JoinPath(bucket_, "a"), test::RandomBytes(5000, 5));
-  WriteFile(env_, JoinPath(bucket_, "b"), test::RandomBytes(6000, 6));
-  SyncOk(dir_.Join("nodes/one"));
-  Truncate(dir_.Join("nodes/one/a"));
-  auto [plan, real] = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, "
-                      "fetched 1, bytes_fetched 5000"),
-            std::string::npos)
-      << real;
+  ExpectDamagedObjectFetched(
+      /*published=*/false,
+      "cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, fetched 1, "
+      "bytes_fetched 5000");
 }
 
 // The same for a published remote (the dry run only asked whether a file
 // was at the object's name).
 TEST_F(DryRunSyncTest, PredictsThatADamagedObjectIsFetched) {
-  Write("a", test::RandomBytes(5000, 5));
-  Write("b", test::RandomBytes(6000, 6));
-  Publish();
-  SyncOk(dir_.Join("nodes/one"));
-  Truncate(dir_.Join("nodes/one/a"));
-  auto [plan, real] = DryRunThenSync(Options(dest_));
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 1, bytes_cached 6000, adopted 0, "
-                      "bytes_adopted 0, fetched 1, bytes_fetched 5000"),
-            std::string::npos)
-      << real;
+  ExpectDamagedObjectFetched(
+      /*published=*/true,
+      "cached 1, bytes_cached 6000, adopted 0, bytes_adopted 0, fetched 1, "
+      "bytes_fetched 5000");
 }
 
 // A cached object damaged in place (its bytes overwritten, same size), then
@@ -308,22 +269,16 @@ TEST_F(DryRunSyncTest, PredictsTheRoomADamagedObjectLeaves) {
   WriteFile(env_, a, test::RandomBytes(1000, 9));
   SyncOptions o = Options(dest_);
   o.cache_limit = 3000;
-  auto [plan, real] = DryRunThenSync(o);
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 1, bytes_cached 2000, adopted 0, "
-                      "bytes_adopted 0, fetched 1, bytes_fetched 1000"),
-            std::string::npos)
-      << real;
+  ExpectPredicted(o,
+                  {"cached 1, bytes_cached 2000, adopted 0, bytes_adopted 0, "
+                   "fetched 1, bytes_fetched 1000"});
   const std::string b = ObjectOf(dir_.Join("nodes/one/b"));
   ASSERT_OK(env_->RemoveFile(b));
   ASSERT_EQ(::mkfifo(b.c_str(), 0644), 0);
   o.dest = dir_.Join("nodes/two");
-  std::tie(plan, real) = DryRunThenSync(o);
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("cached 1, bytes_cached 1000, adopted 0, "
-                      "bytes_adopted 0, fetched 1, bytes_fetched 2000"),
-            std::string::npos)
-      << real;
+  ExpectPredicted(o,
+                  {"cached 1, bytes_cached 1000, adopted 0, bytes_adopted 0, "
+                   "fetched 1, bytes_fetched 2000"});
 }
 
 // An object whose row was lost (a crash between its rename into the cache
@@ -346,11 +301,8 @@ TEST_F(DryRunSyncTest, PredictsTheRoomAnObjectWithoutARowTakes) {
   Publish();
   SyncOptions o = Options(dest_);
   o.cache_limit = 5000;
-  auto [plan, real] = DryRunThenSync(o);
-  EXPECT_EQ(plan, real);
-  EXPECT_NE(real.find("ResourceExhausted: cache "), std::string::npos) << real;
-  EXPECT_NE(real.find("needs 1500 more bytes; 4000 in use"), std::string::npos)
-      << real;
+  ExpectPredicted(
+      o, {"ResourceExhausted: cache ", "needs 1500 more bytes; 4000 in use"});
 }
 
 // An unchanged ref (the server answers 304) over a view whose file was

@@ -27,13 +27,14 @@
 #include "sync/plan.h"
 #include "sync/sqlite_db.h"
 #include "testutil/publish_tree.h"
+#include "testutil/sync_fixture.h"
 #include "testutil/test_util.h"
 
 namespace ferry {
 namespace {
 
 using test::ReadFile;
-using test::ScratchDir;
+using test::Snapshot;
 using test::WriteFile;
 
 // Manifest bytes without the writer's checks: what a hostile publisher
@@ -87,31 +88,12 @@ manifest::File FileOf(const std::string& path, const std::string& data) {
   return f;
 }
 
-class SyncTest : public ::testing::Test {
+class SyncTest : public test::SyncFixture {
  protected:
-  Env* env_ = Env::Default();
-  ScratchDir dir_;
-  std::string src_ = dir_.Join("src");
-  std::string bucket_ = dir_.Join("bucket");
-  std::string dest_ = dir_.Join("nodes/dest");
-  std::string cache_ = dir_.Join("cache");
-
-  void SetUp() override { ASSERT_OK(env_->CreateDirs(dir_.Join("nodes"))); }
-
-  void Write(const std::string& rel, const std::string& data) {
-    WriteFile(env_, JoinPath(src_, rel), data);
-  }
   Hash128 Publish() {
     auto id = test::PublishTree(env_, src_, bucket_);
     EXPECT_OK(id.status());
     return id.ok() ? *id : Hash128{};
-  }
-  SyncOptions Options(const std::string& dest = "") {
-    SyncOptions o;
-    o.remote = bucket_;
-    o.dest = dest.empty() ? dest_ : dest;
-    o.cache_dir = cache_;
-    return o;
   }
   Result<SyncReport> Run(const SyncOptions& o) { return Sync(o, env_); }
   SyncReport RunOk(const SyncOptions& o) {
@@ -515,22 +497,6 @@ TEST_F(SyncTest, DryRunCountsObjectsOnDiskWithoutAnIndexAsCached) {
   EXPECT_EQ(r.files_cached, plan.files_cached);
   EXPECT_EQ(r.requests, plan.requests);
   EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(5000, 'b'));
-}
-
-// Every entry below root with its size, mtime and inode (links not
-// followed): what a run that writes nothing leaves as it was.
-std::map<std::string, std::string> Snapshot(const std::string& root) {
-  namespace fs = std::filesystem;
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    struct stat st;
-    if (::lstat(e.path().c_str(), &st) != 0) continue;
-    out[e.path().string()] =
-        std::to_string(st.st_size) + " " + std::to_string(st.st_ino) + " " +
-        std::to_string(st.st_mtim.tv_sec) + "." +
-        std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_mode);
-  }
-  return out;
 }
 
 // A dry run against a cache with an index wrote to it: SQLite's WAL and
