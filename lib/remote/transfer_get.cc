@@ -858,7 +858,11 @@ class GetEngine : public CurlMultiLoop::Client {
   void OnDone(LoopRequest* lr, CURLcode rc, long status) override {
     Req* r = static_cast<Req*>(lr);
     Obj* o = r->obj;
-    running_.erase(r);
+    // A retry or a redirect of an endgame candidate stays one.
+    const bool candidate = running_.erase(r) > 0;
+    auto again = [&] {
+      if (candidate) running_.insert(r);
+    };
     // Whatever comes next (done, a retry from the first byte not kept)
     // counts on every kept byte being in the part file.
     if (Status w = WriteKept(r); !w.ok()) {
@@ -872,14 +876,20 @@ class GetEngine : public CurlMultiLoop::Client {
         backend_->settings().follow_redirects) {
       // Sent before another request of the object was redirected: again,
       // where that one led. Else this one is followed.
-      if (r->hops < o->redirect.hops) return loop_.Resend(r);
+      if (r->hops < o->redirect.hops) {
+        again();
+        return loop_.Resend(r);
+      }
       auto moved =
           FollowRedirect(o->origin, r->http.url, r->ex.response, &o->redirect);
       if (!moved.ok()) {
         loop_.Delete(r);
         return Fail(o, moved.status());
       }
-      if (*moved) return loop_.Resend(r);
+      if (*moved) {
+        again();
+        return loop_.Resend(r);
+      }
     }
     if (!r->parts.empty()) return OnMultiDone(r, rc, status);
     if (rc == CURLE_OK) {
@@ -956,6 +966,7 @@ class GetEngine : public CurlMultiLoop::Client {
         if (r->received > 0) r->whole = false;
       }
       r->answer.reset();
+      again();
       return loop_.Retry(r);
     }
     loop_.Delete(r);

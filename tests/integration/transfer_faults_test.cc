@@ -141,6 +141,23 @@ TEST_F(TransferFaultsTest, AStalledPartAtTheEndIsHandedToANewRequest) {
   EXPECT_EQ(Retries(r, "part-hash"), 0u);
 }
 
+// A part request that is retried (here after a reset) is still the
+// endgame's: when its retry stalls it is handed over too, not held until
+// the stall timeout.
+TEST_F(TransferFaultsTest, ARetriedPartThatStallsIsHandedToANewRequest) {
+  data_ = test::RandomBytes(1 << 20, 9);
+  test::WriteFile(env_, file_, data_);
+  opt_.part_size = 512 << 10;
+  // The probe is part 0; part 1 is reset, and its retry stalls.
+  AddRule(FaultRule::Reset(1000).RangeOnly().Nth(2).Times(1));
+  AddRule(FaultRule::Stall(1000, 30, /*then_close=*/true).RangeOnly().Nth(3));
+  TransferReport r = Get(opt_.part_size);
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "reset") + Retries(r, "short-body"), 1u);
+  EXPECT_EQ(Retries(r, "stalled"), 1u);
+  EXPECT_EQ(Retries(r, "timeout"), 0u);
+}
+
 // A slow last part, while the other connections are free, is split: it
 // keeps the first piece, free connections take the others, and the part
 // (one hash over pieces from several answers) still checks. The bytes the
