@@ -228,6 +228,10 @@ class GetEngine : public CurlMultiLoop::Client {
     Synced();
     Published();
     const uint64_t now = NowMicros();
+    // A request the token bucket holds (--bwlimit) waits on this run, not
+    // on its server: not stalled.
+    for (Req* r : running_)
+      if (r->paused) r->last_body_us = now;
     if (rate_since_us_ == 0) {
       rate_since_us_ = now;
       rate_bytes_ = report_->bytes;
@@ -430,6 +434,10 @@ class GetEngine : public CurlMultiLoop::Client {
       loop_.Start(r);
       return true;
     }
+    // Under --bwlimit the token bucket sets the pace: more requests would
+    // not raise it, and a cut request's bytes past the cut (buffered while
+    // the bucket held it) would be discarded.
+    if (opt_.bwlimit > 0) return false;
     // Worth it only where the rest would take a while at the rate this
     // request has had (a fast link's last parts end by themselves).
     const uint64_t took = std::max<uint64_t>(now - pick->started_us, 1);

@@ -158,6 +158,24 @@ TEST_F(TransferFaultsTest, ARetriedPartThatStallsIsHandedToANewRequest) {
   EXPECT_EQ(Retries(r, "timeout"), 0u);
 }
 
+// Under --bwlimit the token bucket sets the pace: a request it pauses is
+// not stalled, and splitting one would not raise the rate, only discard
+// what its server had sent past the cut. The parts go as asked.
+TEST_F(TransferFaultsTest, UnderABandwidthLimitTheEndgameLeavesPartsAlone) {
+  data_ = test::RandomBytes(4 << 20, 10);
+  test::WriteFile(env_, file_, data_);
+  opt_.part_size = 1 << 20;
+  opt_.bwlimit = 2 << 20;  // the bucket holds some requests for 0.5 s+
+  TransferReport r = Get(opt_.part_size);
+  ExpectCompleted(r, data_);
+  EXPECT_EQ(Retries(r, "stalled"), 0u);
+  auto st = proxy_->Stats();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  const auto& path = st->paths["/" + dir_ + "/obj.bin"];
+  EXPECT_EQ(path.requests, 4);  // the probe (part 0) and parts 1-3
+  EXPECT_EQ(path.bytes_sent, int64_t(data_.size()));
+}
+
 // A slow last part, while the other connections are free, is split: it
 // keeps the first piece, free connections take the others, and the part
 // (one hash over pieces from several answers) still checks. The bytes the
