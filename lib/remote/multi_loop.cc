@@ -121,6 +121,7 @@ void CurlMultiLoop::Start(LoopRequest* r) {
                      loop_options_.upload_buffer_size);
   r->easy = easy;
   ++active_;
+  peak_ = std::max(peak_, active_);
   ++report_->requests;
   if (!s.ok() || curl_multi_add_handle(multi_, easy) != CURLM_OK)
     client_->OnStartFailed(

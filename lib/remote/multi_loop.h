@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -114,6 +115,14 @@ class CurlMultiLoop {
   // Ends the loop's current wait at once; from any thread.
   void Wakeup();
 
+  // Requests in flight now.
+  size_t Active() const { return active_; }
+  // The most requests in flight at once since the last call (and now).
+  size_t TakePeak() {
+    const size_t peak = std::max(peak_, active_);
+    peak_ = active_;
+    return peak;
+  }
   // Connection slots free for new requests now.
   size_t Free() const {
     return Room() ? connections_ - active_ - client_->Held() : 0;
@@ -142,6 +151,7 @@ class CurlMultiLoop {
   Client* client_ = nullptr;
   std::atomic<CURLM*> multi_{nullptr};
   size_t active_ = 0;
+  size_t peak_ = 0;  // TakePeak's
   std::unordered_map<LoopRequest*, std::unique_ptr<LoopRequest>> reqs_;
   std::vector<LoopRequest*> waiting_;
   std::vector<CURL*> pool_;

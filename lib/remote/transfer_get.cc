@@ -104,10 +104,11 @@ constexpr size_t kWriteBatch = 256u << 10;
 
 // The endgame (docs/remote.md "Connections"): once every part is asked for,
 // a connection is free and the run's rate fell below kEndgameRate of its
-// best, the part still in flight with the most bytes to come is split: it
-// keeps the first half, the second half goes to the free connection (never
-// pieces below kMinPiece); one that got nothing for kStalledUs gives all it
-// has left to a new request. Rates are measured over kRateWindowUs.
+// best, a part's request that got nothing for kStalledUs gives all it has
+// left to a new request; else, when fewer requests are in flight than in
+// the best window, the one with the most bytes to come is split across the
+// free connections (never pieces below kMinPiece). Rates are measured over
+// kRateWindowUs.
 constexpr uint64_t kMinPiece = 256u << 10;
 constexpr double kEndgameRate = 0.7;
 constexpr uint64_t kRateWindowUs = 100000;
@@ -238,7 +239,11 @@ class GetEngine : public CurlMultiLoop::Client {
     } else if (now - rate_since_us_ >= kRateWindowUs) {
       rate_ =
           double(report_->bytes - rate_bytes_) / double(now - rate_since_us_);
-      best_rate_ = std::max(best_rate_, rate_);
+      const size_t peak = loop_.TakePeak();
+      if (rate_ > best_rate_) {
+        best_rate_ = rate_;
+        best_active_ = peak;
+      }
       rate_since_us_ = now;
       rate_bytes_ = report_->bytes;
     }
@@ -395,9 +400,9 @@ class GetEngine : public CurlMultiLoop::Client {
   // flight while the link carries less than it did (a lone last flow paced
   // at its old share, docs/remote.md "Connections"; or one that stalled).
   bool StartEndgame() {
+    // The run's rate fell (a request that went silent is replaced then).
     if (running_.empty() || best_rate_ <= 0 ||
-        (rate_ >= kEndgameRate * best_rate_ &&
-         loop_.Free() * 2 < size_t(opt_.connections)))
+        rate_ >= kEndgameRate * best_rate_)
       return false;
     const uint64_t now = NowMicros();
     Req* pick = nullptr;
@@ -438,6 +443,10 @@ class GetEngine : public CurlMultiLoop::Client {
     // not raise it, and a cut request's bytes past the cut (buffered while
     // the bucket held it) would be discarded.
     if (opt_.bwlimit > 0) return false;
+    // The tail: fewer requests than carried the best rate. While as many
+    // run, a dip is the server's or the link's, and a split would only
+    // cost the bytes sent past its cut.
+    if (loop_.Active() >= best_active_) return false;
     // Worth it only where the rest would take a while at the rate this
     // request has had (a fast link's last parts end by themselves).
     const uint64_t took = std::max<uint64_t>(now - pick->started_us, 1);
@@ -1105,6 +1114,7 @@ class GetEngine : public CurlMultiLoop::Client {
   uint64_t rate_bytes_ = 0;
   double rate_ = 0;
   double best_rate_ = 0;
+  size_t best_active_ = 0;  // the most requests in flight in its window
   Publisher publisher_{env_, opt_.fsync, fds_.publish};  // after env_, opt_
   // After loop_ (its wake-ups) and open_ (its downloads): goes first.
   PartSyncer syncer_{[this] { loop_.Wakeup(); }};
