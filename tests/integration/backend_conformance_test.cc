@@ -487,12 +487,13 @@ TEST_F(S3BackendTest, LargeWritesGoMultipart) {
   };
   auto b = Open(servers_.s3_bucket);
   ASSERT_TRUE(b);
-  const std::string data = test::RandomBytes((2 << 20) + 123, 7);
+  const std::string data = test::RandomBytes((10 << 20) + 123, 7);
   StringSource src(data);
   auto w = b->Write("big", &src, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_EQ(w->size, data.size());
-  // Three parts, between a start and a completion.
+  // Three parts (the part size raised to S3's least, 5 MiB), between a
+  // start and a completion.
   int starts = 0, parts = 0, completions = 0;
   for (const std::string& line : log) {
     if (line.rfind("POST ", 0) == 0 &&
