@@ -13,12 +13,19 @@ namespace ferry {
 namespace {
 
 // ".ferry-tmp-<pid>-<12 hex>-<name>": hidden (walks and globs pass it over),
-// ours by its prefix (nothing else is ever removed as a temporary), and it
-// names the process that writes it, so a cleanup removes only the files of
-// processes that are gone, never a running neighbour's.
+// ours by its prefix (nothing else is ever removed as a temporary). Its
+// writer holds a lock on it for as long as it exists (WritableFile::
+// LockWriter), which is what tells a cleaner, on any machine, that it is
+// in use; the pid in the name only speeds that up where it means something.
 constexpr std::string_view kTempPrefix = ".ferry-tmp-";
 // Room for the prefix, pid and id within a 255-byte file name.
 constexpr size_t kMaxNameInTemp = 200;
+// A temporary nobody holds the lock of is stale once it is this old (the
+// age covers a file system whose locks other machines do not see: its
+// writer keeps writing, so its mtime stays young).
+constexpr int64_t kSettleNs = int64_t{60} * 1000000000;
+// New names tried when a cleaner removes the temporary being created.
+constexpr int kCreateAttempts = 8;
 
 // This process's tag: the id's first 16 bits. A file with our pid but
 // another tag was left by an earlier process that had the same pid (pids
@@ -64,46 +71,96 @@ long TempOwner(std::string_view name, uint64_t* tag = nullptr) {
   return pid;
 }
 
-// Whether the process that wrote a temporary file may still be writing it.
-bool WriterAlive(long pid, uint64_t tag) {
-  if (pid <= 0) return false;
-  if (pid == static_cast<long>(::getpid())) return tag == ProcessTag();
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+// Whether the process named by a temporary file is gone. Only asked on a
+// local file system, where a writer on another machine is impossible; the
+// pid may still be another pid namespace's (a container), so this is asked
+// only of files whose lock nobody holds.
+bool WriterGone(long pid, uint64_t tag) {
+  if (pid <= 0) return true;
+  if (pid == static_cast<long>(::getpid())) return tag != ProcessTag();
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// Removes path if it is a stale temporary: its lock free (taken here and
+// held through the removal, so that a writer locking it meanwhile fails and
+// starts another) and old, or its writer gone. Returns whether it was (or,
+// dry_run, would be) removed.
+bool RemoveIfStale(Env* env, const std::string& path, bool local,
+                   bool dry_run) {
+  uint64_t tag = 0;
+  const long pid = TempOwner(path, &tag);
+  if (pid < 0) return false;
+  FileInfo info;
+  auto lock = env->LockIfNoWriter(path, &info);
+  // Held by a writer, not a regular file, or no way to tell: kept.
+  if (!lock.ok()) return false;
+  const int64_t now = static_cast<int64_t>(env->NowMicros()) * 1000;
+  const bool old = now - info.mtime_ns >= kSettleNs;
+  if (!old && !(local && WriterGone(pid, tag))) return false;
+  return dry_run || env->RemoveFile(path).ok();
+}
+
+size_t SweepDir(Env* env, const std::string& dir, const StaleTempOptions& o,
+                bool local) {
+  auto children = env->GetChildren(dir);
+  if (!children.ok()) return 0;
+  size_t removed = 0;
+  for (const DirEntry& e : *children) {
+    if (e.is_dir && !e.is_link) {
+      if (o.recursive)
+        removed += SweepDir(env, JoinPath(dir, e.name), o, local);
+      continue;
+    }
+    if (e.is_link || e.is_dir || !IsAtomicTempName(e.name)) continue;
+    removed += RemoveIfStale(env, JoinPath(dir, e.name), local, o.dry_run);
+  }
+  return removed;
 }
 
 }  // namespace
 
 bool IsAtomicTempName(std::string_view name) { return TempOwner(name) >= 0; }
 
-size_t RemoveStaleTemps(Env* env, const std::string& dir) {
-  auto children = env->GetChildren(dir);
-  if (!children.ok()) return 0;
-  size_t removed = 0;
-  for (const DirEntry& e : *children) {
-    if (e.is_dir) continue;
-    uint64_t tag = 0;
-    const long pid = TempOwner(e.name, &tag);
-    if (pid < 0 || WriterAlive(pid, tag)) continue;
-    if (env->RemoveFile(JoinPath(dir, e.name)).ok()) ++removed;
-  }
-  return removed;
+size_t RemoveStaleTemps(Env* env, const std::string& dir,
+                        const StaleTempOptions& options) {
+  return SweepDir(env, dir, options,
+                  !options.shared && env->OnLocalFileSystem(dir));
 }
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     Env* env, std::string final_path) {
-  std::string temp = TempNameFor(final_path);
-  FERRY_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(temp));
-  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(
-      env, std::move(final_path), std::move(temp), std::move(file)));
+  for (int attempt = 1;; ++attempt) {
+    std::string temp = TempNameFor(final_path);
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                           env->NewWritableFile(temp));
+    auto lock = file->LockWriter();
+    if (lock.ok() ||
+        !(lock.status().IsUnavailable() || lock.status().IsNotFound())) {
+      // Without a lock (the Env or file system has none) cleaners cannot
+      // take one either: they keep the file, or judge it by its age.
+      return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(
+          env, std::move(final_path), std::move(temp), std::move(file),
+          lock.ok() ? std::move(*lock) : nullptr));
+    }
+    // A cleaner took the new file for a dead writer's: it removes it (or
+    // lets it go); another name.
+    (void)file->Close();
+    (void)env->RemoveFile(temp);
+    if (attempt == kCreateAttempts)
+      return Status::IOError(temp, "removed by a cleaner as it was created (" +
+                                       lock.status().ToString() + ")");
+  }
 }
 
 AtomicFileWriter::AtomicFileWriter(Env* env, std::string final_path,
                                    std::string temp_path,
-                                   std::unique_ptr<WritableFile> file)
+                                   std::unique_ptr<WritableFile> file,
+                                   std::unique_ptr<FileLock> lock)
     : env_(env),
       final_path_(std::move(final_path)),
       temp_path_(std::move(temp_path)),
-      file_(std::move(file)) {}
+      file_(std::move(file)),
+      lock_(std::move(lock)) {}
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (!done_) Abandon();
@@ -147,6 +204,7 @@ Status AtomicFileWriter::Finish(bool durable) {
     return s;
   }
   done_ = true;
+  lock_.reset();  // no temporary any more
   // The new content is complete under the final name; a failure here only
   // means the rename may not survive a power loss.
   if (durable) status_ = env_->SyncDir(DirName(final_path_));
@@ -164,16 +222,22 @@ Status AtomicFileWriter::Detach() {
 }
 
 AtomicBatch::~AtomicBatch() {
-  for (const auto& [temp, final_path] : pending_) (void)env_->RemoveFile(temp);
+  // Removed before their locks go (with each Pending).
+  for (const Pending& p : pending_) (void)env_->RemoveFile(p.temp);
 }
 
 void AtomicBatch::Add(std::string temp_path, std::string final_path) {
-  pending_.emplace_back(std::move(temp_path), std::move(final_path));
+  pending_.push_back({std::move(temp_path), std::move(final_path), nullptr});
+}
+
+void AtomicBatch::Add(std::unique_ptr<AtomicFileWriter> detached) {
+  pending_.push_back({detached->temp_path_, detached->final_path_,
+                      std::move(detached->lock_)});
 }
 
 void AtomicBatch::Commit(
     const std::function<void(size_t, const Status&)>& on_result) {
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<Pending> files;
   files.swap(pending_);
   if (files.empty()) return;
   const Status synced = env_->SyncFileSystem(sync_root_);
@@ -181,13 +245,14 @@ void AtomicBatch::Commit(
   std::vector<Status> results(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     Status s = synced;
-    if (s.ok()) s = env_->RenameFile(files[i].first, files[i].second);
+    if (s.ok()) s = env_->RenameFile(files[i].temp, files[i].final_path);
     if (!s.ok()) {
-      (void)env_->RemoveFile(files[i].first);
+      (void)env_->RemoveFile(files[i].temp);
     } else {
-      std::string dir = DirName(files[i].second);
+      std::string dir = DirName(files[i].final_path);
       if (dirs.empty() || dirs.back() != dir) dirs.push_back(std::move(dir));
     }
+    files[i].lock.reset();
     results[i] = std::move(s);
   }
   std::sort(dirs.begin(), dirs.end());
@@ -198,7 +263,7 @@ void AtomicBatch::Commit(
     Status s = env_->SyncDir(d);
     if (s.ok()) continue;
     for (size_t i = 0; i < files.size(); ++i) {
-      if (results[i].ok() && DirName(files[i].second) == d) results[i] = s;
+      if (results[i].ok() && DirName(files[i].final_path) == d) results[i] = s;
     }
   }
   for (size_t i = 0; i < files.size(); ++i) on_result(i, results[i]);
@@ -212,6 +277,7 @@ void AtomicFileWriter::Abandon() {
     file_.reset();
   }
   (void)env_->RemoveFile(temp_path_);
+  lock_.reset();
   if (status_.ok()) status_ = Status::Cancelled(final_path_, "abandoned");
 }
 

@@ -84,7 +84,23 @@ Result<std::unique_ptr<FileLock>> EnvWrapper::LockFile(const std::string& path,
                                                        bool wait) {
   return target_->LockFile(path, wait);
 }
+Result<std::unique_ptr<FileLock>> EnvWrapper::LockIfNoWriter(
+    const std::string& path, FileInfo* info) {
+  return target_->LockIfNoWriter(path, info);
+}
+bool EnvWrapper::OnLocalFileSystem(const std::string& path) {
+  return target_->OnLocalFileSystem(path);
+}
 uint64_t EnvWrapper::NowMicros() { return target_->NowMicros(); }
+
+Result<std::unique_ptr<FileLock>> WritableFile::LockWriter() {
+  return Status::NotSupported("writer locks");
+}
+Result<std::unique_ptr<FileLock>> Env::LockIfNoWriter(const std::string& path,
+                                                      FileInfo*) {
+  return Status::NotSupported(path, "writer locks");
+}
+bool Env::OnLocalFileSystem(const std::string&) { return false; }
 
 std::string JoinPath(std::string_view a, std::string_view b) {
   if (a.empty()) return std::string(b);

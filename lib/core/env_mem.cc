@@ -17,6 +17,23 @@ struct MemFile {
   std::mutex mu;
   std::string data;
   int64_t mtime_ns = 0;
+  // WritableFile::LockWriter and Env::LockIfNoWriter locks held.
+  int writers = 0, readers = 0;
+};
+
+// One writer or reader lock on a MemFile.
+class MemFileHold final : public FileLock {
+ public:
+  MemFileHold(std::shared_ptr<MemFile> f, int MemFile::*count)
+      : f_(std::move(f)), count_(count) {}
+  ~MemFileHold() override {
+    std::lock_guard<std::mutex> l(f_->mu);
+    --(*f_.*count_);
+  }
+
+ private:
+  std::shared_ptr<MemFile> f_;
+  int MemFile::*count_;
 };
 
 class MemSequentialFile final : public SequentialFile {
@@ -62,10 +79,11 @@ class MemRandomAccessFile final : public RandomAccessFile {
   std::shared_ptr<MemFile> f_;
 };
 
+class MemEnv;
+
 class MemWritableFile final : public WritableFile {
  public:
-  MemWritableFile(std::shared_ptr<MemFile> f, Env* env)
-      : f_(std::move(f)), env_(env) {}
+  MemWritableFile(std::shared_ptr<MemFile> f, MemEnv* env, std::string path);
   Status Append(std::string_view data) override {
     if (closed_) return Status::IOError("append after close");
     std::lock_guard<std::mutex> l(f_->mu);
@@ -79,14 +97,14 @@ class MemWritableFile final : public WritableFile {
     closed_ = true;
     return Status::OK();
   }
+  Result<std::unique_ptr<FileLock>> LockWriter() override;
 
  private:
   std::shared_ptr<MemFile> f_;
-  Env* env_;
+  Env* env_;  // a MemEnv
+  std::string path_;
   bool closed_ = false;
 };
-
-class MemEnv;
 
 class MemFileLock final : public FileLock {
  public:
@@ -132,7 +150,7 @@ class MemEnv final : public Env {
     f->mtime_ns = static_cast<int64_t>(NowMicros()) * 1000;
     files_[path] = f;
     return std::unique_ptr<WritableFile>(
-        std::make_unique<MemWritableFile>(f, this));
+        std::make_unique<MemWritableFile>(f, this, path));
   }
 
   Result<FileInfo> Stat(const std::string& path) override {
@@ -274,7 +292,29 @@ class MemEnv final : public Env {
     return std::unique_ptr<FileLock>(std::make_unique<MemFileLock>(this, path));
   }
 
+  Result<std::unique_ptr<FileLock>> LockIfNoWriter(const std::string& path,
+                                                   FileInfo* info) override {
+    FERRY_ASSIGN_OR_RETURN(*info, Stat(path));
+    if (info->is_dir) return Status::InvalidArgument(path, "not a file");
+    std::shared_ptr<MemFile> f = Named(path);
+    if (!f) return NotFound(path);
+    std::lock_guard<std::mutex> l(f->mu);
+    if (f->writers > 0) return Status::Unavailable(path, "locked");
+    ++f->readers;
+    return std::unique_ptr<FileLock>(
+        std::make_unique<MemFileHold>(f, &MemFile::readers));
+  }
+
+  bool OnLocalFileSystem(const std::string&) override { return true; }
+
   uint64_t NowMicros() override { return Env::Default()->NowMicros(); }
+
+  // The file path names now (null if none).
+  std::shared_ptr<MemFile> Named(const std::string& path) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(path);
+    return it == files_.end() ? nullptr : it->second;
+  }
 
   void Unlock(const std::string& path) {
     std::lock_guard<std::mutex> l(mu_);
@@ -300,6 +340,23 @@ class MemEnv final : public Env {
 };
 
 MemFileLock::~MemFileLock() { env_->Unlock(path_); }
+
+MemWritableFile::MemWritableFile(std::shared_ptr<MemFile> f, MemEnv* env,
+                                 std::string path)
+    : f_(std::move(f)), env_(env), path_(std::move(path)) {}
+
+Result<std::unique_ptr<FileLock>> MemWritableFile::LockWriter() {
+  if (closed_) return Status::InvalidArgument(path_, "lock after close");
+  {
+    std::lock_guard<std::mutex> l(f_->mu);
+    if (f_->readers > 0) return Status::Unavailable(path_, "locked");
+    ++f_->writers;
+  }
+  auto lock = std::make_unique<MemFileHold>(f_, &MemFile::writers);
+  if (static_cast<MemEnv*>(env_)->Named(path_) != f_)
+    return Status::NotFound(path_, "removed while it was opened");
+  return std::unique_ptr<FileLock>(std::move(lock));
+}
 
 }  // namespace
 

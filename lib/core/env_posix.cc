@@ -1,9 +1,11 @@
 // The POSIX Env: plain file descriptors, no stdio.
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>  // renameat2
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,6 +132,8 @@ class PosixWritableFile final : public WritableFile {
     return s;
   }
 
+  Result<std::unique_ptr<FileLock>> LockWriter() override;
+
  private:
   Status WriteRaw(std::string_view data) {
     while (!data.empty()) {
@@ -160,6 +164,53 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
+// An OFD lock (F_OFD_SETLK) held through its own descriptor: the lock
+// belongs to the open file description, so it stays while this descriptor
+// does, whatever becomes of the others.
+class OfdLock final : public FileLock {
+ public:
+  explicit OfdLock(int fd) : fd_(fd) {}
+  ~OfdLock() override { ::close(fd_); }  // releases the lock
+
+ private:
+  int fd_;
+};
+
+// Takes an OFD lock of type on the whole file fd refers to, without
+// waiting: Unavailable when another open file holds a conflicting one.
+Status OfdLockWhole(int fd, short type, const std::string& path) {
+  struct flock fl = {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  while (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EACCES)
+      return Status::Unavailable(path, "locked");
+    if (errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP)
+      return Status::NotSupported(path, std::strerror(errno));
+    return PosixError(path, errno);
+  }
+  return Status::OK();
+}
+
+// A duplicate of the descriptor holds the lock, so that it outlives Close
+// (a temporary file stays locked until it is renamed; Close still closes
+// the descriptor written, which is where NFS reports a failed write-back).
+// Then the file must still have a name: a cleaner that took its shared lock
+// first removed it (nobody else renames or removes a temporary).
+Result<std::unique_ptr<FileLock>> PosixWritableFile::LockWriter() {
+  if (fd_ < 0) return Status::InvalidArgument(path_, "lock after close");
+  int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return PosixError(path_, errno);
+  auto lock = std::make_unique<OfdLock>(fd);
+  FERRY_RETURN_IF_ERROR(OfdLockWhole(fd, F_WRLCK, path_));
+  struct stat held;
+  if (::fstat(fd, &held) != 0) return PosixError(path_, errno);
+  if (held.st_nlink == 0)
+    return Status::NotFound(path_, "removed while it was opened");
+  return std::unique_ptr<FileLock>(std::move(lock));
+}
+
 FileType TypeOf(mode_t mode) {
   if (S_ISREG(mode)) return FileType::kRegular;
   if (S_ISDIR(mode)) return FileType::kDirectory;
@@ -168,6 +219,21 @@ FileType TypeOf(mode_t mode) {
   if (S_ISBLK(mode)) return FileType::kBlockDevice;
   if (S_ISSOCK(mode)) return FileType::kSocket;
   return FileType::kOther;
+}
+
+FileInfo InfoOf(const struct stat& st) {
+  FileInfo info;
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.mtime_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  info.ctime_ns =
+      static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  info.is_dir = S_ISDIR(st.st_mode);
+  info.type = TypeOf(st.st_mode);
+  info.dev = static_cast<uint64_t>(st.st_dev);
+  info.ino = static_cast<uint64_t>(st.st_ino);
+  return info;
 }
 
 // Opens for reading. Devices are opened without blocking (a tty or modem
@@ -218,18 +284,7 @@ class PosixEnv final : public Env {
   Result<FileInfo> Stat(const std::string& path) override {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return PosixError(path, errno);
-    FileInfo info;
-    info.size = static_cast<uint64_t>(st.st_size);
-    info.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                    st.st_mtim.tv_nsec;
-    info.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 +
-                    st.st_ctim.tv_nsec;
-    info.mode = static_cast<uint32_t>(st.st_mode & 07777);
-    info.is_dir = S_ISDIR(st.st_mode);
-    info.type = TypeOf(st.st_mode);
-    info.dev = static_cast<uint64_t>(st.st_dev);
-    info.ino = static_cast<uint64_t>(st.st_ino);
-    return info;
+    return InfoOf(st);
   }
 
   Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override {
@@ -355,6 +410,48 @@ class PosixEnv final : public Env {
       return PosixError(path, err);
     }
     return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd));
+  }
+
+  Result<std::unique_ptr<FileLock>> LockIfNoWriter(const std::string& path,
+                                                   FileInfo* info) override {
+    // O_NONBLOCK: a FIFO opens at once; O_NOFOLLOW: a link is not a file.
+    int fd = ::open(path.c_str(),
+                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+      if (errno == ELOOP)
+        return Status::InvalidArgument(path, "a symbolic link");
+      return PosixError(path, errno);
+    }
+    auto lock = std::make_unique<OfdLock>(fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return PosixError(path, errno);
+    if (!S_ISREG(st.st_mode))
+      return Status::InvalidArgument(path, "not a regular file");
+    FERRY_RETURN_IF_ERROR(OfdLockWhole(fd, F_RDLCK, path));
+    *info = InfoOf(st);
+    return std::unique_ptr<FileLock>(std::move(lock));
+  }
+
+  bool OnLocalFileSystem(const std::string& path) override {
+    struct statfs fs;
+    if (::statfs(path.c_str(), &fs) != 0) return false;
+    // Disk and memory file systems one kernel owns. Anything else (NFS,
+    // SMB, FUSE, 9p, Ceph, Lustre, GFS2, OCFS2, ...) may have writers on
+    // other machines.
+    switch (static_cast<unsigned long>(fs.f_type)) {
+      case EXT4_SUPER_MAGIC:  // ext2/3/4
+      case XFS_SUPER_MAGIC:
+      case BTRFS_SUPER_MAGIC:
+      case TMPFS_MAGIC:
+      case RAMFS_MAGIC:
+      case F2FS_SUPER_MAGIC:
+      case OVERLAYFS_SUPER_MAGIC:
+      case 0x2fc12fc1:  // ZFS
+      case 0xca451a4e:  // bcachefs
+        return true;
+      default:
+        return false;
+    }
   }
 
   uint64_t NowMicros() override {

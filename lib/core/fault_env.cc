@@ -25,6 +25,9 @@ class FaultWritableFile final : public WritableFile {
     Status s = target_->Close();  // always release the real handle
     return injected.ok() ? s : injected;
   }
+  Result<std::unique_ptr<FileLock>> LockWriter() override {
+    return target_->LockWriter();
+  }
 
  private:
   FaultInjectionEnv* env_;

@@ -17,6 +17,9 @@ class NoSyncFile : public WritableFile {
   Status Flush() override { return file_->Flush(); }
   Status Sync() override { return file_->Flush(); }
   Status Close() override { return file_->Close(); }
+  Result<std::unique_ptr<FileLock>> LockWriter() override {
+    return file_->LockWriter();
+  }
 
  private:
   std::unique_ptr<WritableFile> file_;

@@ -53,7 +53,9 @@ struct Job {
 // batch commit (durable mode).
 struct Done {
   ConvertItem item;
-  std::string temp, final_path;
+  // Detached, for the batch to publish (holds its temporary's lock).
+  std::unique_ptr<AtomicFileWriter> detached;
+  bool batched = false;  // detached went to the batch
 };
 
 Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
@@ -122,10 +124,7 @@ Done ConvertOne(const Job& job, const ConvertOptions& o, int64_t epoch_ns) {
     s = w.ok() ? (*w)->Append(*jpeg) : w.status();
     if (s.ok() && o.durable) {
       s = (*w)->Detach();  // published by the batch commit
-      if (s.ok()) {
-        done.temp = (*w)->temp_path();
-        done.final_path = job.out_path;
-      }
+      if (s.ok()) done.detached = std::move(*w);
     } else if (s.ok()) {
       s = (*w)->CommitWithoutSync();
     }
@@ -320,7 +319,7 @@ Result<ConvertSummary> ConvertTree(
   auto flush = [&] {
     std::vector<size_t> index;  // queued[] position of each batch entry
     for (size_t i = 0; i < queued.size(); ++i) {
-      if (!queued[i].temp.empty()) index.push_back(i);
+      if (queued[i].batched) index.push_back(i);
     }
     batch.Commit([&](size_t k, const Status& s) {
       ConvertItem& item = queued[index[k]].item;
@@ -336,11 +335,14 @@ Result<ConvertSummary> ConvertTree(
       jobs.size(), o.jobs,
       [&](size_t i) { return ConvertOne(jobs[i], o, state.epoch_ns); },
       [&](size_t, Done done) {
-        if (done.temp.empty() && queued.empty()) {
+        if (!done.detached && queued.empty()) {
           report(done.item);
           return;
         }
-        if (!done.temp.empty()) batch.Add(done.temp, done.final_path);
+        if (done.detached) {
+          batch.Add(std::move(done.detached));
+          done.batched = true;
+        }
         queued.push_back(std::move(done));
         if (batch.size() >= kBatch || queued.size() >= kMaxQueued) flush();
       });

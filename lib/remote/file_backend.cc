@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -66,7 +67,9 @@ Status NotAFile(const FileInfo& info) {
                               FileTypeName(info.type) + ")");
 }
 
-class FileBackend : public Backend, public UnpublishedWriter {
+class FileBackend : public Backend,
+                    public UnpublishedWriter,
+                    public StaleTempSweeper {
  public:
   FileBackend(std::string root, std::string describe, Env* env)
       : root_(std::move(root)), describe_(std::move(describe)), env_(env) {
@@ -220,6 +223,7 @@ class FileBackend : public Backend, public UnpublishedWriter {
     const std::string dir = DirName(path);
     FERRY_RETURN_IF_ERROR(CheckFolderInside(key));
     FERRY_RETURN_IF_ERROR(env_->CreateDirs(dir));
+    SweepOnce(dir);
     auto created = AtomicFileWriter::Create(env_, path);
     if (!created.ok() && created.status().IsNotFound()) {
       // A Delete removed the (then empty) folder meanwhile: once more.
@@ -244,6 +248,16 @@ class FileBackend : public Backend, public UnpublishedWriter {
       pos += got;
     }
     return w;
+  }
+
+  size_t RemoveStaleTempsBelow(std::string_view dir_key,
+                               bool dry_run) override {
+    if (!CheckPath(dir_key, "folder").ok() || !Resolve(dir_key).ok()) return 0;
+    StaleTempOptions o;
+    o.recursive = true;
+    o.dry_run = dry_run;
+    o.shared = true;
+    return RemoveStaleTemps(env_, PathOf(dir_key), o);
   }
 
   Status Delete(std::string_view key) override {
@@ -329,6 +343,18 @@ class FileBackend : public Backend, public UnpublishedWriter {
       if (!r.status().IsNotFound() || env_->Stat(PathOf(dir)).ok())
         return r.status();  // outside (or unreadable)
     }
+  }
+
+  // The first write into a folder removes what killed writers left there
+  // (a kill -9 of put or publish); later writes into it do not look again.
+  void SweepOnce(const std::string& dir) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!swept_.insert(dir).second) return;
+    }
+    StaleTempOptions o;
+    o.shared = true;
+    RemoveStaleTemps(env_, dir, o);
   }
 
   std::string PathOf(std::string_view key) const {
@@ -485,7 +511,8 @@ class FileBackend : public Backend, public UnpublishedWriter {
   Env* env_;
   BackendCaps caps_;
   std::mutex mu_;
-  std::string real_root_;  // guarded by mu_; "" until the root exists
+  std::string real_root_;        // guarded by mu_; "" until the root exists
+  std::set<std::string> swept_;  // guarded by mu_: folders SweepOnce did
 };
 
 }  // namespace

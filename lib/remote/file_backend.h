@@ -5,6 +5,11 @@
 // directory fsync: AtomicFileWriter); the temporaries and the lock files of
 // conditional writes never show in listings.
 //
+// Temporaries killed writers left are removed by the next write into their
+// folder (once per folder and backend: RemoveStaleTemps, shared, so by the
+// writer's lock and the file's age, never by pid: the folder may be written
+// from other machines) and by StaleTempSweeper (gc).
+//
 // The ETag of a file is made of its size, mtime and inode: it stays the same
 // while the file is unchanged and changes when it is replaced (a rename gives
 // a new inode) or written in place (a new mtime).
@@ -40,6 +45,17 @@ class UnpublishedWriter {
       std::string_view key, ByteSource* source) = 0;
   // A path on the file system the objects are written to (for syncfs).
   virtual const std::string& root() const = 0;
+};
+
+// What the file backend offers gc: its temporary files never show in a
+// listing, so gc cannot find them through Backend.
+class StaleTempSweeper {
+ public:
+  virtual ~StaleTempSweeper() = default;
+  // RemoveStaleTemps (shared) on the folder of dir_key and every folder
+  // below it; how many were (dry_run: would be) removed.
+  virtual size_t RemoveStaleTempsBelow(std::string_view dir_key,
+                                       bool dry_run) = 0;
 };
 
 // root: the directory (or, for a URL naming one file, that file; its key is

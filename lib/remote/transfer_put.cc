@@ -264,6 +264,10 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
   if (unpublished) batch.emplace(env, unpublished->root());
   std::vector<const PutItem*> batched;
   uint64_t batched_bytes = 0;
+  // Each file waiting in the batch holds its temporary's lock, a
+  // descriptor: as many as the get side's publisher holds.
+  const size_t max_batch =
+      std::min<size_t>(4096, remote::PlanDescriptors(1).publish);
   auto commit = [&] {
     batch->Commit([&](size_t i, const Status& s) {
       if (s.ok()) {
@@ -290,7 +294,7 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
         if (s.ok()) s = (*src)->CheckUnchanged();
         if (s.ok()) s = (*w)->Detach();
         if (s.ok()) {
-          batch->Add((*w)->temp_path(), (*w)->final_path());
+          batch->Add(std::move(*w));  // with its lock (a descriptor)
           added = true;
         }
       } else {
@@ -308,7 +312,7 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
     if (added) {
       batched.push_back(&item);
       batched_bytes += (*src)->size();
-      if (batched.size() >= 4096 || batched_bytes >= (1u << 30)) commit();
+      if (batched.size() >= max_batch || batched_bytes >= (1u << 30)) commit();
     } else if (s.ok()) {
       ++report.files_done;
       progress.FileDone();

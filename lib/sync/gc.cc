@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ferry/publish.h"
+#include "remote/file_backend.h"
 #include "sync/deltas.h"
 #include "sync/layout.h"
 #include "sync/versions.h"
@@ -162,6 +163,9 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
                                                     : Verdict::kDrop;
       },
       &report.deltas_deleted));
+  // Killed uploads' temporary files (file://): never listed, so swept apart.
+  if (auto* sweeper = dynamic_cast<remote::StaleTempSweeper*>(backend))
+    report.temps_deleted = sweeper->RemoveStaleTempsBelow(".ferry", o.dry_run);
   return report;
 }
 

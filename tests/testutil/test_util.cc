@@ -1,5 +1,6 @@
 #include "testutil/test_util.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -18,6 +19,16 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+void AgeFile(const std::string& path, int seconds) {
+  std::error_code ec;
+  std::filesystem::last_write_time(
+      path,
+      std::filesystem::file_time_type::clock::now() -
+          std::chrono::seconds(seconds),
+      ec);
+  if (ec) ADD_FAILURE() << path << ": " << ec.message();
 }
 
 void WriteFile(Env* env, const std::string& path, const std::string& data) {

@@ -41,6 +41,10 @@ void WriteFile(Env* env, const std::string& path, const std::string& data);
 // The file's content, or "<error: ...>".
 std::string ReadFile(Env* env, const std::string& path);
 
+// Sets the mtime of the file at path (a real one) to `seconds` ago: a test
+// of an age rule need not sleep.
+void AgeFile(const std::string& path, int seconds);
+
 // n pseudo-random bytes, the same for the same seed (std::mt19937).
 std::string RandomBytes(size_t n, uint32_t seed);
 

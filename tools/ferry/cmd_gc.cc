@@ -92,6 +92,8 @@ int RunGc(GcArgs& a) {
         .Uint(r->sigs_deleted)
         .Key("deltas_deleted")
         .Uint(r->deltas_deleted)
+        .Key("temps_deleted")
+        .Uint(r->temps_deleted)
         .EndObject();
     std::fputc('\n', stdout);
   } else if (!a.common.quiet) {
@@ -107,6 +109,10 @@ int RunGc(GcArgs& a) {
         static_cast<unsigned long long>(r->manifests_deleted),
         static_cast<unsigned long long>(r->young_kept),
         Printable(a.grace).c_str());
+    if (r->temps_deleted > 0)
+      std::printf("%s %llu temporary files killed uploads left\n",
+                  a.gc.dry_run ? "would delete" : "deleted",
+                  static_cast<unsigned long long>(r->temps_deleted));
   }
   return kExitOk;
 }

@@ -2,6 +2,10 @@
 // ".ferry-tmp-<pid>-<id>-<name>" beside <name>, synced, renamed over <name>,
 // and the directory synced. Readers see the old
 // content or the new one, never a part; a failure removes the temporary file.
+// The writer holds a lock on its temporary file until it is renamed or
+// removed (WritableFile::LockWriter), detached ones included: that is how
+// RemoveStaleTemps tells a live writer's file (on any machine) from one a
+// killed process left.
 //
 // Thread-safety: an AtomicFileWriter is used by one thread at a time.
 #ifndef FERRY_ATOMIC_FILE_H_
@@ -40,21 +44,25 @@ class FERRY_EXPORT AtomicFileWriter {
   // Removes the temporary file; the final name is untouched.
   void Abandon();
   // Closes the temporary file and hands it over (unsynced, unpublished) for
-  // an AtomicBatch to publish; the writer no longer removes it.
+  // an AtomicBatch to publish; the writer no longer removes it. Its lock
+  // stays with the writer, and goes to the batch with it.
   Status Detach();
 
   const std::string& temp_path() const { return temp_path_; }
   const std::string& final_path() const { return final_path_; }
 
  private:
+  friend class AtomicBatch;
   AtomicFileWriter(Env* env, std::string final_path, std::string temp_path,
-                   std::unique_ptr<WritableFile> file);
+                   std::unique_ptr<WritableFile> file,
+                   std::unique_ptr<FileLock> lock);
   Status Finish(bool durable);
   Status CloseTemp(bool durable);
   Env* env_;
   std::string final_path_;
   std::string temp_path_;
   std::unique_ptr<WritableFile> file_;
+  std::unique_ptr<FileLock> lock_;  // the temporary's; null if none
   Status status_;
   bool done_ = false;
 };
@@ -70,15 +78,22 @@ class FERRY_EXPORT AtomicBatch {
   // Removes the temporary files of anything not committed.
   ~AtomicBatch();
   void Add(std::string temp_path, std::string final_path);
+  // A writer after a successful Detach: its temporary, final name and lock
+  // (held until the file is renamed or removed).
+  void Add(std::unique_ptr<AtomicFileWriter> detached);
   size_t size() const { return pending_.size(); }
   // Publishes everything added. on_result(i, status) reports each file in
   // the order added; a failed file's temporary is removed.
   void Commit(const std::function<void(size_t, const Status&)>& on_result);
 
  private:
+  struct Pending {
+    std::string temp, final_path;
+    std::unique_ptr<FileLock> lock;
+  };
   Env* env_;
   std::string sync_root_;
-  std::vector<std::pair<std::string, std::string>> pending_;
+  std::vector<Pending> pending_;
 };
 
 // Writes data to path atomically (see above).
@@ -89,10 +104,29 @@ FERRY_EXPORT Status WriteFileAtomically(Env* env, const std::string& path,
 // (".ferry-tmp-<pid>-<12 hex>-<name>"). Nothing else is ever treated as one.
 FERRY_EXPORT bool IsAtomicTempName(std::string_view name);
 
-// Removes the temporary files in dir (not below it) whose writing process is
-// gone: what a killed run left. A running process's files are kept. Returns
-// how many were removed.
-FERRY_EXPORT size_t RemoveStaleTemps(Env* env, const std::string& dir);
+struct StaleTempOptions {
+  bool recursive = false;  // the folders below dir too (no link followed)
+  bool dry_run = false;    // count what would be removed, remove nothing
+  // The folder is shared storage (a file:// bucket) that writers may reach
+  // from other machines, also when it is local here (exported over NFS):
+  // the pids in names are never asked, only the lock and the age decide.
+  bool shared = false;
+};
+
+// Removes the temporary files in dir that a killed process left: a regular
+// file with our temporary name whose lock no writer holds (Env::
+// LockIfNoWriter succeeds; it is held through the removal) and that is
+//   - older than 60 s (by mtime), or
+//   - unless options.shared, on a local file system (Env::
+//     OnLocalFileSystem), named by a pid that is gone here (or ours with
+//     another process's tag).
+// A file whose lock cannot be tested (no locks on the file system, not
+// readable), a link, a folder or a FIFO with such a name is kept. Safe on a
+// folder other machines write (NFS): their writers hold their locks, and
+// where the file system does not pass locks on, a writer keeps its file's
+// mtime young. Returns how many were (or, dry_run, would be) removed.
+FERRY_EXPORT size_t RemoveStaleTemps(Env* env, const std::string& dir,
+                                     const StaleTempOptions& options = {});
 
 }  // namespace ferry
 

@@ -38,6 +38,12 @@ class FERRY_EXPORT RandomAccessFile {
   virtual Result<uint64_t> Size() const = 0;
 };
 
+// Held while a lock is owned; destroying it releases the lock.
+class FERRY_EXPORT FileLock {
+ public:
+  virtual ~FileLock();
+};
+
 class FERRY_EXPORT WritableFile {
  public:
   virtual ~WritableFile();
@@ -45,12 +51,16 @@ class FERRY_EXPORT WritableFile {
   virtual Status Flush() = 0;
   virtual Status Sync() = 0;  // data durable on return
   virtual Status Close() = 0;
-};
-
-// Held while a lock is owned; destroying it releases the lock.
-class FERRY_EXPORT FileLock {
- public:
-  virtual ~FileLock();
+  // Marks the file as being written: an exclusive lock on it that lasts
+  // while the returned FileLock lives, after Close too (and while the file
+  // is open). POSIX: an OFD write
+  // lock (fcntl F_OFD_SETLK) on a duplicate of the descriptor, seen by
+  // every process of this machine and, where the file system shares locks
+  // (NFS with lockd or v4), of other machines; Env::LockIfNoWriter is
+  // refused while it is held. Unavailable when a LockIfNoWriter lock is
+  // held, NotFound when the path opened no longer names this file (both: a
+  // cleaner is removing it); NotSupported where the Env has no such locks.
+  virtual Result<std::unique_ptr<FileLock>> LockWriter();
 };
 
 // What a path is. Walks take only regular files (and links to them) as
@@ -135,6 +145,20 @@ class FERRY_EXPORT Env {
   // between processes. With wait=false, a held lock gives Unavailable.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
                                                      bool wait) = 0;
+  // A shared lock on the regular file at path while no writer holds
+  // WritableFile::LockWriter's lock on it, held while the returned FileLock
+  // lives (a writer's LockWriter fails meanwhile); *info gets the locked
+  // file's stat. Never waits, never follows a final symbolic link, never
+  // blocks on a FIFO. Unavailable while a writer holds its lock;
+  // InvalidArgument for anything but a regular file; NotSupported where the
+  // Env or the file system has no such locks (the default).
+  virtual Result<std::unique_ptr<FileLock>> LockIfNoWriter(
+      const std::string& path, FileInfo* info);
+  // Whether the folder path is on a file system that only this machine
+  // writes (a local disk, tmpfs; not NFS, SMB, FUSE or a cluster file
+  // system), so that every writer of a file there shares this kernel's
+  // locks. false when unknown (the default).
+  virtual bool OnLocalFileSystem(const std::string& path);
   virtual uint64_t NowMicros() = 0;
 
   // Helpers built on the calls above.
@@ -168,6 +192,9 @@ class FERRY_EXPORT EnvWrapper : public Env {
   Status SyncFileSystem(const std::string& path) override;
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
                                              bool wait) override;
+  Result<std::unique_ptr<FileLock>> LockIfNoWriter(const std::string& path,
+                                                   FileInfo* info) override;
+  bool OnLocalFileSystem(const std::string& path) override;
   uint64_t NowMicros() override;
 
  private:

@@ -133,6 +133,9 @@ struct GcReport {
   // Signatures of objects not kept, deltas with an end not kept
   // (docs/delta.md); their bytes are in bytes_deleted.
   uint64_t sigs_deleted = 0, deltas_deleted = 0;
+  // A file:// remote's temporary files under .ferry/ that killed writers
+  // left (RemoveStaleTemps: no writer holds their lock, older than 60 s).
+  uint64_t temps_deleted = 0;
 };
 
 // Deletes objects (and manifests) no kept version references and older than

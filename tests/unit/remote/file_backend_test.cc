@@ -74,6 +74,37 @@ TEST(FileBackendTest, OwnFilesAreNeitherListedNorWritable) {
                   .IsInvalidArgument());
 }
 
+// A killed put or publish leaves its temporary file; the next write into
+// that folder removes it (once per folder: later writes do not look again),
+// never a live writer's, whose lock it finds held however old the file.
+TEST(FileBackendTest, TheFirstWriteIntoAFolderRemovesStaleTemps) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  auto b = NewFileBackend(dir.path(), dir.path(), env);
+  const std::string dead = dir.Join("a/.ferry-tmp-999999-0123456789ab-obj");
+  const std::string young = dir.Join("a/.ferry-tmp-999999-0123456789ac-obj");
+  const std::string other = dir.Join("b/.ferry-tmp-999999-0123456789ab-obj");
+  test::WriteFile(env, dead, "t");
+  test::WriteFile(env, young, "t");
+  test::WriteFile(env, other, "t");
+  test::AgeFile(dead, 120);
+  test::AgeFile(other, 120);
+  auto live = AtomicFileWriter::Create(env, dir.Join("a/live"));
+  ASSERT_OK(live.status());
+  test::AgeFile((*live)->temp_path(), 3600);
+  Source src("x");
+  ASSERT_OK(b->Write("a/obj", &src, {}).status());
+  EXPECT_FALSE(env->FileExists(dead));
+  EXPECT_TRUE(env->FileExists(young));  // its writer may not have locked it
+  EXPECT_TRUE(env->FileExists((*live)->temp_path()));
+  EXPECT_TRUE(env->FileExists(other));  // a folder not written
+  test::WriteFile(env, dead, "t");
+  test::AgeFile(dead, 120);
+  ASSERT_OK(b->Write("a/obj2", &src, {}).status());
+  EXPECT_TRUE(env->FileExists(dead));  // swept once per folder
+  ASSERT_OK((*live)->Commit());
+}
+
 TEST(FileBackendTest, EtagFollowsTheFile) {
   test::ScratchDir dir;
   Env* env = Env::Default();

@@ -688,6 +688,66 @@ TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
   EXPECT_EQ(r->manifests_deleted, 1u);
 }
 
+// What a publish killed mid-upload left (temporary files, never listed):
+// the next publish removes it from the folders it writes in, gc from
+// anywhere under .ferry/; a live writer's temporary stays, however old.
+TEST_F(PublishTest, PublishAndGcRemoveKilledUploadsTemporaries) {
+  Write("a", "first");
+  Publish();
+  auto temp_in = [&](const std::string& key, const std::string& id) {
+    return JoinPath(dir_.Join("bucket/" + DirName(key)),
+                    ".ferry-tmp-999999-" + id + "-x");
+  };
+  const std::string b_key = sync::ObjectKey(HashBytes("second"));
+  const std::string in_objects = temp_in(b_key, "0123456789ab");
+  const std::string in_manifests =
+      temp_in(".ferry/manifests/x", "0123456789ab");
+  const std::string in_refs = temp_in(".ferry/refs/HEAD", "0123456789ab");
+  const std::string elsewhere =
+      temp_in(".ferry/objects/zz/x", "0123456789ab");  // no write there
+  const std::string held = temp_in(".ferry/refs/HEAD", "0123456789ac");
+  for (const std::string& t :
+       {in_objects, in_manifests, in_refs, elsewhere, held}) {
+    test::WriteFile(Env::Default(), t, "partial");
+  }
+  // A writer on another machine (its pid means nothing here) holds its lock.
+  auto file = Env::Default()->NewWritableFile(held);
+  ASSERT_OK(file.status());
+  auto lock = (*file)->LockWriter();
+  ASSERT_OK(lock.status());
+  ASSERT_OK((*file)->Close());
+  for (const std::string& t :
+       {in_objects, in_manifests, in_refs, elsewhere, held})
+    test::AgeFile(t, 120);
+  Write("b", "second");
+  // Another run (a backend sweeps each folder once).
+  backend_ =
+      remote::NewFileBackend(dir_.Join("bucket"), "bucket", Env::Default());
+  Publish();
+  EXPECT_FALSE(Env::Default()->FileExists(in_objects));
+  EXPECT_FALSE(Env::Default()->FileExists(in_manifests));
+  EXPECT_FALSE(Env::Default()->FileExists(in_refs));
+  EXPECT_TRUE(Env::Default()->FileExists(elsewhere));
+  EXPECT_TRUE(Env::Default()->FileExists(held));
+  GcOptions g;
+  g.dry_run = true;
+  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->temps_deleted, 1u);
+  EXPECT_TRUE(Env::Default()->FileExists(elsewhere));
+  g.dry_run = false;
+  r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->temps_deleted, 1u);
+  EXPECT_FALSE(Env::Default()->FileExists(elsewhere));
+  EXPECT_TRUE(Env::Default()->FileExists(held));
+  lock->reset();
+  r = CollectGarbage(backend_.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->temps_deleted, 1u);
+  EXPECT_FALSE(Env::Default()->FileExists(held));
+}
+
 TEST(GcTest, RefusesARemoteWithoutVersions) {
   test::ScratchDir dir;
   auto b = remote::NewFileBackend(dir.path(), "bucket", Env::Default());
