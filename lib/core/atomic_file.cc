@@ -1,12 +1,13 @@
 #include "ferry/atomic_file.h"
 
 #include <signal.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
 #include <random>
 
 namespace ferry {
@@ -24,7 +25,7 @@ constexpr size_t kMaxNameInTemp = 200;
 // age covers a file system whose locks other machines do not see: its
 // writer keeps writing, so its mtime stays young).
 constexpr int64_t kSettleNs = int64_t{60} * 1000000000;
-// New names tried when a cleaner removes the temporary being created.
+// Names tried when one is taken, or a cleaner removes the new file.
 constexpr int kCreateAttempts = 8;
 
 // This process's tag: the id's first 16 bits. A file with our pid but
@@ -35,10 +36,25 @@ uint64_t ProcessTag() {
   return tag;
 }
 
+// The tag, then 32 random bits: a name seen in the folder does not tell the
+// next one (the file is made with O_EXCL anyway: a link planted at a
+// guessed name only makes the writer try another).
+uint32_t RandomBits() {
+  // getrandom(2) a few hundred names at a time: one call per file is a
+  // measurable part of putting many small ones.
+  static std::mutex mu;
+  static uint32_t pool[256];
+  static size_t left = 0;
+  static uint64_t counter = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (left == 0 && ::getrandom(pool, sizeof pool, 0) == sizeof pool)
+    left = std::size(pool);
+  if (left > 0) return pool[--left];
+  return static_cast<uint32_t>((++counter * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
 std::string TempNameFor(const std::string& final_path) {
-  static std::atomic<uint64_t> counter{0};
-  const uint64_t id =
-      (ProcessTag() << 32) | ((++counter * 0x9E3779B97F4A7C15ull) >> 32);
+  const uint64_t id = (ProcessTag() << 32) | RandomBits();
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%ld-%012llx-", static_cast<long>(::getpid()),
                 static_cast<unsigned long long>(id));
@@ -111,7 +127,8 @@ size_t SweepDir(Env* env, const std::string& dir, const StaleTempOptions& o,
         removed += SweepDir(env, JoinPath(dir, e.name), o, local);
       continue;
     }
-    if (e.is_link || e.is_dir || !IsAtomicTempName(e.name)) continue;
+    // Only regular files: a device is never opened (some act on open).
+    if (!e.is_regular || !IsAtomicTempName(e.name)) continue;
     removed += RemoveIfStale(env, JoinPath(dir, e.name), local, o.dry_run);
   }
   return removed;
@@ -131,8 +148,14 @@ Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     Env* env, std::string final_path) {
   for (int attempt = 1;; ++attempt) {
     std::string temp = TempNameFor(final_path);
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                           env->NewWritableFile(temp));
+    auto created = env->NewTempFile(temp);
+    if (!created.ok()) {
+      // Something (planted, or a name drawn twice) is there: another name.
+      if (created.status().IsFailedPrecondition() && attempt < kCreateAttempts)
+        continue;
+      return created.status();
+    }
+    std::unique_ptr<WritableFile> file = std::move(*created);
     auto lock = file->LockWriter();
     if (lock.ok() ||
         !(lock.status().IsUnavailable() || lock.status().IsNotFound())) {
@@ -231,6 +254,9 @@ void AtomicBatch::Add(std::string temp_path, std::string final_path) {
 }
 
 void AtomicBatch::Add(std::unique_ptr<AtomicFileWriter> detached) {
+  // Not detached yet: closed here (a failure removes the temporary, and the
+  // commit reports its rename's failure).
+  if (!detached->done_) (void)detached->Detach();
   pending_.push_back({detached->temp_path_, detached->final_path_,
                       std::move(detached->lock_)});
 }

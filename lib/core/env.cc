@@ -40,6 +40,21 @@ Result<std::unique_ptr<WritableFile>> EnvWrapper::NewWritableFile(
     const std::string& path) {
   return target_->NewWritableFile(path);
 }
+Result<std::unique_ptr<WritableFile>> EnvWrapper::NewTempFile(
+    const std::string& path) {
+  return target_->NewTempFile(path);
+}
+Result<std::unique_ptr<WritableFile>> Env::NewTempFile(
+    const std::string& path) {
+  auto children = GetChildren(DirName(path));
+  if (children.ok()) {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    for (const DirEntry& e : *children) {
+      if (e.name == name) return Status::FailedPrecondition(path, "exists");
+    }
+  }
+  return NewWritableFile(path);
+}
 Result<FileInfo> EnvWrapper::Stat(const std::string& path) {
   return target_->Stat(path);
 }

@@ -153,6 +153,16 @@ class MemEnv final : public Env {
         std::make_unique<MemWritableFile>(f, this, path));
   }
 
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (files_.count(path) || dirs_.count(path))
+        return Status::FailedPrecondition(path, "exists");
+    }
+    return NewWritableFile(path);
+  }
+
   Result<FileInfo> Stat(const std::string& path) override {
     std::lock_guard<std::mutex> l(mu_);
     FileInfo info;

@@ -281,6 +281,18 @@ class PosixEnv final : public Env {
         std::make_unique<PosixWritableFile>(path, fd));
   }
 
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override {
+    int fd = ::open(path.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+      if (errno == EEXIST) return Status::FailedPrecondition(path, "exists");
+      return PosixError(path, errno);
+    }
+    return std::unique_ptr<WritableFile>(
+        std::make_unique<PosixWritableFile>(path, fd));
+  }
+
   Result<FileInfo> Stat(const std::string& path) override {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return PosixError(path, errno);

@@ -68,6 +68,14 @@ Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewWritableFile(
       std::make_unique<FaultWritableFile>(this, path, std::move(file)));
 }
 
+Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewTempFile(
+    const std::string& path) {
+  FERRY_RETURN_IF_ERROR(Count("open", path));
+  FERRY_ASSIGN_OR_RETURN(auto file, target()->NewTempFile(path));
+  return std::unique_ptr<WritableFile>(
+      std::make_unique<FaultWritableFile>(this, path, std::move(file)));
+}
+
 Status FaultInjectionEnv::CreateDir(const std::string& dir) {
   FERRY_RETURN_IF_ERROR(Count("mkdir", dir));
   return target()->CreateDir(dir);

@@ -33,6 +33,11 @@ class NoSyncEnv : public EnvWrapper {
     FERRY_ASSIGN_OR_RETURN(auto file, EnvWrapper::NewWritableFile(path));
     return std::unique_ptr<WritableFile>(new NoSyncFile(std::move(file)));
   }
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override {
+    FERRY_ASSIGN_OR_RETURN(auto file, EnvWrapper::NewTempFile(path));
+    return std::unique_ptr<WritableFile>(new NoSyncFile(std::move(file)));
+  }
   Status SyncDir(const std::string&) override { return Status::OK(); }
   Status SyncFileSystem(const std::string&) override { return Status::OK(); }
 };

@@ -2,10 +2,11 @@
 // ".ferry-tmp-<pid>-<id>-<name>" beside <name>, synced, renamed over <name>,
 // and the directory synced. Readers see the old
 // content or the new one, never a part; a failure removes the temporary file.
-// The writer holds a lock on its temporary file until it is renamed or
-// removed (WritableFile::LockWriter), detached ones included: that is how
-// RemoveStaleTemps tells a live writer's file (on any machine) from one a
-// killed process left.
+// The temporary file is made new (Env::NewTempFile: no link at its name is
+// followed) under a name with 32 random bits, and its writer holds a lock
+// on it until it is renamed or removed (WritableFile::LockWriter), detached
+// ones included: that is how RemoveStaleTemps tells a live writer's file
+// (on any machine) from one a killed process left.
 //
 // Thread-safety: an AtomicFileWriter is used by one thread at a time.
 #ifndef FERRY_ATOMIC_FILE_H_

@@ -116,6 +116,13 @@ class FERRY_EXPORT Env {
   // Creates or truncates path.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) = 0;
+  // Creates path, which must not exist: FailedPrecondition when anything is
+  // there, a symbolic link (a dangling one too) included, which is never
+  // followed (POSIX: O_CREAT | O_EXCL). For temporary files in folders other
+  // users may write: a link planted at the name cannot redirect the write.
+  // The default checks, then calls NewWritableFile (not atomically).
+  virtual Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path);
 
   // Follows symbolic links.
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
@@ -178,6 +185,8 @@ class FERRY_EXPORT EnvWrapper : public Env {
   Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
       const std::string& path) override;
   Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
       const std::string& path) override;
   Result<FileInfo> Stat(const std::string& path) override;
   Result<std::vector<DirEntry>> GetChildren(const std::string& dir) override;

@@ -31,6 +31,8 @@ class FERRY_EXPORT FaultInjectionEnv : public EnvWrapper {
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override;
   Status CreateDir(const std::string& dir) override;
   Status RemoveFile(const std::string& path) override;
   Status RenameFile(const std::string& from, const std::string& to) override;

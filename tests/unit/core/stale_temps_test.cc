@@ -3,6 +3,7 @@
 // another pid namespace, has a pid that means nothing here.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,9 +179,9 @@ TEST(StaleTempsTest, GcCountsInADryRunAndSweepsBelowWhenAsked) {
 class CleanerFirstEnv : public EnvWrapper {
  public:
   using EnvWrapper::EnvWrapper;
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
       const std::string& path) override {
-    auto file = EnvWrapper::NewWritableFile(path);
+    auto file = EnvWrapper::NewTempFile(path);
     if (file.ok() && races_ > 0) {
       --races_;
       FileInfo info;
@@ -202,6 +203,69 @@ TEST(StaleTempsTest, AWriterWhoseNewTempACleanerRemovedWritesAnother) {
   auto kids = env.GetChildren(dir.path());
   ASSERT_OK(kids.status());
   EXPECT_EQ(kids->size(), 1u);
+}
+
+// Someone who can write the folder plants a link at the temporary's name
+// (guessed, or seen): the writer never writes through it, takes another
+// name, and the link's target is untouched.
+class PlantsALinkEnv : public EnvWrapper {
+ public:
+  PlantsALinkEnv(std::string target)
+      : EnvWrapper(Env::Default()), target_(std::move(target)) {}
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    Plant(path);
+    return EnvWrapper::NewWritableFile(path);
+  }
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override {
+    Plant(path);
+    return EnvWrapper::NewTempFile(path);
+  }
+  void Plant(const std::string& path) {
+    if (planted_.empty() && IsAtomicTempName(path)) {
+      EXPECT_EQ(::symlink(target_.c_str(), path.c_str()), 0);
+      planted_ = path;
+    }
+  }
+  std::string target_, planted_;
+};
+
+TEST(StaleTempsTest, ALinkAtTheTemporarysNameIsNeverWrittenThrough) {
+  test::ScratchDir dir;
+  test::WriteFile(Env::Default(), dir.Join("victim"), "precious");
+  PlantsALinkEnv env(dir.Join("victim"));
+  ASSERT_OK(env.CreateDir(dir.Join("bucket")));
+  ASSERT_OK(WriteFileAtomically(&env, dir.Join("bucket/out"), "payload"));
+  EXPECT_FALSE(env.planted_.empty());
+  EXPECT_EQ(test::ReadFile(&env, dir.Join("victim")), "precious");
+  EXPECT_EQ(test::ReadFile(&env, dir.Join("bucket/out")), "payload");
+  struct stat st;
+  ASSERT_EQ(::lstat(dir.Join("bucket/out").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the key became a link";
+  // The link is no temporary of ours: no cleaner follows or removes it.
+  EXPECT_EQ(RemoveStaleTemps(&env, dir.Join("bucket")), 0u);
+  EXPECT_EQ(::lstat(env.planted_.c_str(), &st), 0);
+  EXPECT_EQ(test::ReadFile(&env, dir.Join("victim")), "precious");
+}
+
+// A FIFO, a folder or a device with a temporary's name is never opened or
+// removed (a FIFO opened for reading would wait for a writer).
+TEST(StaleTempsTest, NonRegularFilesWithATemporarysNameAreLeftAlone) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  const std::string fifo = dir.Join(".ferry-tmp-2147483646-0123456789ab-f");
+  const std::string folder = dir.Join(".ferry-tmp-2147483646-0123456789ab-d");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_OK(env->CreateDir(folder));
+  test::AgeFile(fifo, 3600);
+  test::AgeFile(folder, 3600);
+  StaleTempOptions o = Shared();
+  o.recursive = true;
+  EXPECT_EQ(RemoveStaleTemps(env, dir.path(), o), 0u);
+  EXPECT_EQ(RemoveStaleTemps(env, dir.path()), 0u);
+  EXPECT_TRUE(env->FileExists(fifo));
+  EXPECT_TRUE(env->FileExists(folder));
 }
 
 // The cleaner holds its lock while it removes: a writer locking meanwhile

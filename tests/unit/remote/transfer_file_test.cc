@@ -191,6 +191,11 @@ class SyncLogEnv : public EnvWrapper {
     FERRY_ASSIGN_OR_RETURN(auto f, EnvWrapper::NewWritableFile(path));
     return std::unique_ptr<WritableFile>(new File(this, std::move(f)));
   }
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override {
+    FERRY_ASSIGN_OR_RETURN(auto f, EnvWrapper::NewTempFile(path));
+    return std::unique_ptr<WritableFile>(new File(this, std::move(f)));
+  }
   Status RenameFile(const std::string& from, const std::string& to) override {
     log.push_back("rename " + to);
     return EnvWrapper::RenameFile(from, to);
