@@ -99,6 +99,14 @@ class TransferFaultsTest : public ::testing::Test {
     return r.failures[0].second;
   }
 
+  // What the proxy served of obj.bin so far (requests, body bytes).
+  test::FaultStats::Path ObjectStats() {
+    auto st = proxy_->Stats();
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    return st.ok() ? st->paths["/" + dir_ + "/obj.bin"]
+                   : test::FaultStats::Path{};
+  }
+
   uint64_t Retries(const TransferReport& r, const std::string& cause) {
     auto it = r.retries.find(cause);
     return it == r.retries.end() ? 0 : it->second;
@@ -169,9 +177,7 @@ TEST_F(TransferFaultsTest, UnderABandwidthLimitTheEndgameLeavesPartsAlone) {
   TransferReport r = Get(opt_.part_size);
   ExpectCompleted(r, data_);
   EXPECT_EQ(Retries(r, "stalled"), 0u);
-  auto st = proxy_->Stats();
-  ASSERT_TRUE(st.ok()) << st.status().ToString();
-  const auto& path = st->paths["/" + dir_ + "/obj.bin"];
+  const test::FaultStats::Path path = ObjectStats();
   EXPECT_EQ(path.requests, 4);  // the probe (part 0) and parts 1-3
   EXPECT_EQ(path.bytes_sent, int64_t(data_.size()));
 }
@@ -190,9 +196,7 @@ TEST_F(TransferFaultsTest, ASlowPartAtTheEndIsSplitAcrossFreeConnections) {
   TransferReport r = Get(opt_.part_size);
   ExpectCompleted(r, data_);
   EXPECT_EQ(Retries(r, "part-hash"), 0u);
-  auto st = proxy_->Stats();
-  ASSERT_TRUE(st.ok()) << st.status().ToString();
-  const auto& path = st->paths["/" + dir_ + "/obj.bin"];
+  const test::FaultStats::Path path = ObjectStats();
   EXPECT_GE(path.requests, 5);  // the probe, parts 1-3 and part 3's pieces
   EXPECT_LE(path.bytes_sent, int64_t(data_.size()) + (64 << 10));
 }
@@ -210,9 +214,7 @@ TEST_F(TransferFaultsTest, PartsThatAllComeSlowlyAreNotSplit) {
   AddRule(FaultRule::Throttle(2 << 20).RangeOnly().Times(0));
   TransferReport r = Get(opt_.part_size);
   ExpectCompleted(r, data_);
-  auto st = proxy_->Stats();
-  ASSERT_TRUE(st.ok()) << st.status().ToString();
-  const auto& path = st->paths["/" + dir_ + "/obj.bin"];
+  const test::FaultStats::Path path = ObjectStats();
   EXPECT_EQ(path.requests, 8);  // the probe (part 0) and parts 1-7
   EXPECT_EQ(path.bytes_sent, int64_t(data_.size()));
 }
