@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -95,7 +96,7 @@ Result<Endpoint> ParseEndpoint(const std::string& url) {
   return e;
 }
 
-class S3Backend final : public HttpBackend {
+class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
  public:
   S3Backend(std::string bucket, std::string prefix, AwsConfig config,
             Endpoint endpoint, HttpSettings settings,
@@ -478,31 +479,107 @@ class S3Backend final : public HttpBackend {
     return req;
   }
 
-  // Aborts the incomplete multipart uploads of exactly this key: what a
-  // killed run left behind (they cost storage and are invisible).
-  Status AbortStaleUploads(std::string_view key, const std::string& full) {
+  // Streams the incomplete multipart uploads of the keys that start with
+  // full_prefix (ListMultipartUploads, EncodingType=url), page by page.
+  // NotSupported where the server has no such listing (501, 405); other
+  // failures are ErrorFor(key), and *status says the HTTP status.
+  Status ListUploads(
+      std::string_view key, const std::string& full_prefix,
+      const std::function<Status(const UploadsPage::Upload&)>& visit,
+      long* status) {
     std::string key_marker, id_marker;
-    for (int pages = 0; pages < 100; ++pages) {
-      Query q = {{"uploads", ""}, {"prefix", full}};
+    for (;;) {
+      Query q = {
+          {"uploads", ""}, {"prefix", full_prefix}, {"encoding-type", "url"}};
       if (!key_marker.empty()) q.emplace_back("key-marker", key_marker);
       if (!id_marker.empty()) q.emplace_back("upload-id-marker", id_marker);
       FERRY_ASSIGN_OR_RETURN(HttpResponse r, client_.Perform([&] {
         return Make("GET", nullptr, q, {}, "");
       }));
-      // Some S3-compatible servers have no such listing: nothing to clean.
-      if (r.status == 501 || r.status == 405) return Status::OK();
+      *status = r.status;
+      if (r.status == 501 || r.status == 405)
+        return Status::NotSupported(Name(key),
+                                    "the server does not list incomplete "
+                                    "multipart uploads (HTTP " +
+                                        std::to_string(r.status) + ")");
       if (!Is2xx(r.status)) return ErrorFor(key, r);
       auto page = ParseListMultipartUploads(r.body);
       if (!page.ok()) return page.status().WithContext(Name(key));
-      for (const auto& u : page->uploads) {
-        if (u.key == full)
-          FERRY_RETURN_IF_ERROR(AbortMultipart(key, u.upload_id));
+      for (auto& u : page->uploads) {
+        std::string decoded;
+        if (!UrlDecodeS3(u.key, &decoded))
+          return Status::Corruption(Name(key),
+                                    "upload listing: a key that is not URL "
+                                    "encoded");
+        u.key = std::move(decoded);
+        FERRY_RETURN_IF_ERROR(visit(u));
       }
       if (!page->truncated) return Status::OK();
-      key_marker = page->next_key_marker;
+      std::string next_key;
+      if (!UrlDecodeS3(page->next_key_marker, &next_key))
+        return Status::Corruption(Name(key),
+                                  "upload listing: a marker that is not URL "
+                                  "encoded");
+      // A server that hands back the markers it was given would loop.
+      if (next_key == key_marker && page->next_upload_id_marker == id_marker)
+        return Status::Corruption(Name(key),
+                                  "upload listing: the next page starts where "
+                                  "this one did");
+      key_marker = std::move(next_key);
       id_marker = page->next_upload_id_marker;
     }
-    return Status::OK();
+  }
+
+  // Aborts the incomplete multipart uploads of exactly this key: what a
+  // killed run left behind (they cost storage and are invisible). A
+  // courtesy, never a reason to fail the upload: a server without the
+  // listing, or credentials without s3:ListBucketMultipartUploads or
+  // s3:AbortMultipartUpload (neither comes with s3:PutObject), skip it.
+  Status AbortStaleUploads(std::string_view key, const std::string& full) {
+    long status = 0;
+    Status s = ListUploads(
+        key, full,
+        [&](const UploadsPage::Upload& u) {
+          if (u.key != full) return Status::OK();
+          Status a = AbortMultipart(key, u.upload_id);
+          if (a.ok() || a.IsUnavailable()) return a;
+          Log("not aborted: " + a.ToString());
+          return Status::OK();
+        },
+        &status);
+    if (s.IsNotSupported() || status == 401 || status == 403) {
+      Log("incomplete uploads not cleaned: " + s.ToString());
+      return Status::OK();
+    }
+    return s;
+  }
+
+  Result<UploadSweep> AbortUploadsBelow(std::string_view dir_key,
+                                        int64_t cutoff_ns,
+                                        bool dry_run) override {
+    UploadSweep sweep;
+    std::string full = folder_ + std::string(dir_key);
+    long status = 0;
+    FERRY_RETURN_IF_ERROR(ListUploads(
+        dir_key, full,
+        [&](const UploadsPage::Upload& u) -> Status {
+          // A key outside the folder is not ours to judge (a server that
+          // ignores the prefix); one of unknown age counts as young.
+          if (u.key.compare(0, full.size(), full) != 0) return Status::OK();
+          if (u.initiated_ns < 0 || u.initiated_ns >= cutoff_ns) {
+            ++sweep.young_kept;
+            return Status::OK();
+          }
+          ++sweep.aborted;
+          if (dry_run) return Status::OK();
+          return AbortMultipart(u.key.substr(folder_.size()), u.upload_id);
+        },
+        &status));
+    return sweep;
+  }
+
+  void Log(const std::string& line) const {
+    if (settings_.log) settings_.log(line);
   }
 
   std::string bucket_, prefix_, folder_;

@@ -9,8 +9,10 @@
 // are one PUT up to the part size, a multipart upload above it (the engine
 // runs the parts in parallel; Backend::Write runs them one after the other).
 // Before a multipart upload starts, the incomplete uploads of the same key
-// (what a killed run left) are aborted. Errors name the object and the
-// request id, and never carry a secret.
+// (what a killed run left) are aborted where the server lists them and the
+// credentials allow it (skipped otherwise); gc aborts old ones below a
+// folder (IncompleteUploadSweeper). Errors name the object and the request
+// id, and never carry a secret.
 //
 // Keys are relative to the URL's prefix taken as a folder ("data" and
 // "data/" both put key "x" at "data/x"); the key "" is the object the URL
@@ -24,14 +26,37 @@
 #ifndef FERRY_LIB_REMOTE_S3_BACKEND_H_
 #define FERRY_LIB_REMOTE_S3_BACKEND_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ferry/remote.h"
 #include "remote/aws_config.h"
 #include "remote/http.h"
 
 namespace ferry::remote {
+
+// What gc finds of a folder's incomplete multipart uploads.
+struct UploadSweep {
+  uint64_t aborted = 0;     // initiated before the cutoff (dry run: would be)
+  uint64_t young_kept = 0;  // initiated since, or at a time not given
+};
+
+// What the S3 backend offers gc: incomplete multipart uploads are never
+// listed as objects, and a killed upload of a key no later run writes
+// again stays in the bucket (and is billed) until someone aborts it.
+class IncompleteUploadSweeper {
+ public:
+  virtual ~IncompleteUploadSweeper() = default;
+  // Aborts (dry_run: counts) the incomplete uploads of the keys below
+  // dir_key ("dir/", relative to the backend's folder) initiated before
+  // cutoff_ns. NotSupported when the server does not list them; an upload
+  // still running for that long is aborted too (its writer then fails).
+  virtual Result<UploadSweep> AbortUploadsBelow(std::string_view dir_key,
+                                                int64_t cutoff_ns,
+                                                bool dry_run) = 0;
+};
 
 // Resolves the AWS configuration from options (and the environment, ~/.aws).
 Result<std::unique_ptr<HttpBackend>> NewS3Backend(std::string bucket,

@@ -303,6 +303,8 @@ Result<UploadsPage> ParseListMultipartUploads(std::string_view xml) {
         if (path == "ListMultipartUploadsResult/Upload/Key") cur.key = text;
         if (path == "ListMultipartUploadsResult/Upload/UploadId")
           cur.upload_id = text;
+        if (path == "ListMultipartUploadsResult/Upload/Initiated")
+          cur.initiated_ns = ParseIso8601(text);
         if (path == "ListMultipartUploadsResult/Upload")
           page.uploads.push_back(std::move(cur));
         if (path == "ListMultipartUploadsResult/IsTruncated")

@@ -45,6 +45,7 @@ Result<std::string> ParseCompleteMultipart(std::string_view xml,
 struct UploadsPage {
   struct Upload {
     std::string key, upload_id;
+    int64_t initiated_ns = -1;  // <Initiated>; -1 when absent or malformed
   };
   std::vector<Upload> uploads;
   bool truncated = false;

@@ -7,6 +7,7 @@
 
 #include "ferry/publish.h"
 #include "remote/file_backend.h"
+#include "remote/s3_backend.h"
 #include "sync/deltas.h"
 #include "sync/layout.h"
 #include "sync/versions.h"
@@ -166,6 +167,20 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
   // Killed uploads' temporary files (file://): never listed, so swept apart.
   if (auto* sweeper = dynamic_cast<remote::StaleTempSweeper*>(backend))
     report.temps_deleted = sweeper->RemoveStaleTempsBelow(".ferry", o.dry_run);
+  // Killed multipart uploads (S3): invisible in listings and billed. Not
+  // every server lists them, nor every policy allows it: then a note, not a
+  // failure (the versions above are what gc is for).
+  if (auto* sweeper = dynamic_cast<remote::IncompleteUploadSweeper*>(backend)) {
+    auto swept = sweeper->AbortUploadsBelow(".ferry/", cutoff, o.dry_run);
+    if (swept.ok()) {
+      report.uploads_aborted = swept->aborted;
+      report.young_kept += swept->young_kept;
+    } else if (swept.status().IsUnavailable()) {
+      return swept.status();
+    } else {
+      report.uploads_note = swept.status().ToString();
+    }
+  }
   return report;
 }
 

@@ -94,7 +94,10 @@ int RunGc(GcArgs& a) {
         .Uint(r->deltas_deleted)
         .Key("temps_deleted")
         .Uint(r->temps_deleted)
-        .EndObject();
+        .Key("uploads_aborted")
+        .Uint(r->uploads_aborted);
+    if (!r->uploads_note.empty()) w.Key("uploads_note").String(r->uploads_note);
+    w.EndObject();
     std::fputc('\n', stdout);
   } else if (!a.common.quiet) {
     std::printf(
@@ -113,7 +116,16 @@ int RunGc(GcArgs& a) {
       std::printf("%s %llu temporary files killed uploads left\n",
                   a.gc.dry_run ? "would delete" : "deleted",
                   static_cast<unsigned long long>(r->temps_deleted));
+    if (r->uploads_aborted > 0)
+      std::printf("%s %llu incomplete multipart uploads killed runs left\n",
+                  a.gc.dry_run ? "would abort" : "aborted",
+                  static_cast<unsigned long long>(r->uploads_aborted));
   }
+  if (!r->uploads_note.empty() && !a.common.quiet)
+    std::fprintf(stderr,
+                 "ferry gc: note: incomplete multipart uploads not looked "
+                 "at: %s\n",
+                 Printable(r->uploads_note).c_str());
   return kExitOk;
 }
 

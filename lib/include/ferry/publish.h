@@ -136,6 +136,12 @@ struct GcReport {
   // A file:// remote's temporary files under .ferry/ that killed writers
   // left (RemoveStaleTemps: no writer holds their lock, older than 60 s).
   uint64_t temps_deleted = 0;
+  // An S3 remote's incomplete multipart uploads under .ferry/ (what killed
+  // uploads left) initiated before the grace period, aborted; younger ones
+  // count in young_kept. uploads_note says why they were not looked at (a
+  // server without the listing, credentials without the right), else "".
+  uint64_t uploads_aborted = 0;
+  std::string uploads_note;
 };
 
 // Deletes objects (and manifests) no kept version references and older than

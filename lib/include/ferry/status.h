@@ -82,6 +82,7 @@ class [[nodiscard]] FERRY_EXPORT Status {
   bool IsInvalidArgument() const { return code() == Code::kInvalidArgument; }
   bool IsIOError() const { return code() == Code::kIOError; }
   bool IsUnavailable() const { return code() == Code::kUnavailable; }
+  bool IsNotSupported() const { return code() == Code::kNotSupported; }
   bool IsFailedPrecondition() const {
     return code() == Code::kFailedPrecondition;
   }

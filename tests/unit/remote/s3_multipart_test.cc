@@ -1,7 +1,8 @@
 // The S3 backend's multipart bookkeeping against a scripted stub server
 // (s3rver has no ListMultipartUploads): a new multipart upload of a key first
-// aborts the incomplete uploads a killed run left for exactly that key, and
-// a failed upload is aborted.
+// aborts the incomplete uploads a killed run left for exactly that key (and
+// goes on when it may not), a failed upload is aborted, and gc's sweep
+// aborts a folder's old incomplete uploads, page by page.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "remote/s3_backend.h"
+#include "remote/s3_xml.h"
 #include "testutil/byte_io.h"
 
 namespace ferry::remote {
@@ -141,7 +143,7 @@ constexpr uint64_t kObjectSize = uint64_t(11) << 20;
 
 StubServer::Reply S3Script(const std::string& req, int fail_part) {
   StubServer::Reply r;
-  if (req == "GET /bkt?prefix=pre%2Fk&uploads=") {
+  if (req == "GET /bkt?encoding-type=url&prefix=pre%2Fk&uploads=") {
     // What killed runs left: two uploads of pre/k, one of pre/k2.
     r.body =
         "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
@@ -213,6 +215,134 @@ TEST(S3MultipartTest, AFailedUploadIsAborted) {
   EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=new"));
   EXPECT_FALSE(Has(reqs, "PUT /bkt/pre/k?partNumber=3&uploadId=new"));
   EXPECT_FALSE(Has(reqs, "POST /bkt/pre/k?uploadId=new"));
+}
+
+TEST(S3MultipartTest, AnUploadGoesOnWhenItsCleanupIsRefused) {
+  // Credentials with s3:PutObject only: listing the incomplete uploads is
+  // AccessDenied, which must not stop the upload (aws s3 cp does not list).
+  StubServer server([](const std::string& req) {
+    if (req.find("uploads=") != std::string::npos &&
+        req.rfind("GET ", 0) == 0) {
+      StubServer::Reply r;
+      r.status = 403;
+      r.body = "<Error><Code>AccessDenied</Code></Error>";
+      return r;
+    }
+    return S3Script(req, 0);
+  });
+  auto b = Open(server);
+  ASSERT_TRUE(b);
+  test::StringSource src(std::string(kObjectSize, 'x'));
+  auto w = b->Write("k", &src, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_TRUE(Has(server.requests(), "POST /bkt/pre/k?uploadId=new"));
+}
+
+// gc's sweep of pre/.ferry/: two pages (the second asked for with the
+// first's markers, URL-decoded), uploads before and after the cutoff, one
+// without a time, one whose key is outside the folder.
+StubServer::Reply SweepScript(const std::string& req) {
+  StubServer::Reply r;
+  if (req == "GET /bkt?encoding-type=url&prefix=pre%2F.ferry%2F&uploads=") {
+    r.body =
+        "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+        "<NextKeyMarker>pre/.ferry/objects/ab/a%20b</NextKeyMarker>"
+        "<NextUploadIdMarker>u2</NextUploadIdMarker>"
+        "<Upload><Key>pre/.ferry/objects/ab/old</Key><UploadId>u1</UploadId>"
+        "<Initiated>2020-01-01T00:00:00.000Z</Initiated></Upload>"
+        "<Upload><Key>pre/.ferry/objects/ab/a%20b</Key><UploadId>u2</UploadId>"
+        "<Initiated>2020-01-02T00:00:00.000Z</Initiated></Upload>"
+        "</ListMultipartUploadsResult>";
+  } else if (req ==
+             "GET /bkt?encoding-type=url&key-marker=pre%2F.ferry%2Fobjects%"
+             "2Fab%2Fa%20b&prefix=pre%2F.ferry%2F&upload-id-marker=u2&"
+             "uploads=") {
+    r.body =
+        "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+        "<Upload><Key>pre/.ferry/objects/cd/young</Key><UploadId>u3</UploadId>"
+        "<Initiated>2030-01-01T00:00:00.000Z</Initiated></Upload>"
+        "<Upload><Key>pre/.ferry/objects/cd/when</Key><UploadId>u4</UploadId>"
+        "</Upload>"
+        "<Upload><Key>pre/elsewhere</Key><UploadId>u5</UploadId>"
+        "<Initiated>2020-01-01T00:00:00.000Z</Initiated></Upload>"
+        "</ListMultipartUploadsResult>";
+  } else if (req.rfind("DELETE ", 0) == 0) {
+    r.status = 204;
+  } else {
+    r.status = 400;
+    r.body = "<Error><Code>Unexpected</Code></Error>";
+  }
+  return r;
+}
+
+int64_t Utc(const char* iso) { return ParseIso8601(iso); }
+
+TEST(S3MultipartTest, TheSweepAbortsAFoldersOldUploadsOnly) {
+  StubServer server(SweepScript);
+  auto b = Open(server);
+  ASSERT_TRUE(b);
+  auto* sweeper = dynamic_cast<IncompleteUploadSweeper*>(b.get());
+  ASSERT_NE(sweeper, nullptr);
+  auto r = sweeper->AbortUploadsBelow(
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/false);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->aborted, 2u);
+  EXPECT_EQ(r->young_kept, 2u);
+  std::vector<std::string> deletes;
+  for (const auto& q : server.requests())
+    if (q.rfind("DELETE ", 0) == 0) deletes.push_back(q);
+  EXPECT_EQ(deletes, (std::vector<std::string>{
+                         "DELETE /bkt/pre/.ferry/objects/ab/old?uploadId=u1",
+                         "DELETE /bkt/pre/.ferry/objects/ab/a%20b?uploadId=u2",
+                     }));
+}
+
+TEST(S3MultipartTest, ADrySweepCountsAndAbortsNothing) {
+  StubServer server(SweepScript);
+  auto b = Open(server);
+  ASSERT_TRUE(b);
+  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->aborted, 2u);
+  for (const auto& q : server.requests())
+    EXPECT_NE(q.rfind("DELETE", 0), 0u) << q;
+}
+
+TEST(S3MultipartTest, TheSweepSaysWhenTheServerCannotList) {
+  for (int status : {501, 403}) {
+    StubServer server([status](const std::string&) {
+      StubServer::Reply r;
+      r.status = status;
+      r.body = "<Error><Code>X</Code></Error>";
+      return r;
+    });
+    auto b = Open(server);
+    ASSERT_TRUE(b);
+    auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+        ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().IsNotSupported(), status == 501)
+        << r.status().ToString();
+  }
+}
+
+TEST(S3MultipartTest, AListingThatRepeatsItsMarkersEnds) {
+  StubServer server([](const std::string&) {
+    StubServer::Reply r;
+    r.body =
+        "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+        "<NextKeyMarker>m</NextKeyMarker><NextUploadIdMarker>i"
+        "</NextUploadIdMarker></ListMultipartUploadsResult>";
+    return r;
+  });
+  auto b = Open(server);
+  ASSERT_TRUE(b);
+  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+      ".ferry/", 0, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
+  EXPECT_EQ(server.requests().size(), 2u);
 }
 
 TEST(S3RequestTest, AddressingAndListQueries) {

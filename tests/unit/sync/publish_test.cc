@@ -20,6 +20,7 @@
 
 #include "ferry/backend_wrapper.h"
 #include "remote/file_backend.h"
+#include "remote/s3_backend.h"
 #include "sync/layout.h"
 #include "testutil/test_util.h"
 
@@ -746,6 +747,57 @@ TEST_F(PublishTest, PublishAndGcRemoveKilledUploadsTemporaries) {
   ASSERT_OK(r.status());
   EXPECT_EQ(r->temps_deleted, 1u);
   EXPECT_FALSE(Env::Default()->FileExists(held));
+}
+
+// A bucket whose server keeps incomplete multipart uploads (as S3 does):
+// what gc asks of them, and what it is told.
+class UploadsBackend : public BackendWrapper,
+                       public remote::IncompleteUploadSweeper {
+ public:
+  explicit UploadsBackend(Backend* b) : BackendWrapper(b) {}
+  Result<remote::UploadSweep> AbortUploadsBelow(std::string_view dir,
+                                                int64_t cutoff_ns,
+                                                bool dry_run) override {
+    asked.push_back(std::string(dir) + (dry_run ? " dry" : ""));
+    cutoff = cutoff_ns;
+    return answer;
+  }
+  Result<remote::UploadSweep> answer = remote::UploadSweep{};
+  std::vector<std::string> asked;
+  int64_t cutoff = 0;
+};
+
+TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
+  Write("a", "x");
+  Publish();
+  UploadsBackend b(backend_.get());
+  GcOptions g;
+  g.grace_s = 3600;
+  b.answer = remote::UploadSweep{3, 2};
+  const int64_t before = int64_t(Env::Default()->NowMicros()) * 1000;
+  auto r = CollectGarbage(&b, g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->uploads_aborted, 3u);
+  EXPECT_EQ(r->young_kept, 2u);  // nothing else is unreferenced
+  EXPECT_EQ(r->uploads_note, "");
+  EXPECT_EQ(b.asked, (std::vector<std::string>{".ferry/"}));
+  EXPECT_GE(b.cutoff, before - int64_t{3600} * 1000000000);
+  EXPECT_LE(b.cutoff, before - int64_t{3599} * 1000000000);
+  g.dry_run = true;
+  ASSERT_OK(CollectGarbage(&b, g, Env::Default()).status());
+  EXPECT_EQ(b.asked.back(), ".ferry/ dry");
+  // A server without the listing, or a policy without the right: a note,
+  // and the rest of gc's work stands.
+  g.dry_run = false;
+  b.answer = Status::NotSupported("s3://b/p/.ferry/", "no listing (HTTP 501)");
+  r = CollectGarbage(&b, g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_NE(r->uploads_note.find("no listing (HTTP 501)"), std::string::npos)
+      << r->uploads_note;
+  EXPECT_EQ(r->versions_kept, 1u);
+  // A server that stays unavailable is a failure (exit 4), as for objects.
+  b.answer = Status::Unavailable("s3://b/p/.ferry/", "HTTP 503");
+  EXPECT_TRUE(CollectGarbage(&b, g, Env::Default()).status().IsUnavailable());
 }
 
 TEST(GcTest, RefusesARemoteWithoutVersions) {
