@@ -99,49 +99,58 @@ bool WriterGone(long pid, uint64_t tag) {
 
 // Removes path if it is a stale temporary: its lock free (taken here and
 // held through the removal, so that a writer locking it meanwhile fails and
-// starts another) and old, or its writer gone. Returns whether it was (or,
-// dry_run, would be) removed.
-bool RemoveIfStale(Env* env, const std::string& path, bool local,
-                   bool dry_run) {
+// starts another) and old, or its writer gone. Counts it in sweep as
+// removed (or, dry_run, would be) or failed.
+void RemoveIfStale(Env* env, const std::string& path, bool local, bool dry_run,
+                   StaleTempSweep* sweep) {
   uint64_t tag = 0;
   const long pid = TempOwner(path, &tag);
-  if (pid < 0) return false;
+  if (pid < 0) return;
   FileInfo info;
   auto lock = env->LockIfNoWriter(path, &info);
   // Held by a writer, not a regular file, or no way to tell: kept.
-  if (!lock.ok()) return false;
+  if (!lock.ok()) return;
   const int64_t now = static_cast<int64_t>(env->NowMicros()) * 1000;
   const bool old = now - info.mtime_ns >= kSettleNs;
-  if (!old && !(local && WriterGone(pid, tag))) return false;
-  return dry_run || env->RemoveFile(path).ok();
+  if (!old && !(local && WriterGone(pid, tag))) return;
+  Status s = dry_run ? Status::OK() : env->RemoveFile(path);
+  if (s.ok()) {
+    ++sweep->removed;
+  } else if (!s.IsNotFound()) {  // gone meanwhile: another cleaner's
+    if (sweep->failed++ == 0) sweep->first_failure = s;
+  }
 }
 
-size_t SweepDir(Env* env, const std::string& dir, const StaleTempOptions& o,
-                bool local) {
+void SweepDir(Env* env, const std::string& dir, const StaleTempOptions& o,
+              bool local, StaleTempSweep* sweep) {
   auto children = env->GetChildren(dir);
-  if (!children.ok()) return 0;
-  size_t removed = 0;
+  if (!children.ok()) return;
   for (const DirEntry& e : *children) {
     if (e.is_dir && !e.is_link) {
-      if (o.recursive)
-        removed += SweepDir(env, JoinPath(dir, e.name), o, local);
+      if (o.recursive) SweepDir(env, JoinPath(dir, e.name), o, local, sweep);
       continue;
     }
     // Only regular files: a device is never opened (some act on open).
     if (!e.is_regular || !IsAtomicTempName(e.name)) continue;
-    removed += RemoveIfStale(env, JoinPath(dir, e.name), local, o.dry_run);
+    RemoveIfStale(env, JoinPath(dir, e.name), local, o.dry_run, sweep);
   }
-  return removed;
 }
 
 }  // namespace
 
 bool IsAtomicTempName(std::string_view name) { return TempOwner(name) >= 0; }
 
+StaleTempSweep SweepStaleTemps(Env* env, const std::string& dir,
+                               const StaleTempOptions& options) {
+  StaleTempSweep sweep;
+  SweepDir(env, dir, options, !options.shared && env->OnLocalFileSystem(dir),
+           &sweep);
+  return sweep;
+}
+
 size_t RemoveStaleTemps(Env* env, const std::string& dir,
                         const StaleTempOptions& options) {
-  return SweepDir(env, dir, options,
-                  !options.shared && env->OnLocalFileSystem(dir));
+  return SweepStaleTemps(env, dir, options).removed;
 }
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(

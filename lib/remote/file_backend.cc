@@ -250,14 +250,14 @@ class FileBackend : public Backend,
     return w;
   }
 
-  size_t RemoveStaleTempsBelow(std::string_view dir_key,
-                               bool dry_run) override {
-    if (!CheckPath(dir_key, "folder").ok() || !Resolve(dir_key).ok()) return 0;
+  StaleTempSweep RemoveStaleTempsBelow(std::string_view dir_key,
+                                       bool dry_run) override {
+    if (!CheckPath(dir_key, "folder").ok() || !Resolve(dir_key).ok()) return {};
     StaleTempOptions o;
     o.recursive = true;
     o.dry_run = dry_run;
     o.shared = true;
-    return RemoveStaleTemps(env_, PathOf(dir_key), o);
+    return SweepStaleTemps(env_, PathOf(dir_key), o);
   }
 
   Status Delete(std::string_view key) override {

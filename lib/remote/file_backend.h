@@ -52,10 +52,11 @@ class UnpublishedWriter {
 class StaleTempSweeper {
  public:
   virtual ~StaleTempSweeper() = default;
-  // RemoveStaleTemps (shared) on the folder of dir_key and every folder
-  // below it; how many were (dry_run: would be) removed.
-  virtual size_t RemoveStaleTempsBelow(std::string_view dir_key,
-                                       bool dry_run) = 0;
+  // SweepStaleTemps (shared) on the folder of dir_key and every folder
+  // below it: how many were (dry_run: would be) removed, and how many
+  // stale ones could not be.
+  virtual StaleTempSweep RemoveStaleTempsBelow(std::string_view dir_key,
+                                               bool dry_run) = 0;
 };
 
 // root: the directory (or, for a URL naming one file, that file; its key is

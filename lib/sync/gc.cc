@@ -165,8 +165,16 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
       },
       &report.deltas_deleted));
   // Killed uploads' temporary files (file://): never listed, so swept apart.
-  if (auto* sweeper = dynamic_cast<remote::StaleTempSweeper*>(backend))
-    report.temps_deleted = sweeper->RemoveStaleTempsBelow(".ferry", o.dry_run);
+  // One it cannot remove (a read-only bucket) fails gc as an object would.
+  if (auto* sweeper = dynamic_cast<remote::StaleTempSweeper*>(backend)) {
+    StaleTempSweep temps = sweeper->RemoveStaleTempsBelow(".ferry", o.dry_run);
+    report.temps_deleted = temps.removed;
+    if (temps.failed > 0)
+      return temps.first_failure.WithContext(
+          "gc: " + std::to_string(temps.failed) +
+          " temporary files killed uploads left could not be removed, the "
+          "first");
+  }
   // Killed multipart uploads (S3): invisible in listings and billed. Not
   // every server lists them, nor every policy allows it: then a note, not a
   // failure (the versions above are what gc is for).

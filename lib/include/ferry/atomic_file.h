@@ -129,6 +129,17 @@ struct StaleTempOptions {
 FERRY_EXPORT size_t RemoveStaleTemps(Env* env, const std::string& dir,
                                      const StaleTempOptions& options = {});
 
+// RemoveStaleTemps, also telling the stale ones it could not remove (a
+// read-only folder or file system): for gc, which must not pass them over
+// in silence.
+struct StaleTempSweep {
+  size_t removed = 0;    // (dry_run: would be)
+  size_t failed = 0;     // stale, but their removal failed
+  Status first_failure;  // the first of those, naming the file
+};
+FERRY_EXPORT StaleTempSweep SweepStaleTemps(
+    Env* env, const std::string& dir, const StaleTempOptions& options = {});
+
 }  // namespace ferry
 
 #endif  // FERRY_ATOMIC_FILE_H_

@@ -749,6 +749,42 @@ TEST_F(PublishTest, PublishAndGcRemoveKilledUploadsTemporaries) {
   EXPECT_FALSE(Env::Default()->FileExists(held));
 }
 
+// A bucket folder whose temporaries cannot be removed (read-only), seen
+// through an Env; root would be let through a chmod.
+class TempsStayEnv : public EnvWrapper {
+ public:
+  using EnvWrapper::EnvWrapper;
+  Status RemoveFile(const std::string& path) override {
+    if (IsAtomicTempName(path))
+      return Status::IOError(path, "Read-only file system");
+    return EnvWrapper::RemoveFile(path);
+  }
+};
+
+TEST_F(PublishTest, GcFailsNamingATemporaryItCannotRemove) {
+  Write("a", "first");
+  Publish();
+  const std::string temp =
+      dir_.Join("bucket/.ferry/objects/zz/.ferry-tmp-999999-0123456789ab-x");
+  test::WriteFile(Env::Default(), temp, "partial");
+  test::AgeFile(temp, 120);
+  TempsStayEnv env(Env::Default());
+  auto b = remote::NewFileBackend(dir_.Join("bucket"), "bucket", &env);
+  GcOptions g;
+  g.dry_run = true;  // removes nothing, so nothing fails
+  auto r = CollectGarbage(b.get(), g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->temps_deleted, 1u);
+  g.dry_run = false;
+  r = CollectGarbage(b.get(), g, Env::Default());
+  ASSERT_TRUE(r.status().IsIOError()) << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find("1 temporary files"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().ToString().find(temp), std::string::npos)
+      << r.status().ToString();
+  EXPECT_TRUE(Env::Default()->FileExists(temp));
+}
+
 // A bucket whose server keeps incomplete multipart uploads (as S3 does):
 // what gc asks of them, and what it is told.
 class UploadsBackend : public BackendWrapper,
