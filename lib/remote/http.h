@@ -93,8 +93,11 @@ class HttpBackend : public Backend {
   // code), naming the key and the request id.
   virtual Status ErrorFor(std::string_view key,
                           const HttpResponse& response) = 0;
-  // Multipart upload (S3). NotSupported elsewhere.
-  virtual Result<std::string> StartMultipart(std::string_view key) = 0;
+  // Multipart upload (S3). NotSupported elsewhere. StartMultipart first
+  // aborts the key's incomplete uploads that killed runs left, all but
+  // those initiated within keep_younger_s seconds.
+  virtual Result<std::string> StartMultipart(std::string_view key,
+                                             int64_t keep_younger_s = 0) = 0;
   virtual Result<HttpRequest> MakeUploadPart(
       std::string_view key, std::string_view upload_id, int part_number,
       ByteSource* source, uint64_t offset, uint64_t length) = 0;

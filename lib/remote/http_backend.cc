@@ -127,7 +127,7 @@ class HttpBackendImpl final : public HttpBackend {
   Status ErrorFor(std::string_view key, const HttpResponse& r) override {
     return HttpStatusError(UrlFor(key), r.status);
   }
-  Result<std::string> StartMultipart(std::string_view key) override {
+  Result<std::string> StartMultipart(std::string_view key, int64_t) override {
     return ReadOnly(key);
   }
   Result<HttpRequest> MakeUploadPart(std::string_view key, std::string_view,

@@ -3,11 +3,13 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "remote/http_client.h"
@@ -227,7 +229,7 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
       return Status::NotSupported(Name(key), "conditional multipart uploads");
     // Multipart, one part after the other (the engine runs them in
     // parallel); aborted on failure.
-    FERRY_ASSIGN_OR_RETURN(std::string upload_id, StartMultipart(key));
+    FERRY_ASSIGN_OR_RETURN(std::string upload_id, StartMultipart(key, 0));
     const uint64_t part =
         std::max<uint64_t>(part_size_, (size + kMaxParts - 1) / kMaxParts);
     std::vector<std::string> etags;
@@ -301,9 +303,10 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
     return S3ErrorStatus(c, r);
   }
 
-  Result<std::string> StartMultipart(std::string_view key) override {
+  Result<std::string> StartMultipart(std::string_view key,
+                                     int64_t keep_younger_s) override {
     FERRY_ASSIGN_OR_RETURN(std::string full, Full(key));
-    FERRY_RETURN_IF_ERROR(AbortStaleUploads(key, full));
+    FERRY_RETURN_IF_ERROR(AbortStaleUploads(key, full, keep_younger_s));
     FERRY_ASSIGN_OR_RETURN(HttpResponse r, client_.Perform([&] {
       return MakeBody("POST", full, {{"uploads", ""}}, {}, nullptr, 0, 0);
     }));
@@ -480,15 +483,18 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
   }
 
   // Streams the incomplete multipart uploads of the keys that start with
-  // full_prefix (ListMultipartUploads, EncodingType=url), page by page.
-  // NotSupported where the server has no such listing (501, 405); other
-  // failures are ErrorFor(key), and *status says the HTTP status.
+  // full_prefix (ListMultipartUploads, EncodingType=url), page by page, at
+  // most max_pages of them (0: no limit). NotSupported where the server has
+  // no such listing (501, 405); other failures are ErrorFor(key), and
+  // *status says the HTTP status. A server whose markers do not move on
+  // (the same page again, a key marker that goes back) is Corruption.
   Status ListUploads(
-      std::string_view key, const std::string& full_prefix,
+      std::string_view key, const std::string& full_prefix, int max_pages,
       const std::function<Status(const UploadsPage::Upload&)>& visit,
       long* status) {
     std::string key_marker, id_marker;
-    for (;;) {
+    std::set<std::string> ids_at_key;  // upload-id markers at key_marker
+    for (int pages = 0; max_pages == 0 || pages < max_pages; ++pages) {
       Query q = {
           {"uploads", ""}, {"prefix", full_prefix}, {"encoding-type", "url"}};
       if (!key_marker.empty()) q.emplace_back("key-marker", key_marker);
@@ -505,74 +511,100 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
       if (!Is2xx(r.status)) return ErrorFor(key, r);
       auto page = ParseListMultipartUploads(r.body);
       if (!page.ok()) return page.status().WithContext(Name(key));
-      for (auto& u : page->uploads) {
+      // Decoded only when the answer says it is encoded (a server may
+      // ignore the request for it).
+      auto decode = [&](std::string* text) {
         std::string decoded;
-        if (!UrlDecodeS3(u.key, &decoded))
+        if (!page->url_encoded) return true;
+        if (!UrlDecodeS3(*text, &decoded)) return false;
+        *text = std::move(decoded);
+        return true;
+      };
+      for (auto& u : page->uploads) {
+        if (!decode(&u.key))
           return Status::Corruption(Name(key),
                                     "upload listing: a key that is not URL "
                                     "encoded");
-        u.key = std::move(decoded);
         FERRY_RETURN_IF_ERROR(visit(u));
       }
       if (!page->truncated) return Status::OK();
-      std::string next_key;
-      if (!UrlDecodeS3(page->next_key_marker, &next_key))
+      std::string next_key = page->next_key_marker;
+      if (!decode(&next_key))
         return Status::Corruption(Name(key),
                                   "upload listing: a marker that is not URL "
                                   "encoded");
-      // A server that hands back the markers it was given would loop.
-      if (next_key == key_marker && page->next_upload_id_marker == id_marker)
+      if (next_key < key_marker ||
+          (next_key == key_marker &&
+           !ids_at_key.insert(page->next_upload_id_marker).second))
         return Status::Corruption(Name(key),
-                                  "upload listing: the next page starts where "
-                                  "this one did");
+                                  "upload listing: the next page starts "
+                                  "where an earlier one did");
+      if (next_key != key_marker) {
+        ids_at_key.clear();
+        ids_at_key.insert(page->next_upload_id_marker);
+      }
       key_marker = std::move(next_key);
       id_marker = page->next_upload_id_marker;
     }
+    return Status::OK();
   }
 
-  // Aborts the incomplete multipart uploads of exactly this key: what a
-  // killed run left behind (they cost storage and are invisible). A
-  // courtesy, never a reason to fail the upload: a server without the
-  // listing, or credentials without s3:ListBucketMultipartUploads or
-  // s3:AbortMultipartUpload (neither comes with s3:PutObject), skip it.
-  Status AbortStaleUploads(std::string_view key, const std::string& full) {
+  // Aborts the incomplete multipart uploads of exactly this key that were
+  // initiated keep_younger_s or more ago (0: all): what a killed run left
+  // behind (they cost storage and are invisible). A courtesy, never a
+  // reason to fail the upload: a server without the listing, credentials
+  // without s3:ListBucketMultipartUploads or s3:AbortMultipartUpload
+  // (neither comes with s3:PutObject), a listing that makes no sense or
+  // goes on past 100 pages skip it (-v says why).
+  Status AbortStaleUploads(std::string_view key, const std::string& full,
+                           int64_t keep_younger_s) {
+    const int64_t cutoff =
+        keep_younger_s <= 0
+            ? INT64_MAX
+            : int64_t(std::time(nullptr) - keep_younger_s) * 1000000000;
     long status = 0;
     Status s = ListUploads(
-        key, full,
+        key, full, /*max_pages=*/100,
         [&](const UploadsPage::Upload& u) {
           if (u.key != full) return Status::OK();
+          if (keep_younger_s > 0 &&
+              (u.initiated_ns < 0 || u.initiated_ns >= cutoff))
+            return Status::OK();
           Status a = AbortMultipart(key, u.upload_id);
-          if (a.ok() || a.IsUnavailable()) return a;
-          Log("not aborted: " + a.ToString());
+          if (!a.ok()) Log("not aborted: " + a.ToString());
           return Status::OK();
         },
         &status);
-    if (s.IsNotSupported() || status == 401 || status == 403) {
-      Log("incomplete uploads not cleaned: " + s.ToString());
-      return Status::OK();
-    }
-    return s;
+    if (!s.ok()) Log("incomplete uploads not cleaned: " + s.ToString());
+    return Status::OK();
   }
 
-  Result<UploadSweep> AbortUploadsBelow(std::string_view dir_key,
-                                        int64_t cutoff_ns,
-                                        bool dry_run) override {
+  Result<UploadSweep> AbortUploadsBelow(
+      std::string_view dir_key, int64_t cutoff_ns, bool dry_run,
+      const std::function<bool(std::string_view)>& ours) override {
     UploadSweep sweep;
     std::string full = folder_ + std::string(dir_key);
     long status = 0;
     FERRY_RETURN_IF_ERROR(ListUploads(
-        dir_key, full,
+        dir_key, full, /*max_pages=*/0,
         [&](const UploadsPage::Upload& u) -> Status {
-          // A key outside the folder is not ours to judge (a server that
-          // ignores the prefix); one of unknown age counts as young.
+          // A key outside the folder (a server that ignores the prefix),
+          // or not of the caller's layout, is not ours to judge; one of
+          // unknown age counts as young.
           if (u.key.compare(0, full.size(), full) != 0) return Status::OK();
+          const std::string rel = u.key.substr(folder_.size());
+          if (ours && !ours(rel)) return Status::OK();
           if (u.initiated_ns < 0 || u.initiated_ns >= cutoff_ns) {
             ++sweep.young_kept;
             return Status::OK();
           }
-          ++sweep.aborted;
-          if (dry_run) return Status::OK();
-          return AbortMultipart(u.key.substr(folder_.size()), u.upload_id);
+          Status a = dry_run ? Status::OK() : AbortMultipart(rel, u.upload_id);
+          if (a.ok()) {
+            ++sweep.aborted;
+          } else if (sweep.failed++ == 0) {
+            sweep.first_failure = a;
+          }
+          return Status::OK();
         },
         &status));
     return sweep;

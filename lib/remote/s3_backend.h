@@ -27,6 +27,7 @@
 #define FERRY_LIB_REMOTE_S3_BACKEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,6 +42,8 @@ namespace ferry::remote {
 struct UploadSweep {
   uint64_t aborted = 0;     // initiated before the cutoff (dry run: would be)
   uint64_t young_kept = 0;  // initiated since, or at a time not given
+  uint64_t failed = 0;      // old, but their abort failed (the sweep went on)
+  Status first_failure;     // the first of those, naming the key
 };
 
 // What the S3 backend offers gc: incomplete multipart uploads are never
@@ -50,12 +53,14 @@ class IncompleteUploadSweeper {
  public:
   virtual ~IncompleteUploadSweeper() = default;
   // Aborts (dry_run: counts) the incomplete uploads of the keys below
-  // dir_key ("dir/", relative to the backend's folder) initiated before
-  // cutoff_ns. NotSupported when the server does not list them; an upload
-  // still running for that long is aborted too (its writer then fails).
-  virtual Result<UploadSweep> AbortUploadsBelow(std::string_view dir_key,
-                                                int64_t cutoff_ns,
-                                                bool dry_run) = 0;
+  // dir_key ("dir/", relative to the backend's folder) for which ours
+  // (given the key relative to the folder; null: all) is true, initiated
+  // before cutoff_ns. NotSupported when the server does not list them; an
+  // upload still running for that long is aborted too (its writer then
+  // fails). An abort that fails is counted and the sweep goes on.
+  virtual Result<UploadSweep> AbortUploadsBelow(
+      std::string_view dir_key, int64_t cutoff_ns, bool dry_run,
+      const std::function<bool(std::string_view)>& ours) = 0;
 };
 
 // Resolves the AWS configuration from options (and the environment, ~/.aws).

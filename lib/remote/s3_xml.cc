@@ -309,6 +309,8 @@ Result<UploadsPage> ParseListMultipartUploads(std::string_view xml) {
           page.uploads.push_back(std::move(cur));
         if (path == "ListMultipartUploadsResult/IsTruncated")
           page.truncated = text == "true";
+        if (path == "ListMultipartUploadsResult/EncodingType")
+          page.url_encoded = text == "url";
         if (path == "ListMultipartUploadsResult/NextKeyMarker")
           page.next_key_marker = text;
         if (path == "ListMultipartUploadsResult/NextUploadIdMarker")

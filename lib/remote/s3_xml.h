@@ -49,6 +49,9 @@ struct UploadsPage {
   };
   std::vector<Upload> uploads;
   bool truncated = false;
+  // <EncodingType>url</EncodingType>: keys and the key marker are
+  // URL-encoded (a server may ignore the request for it).
+  bool url_encoded = false;
   std::string next_key_marker, next_upload_id_marker;
 };
 Result<UploadsPage> ParseListMultipartUploads(std::string_view xml);

@@ -168,7 +168,8 @@ class PutEngine : public CurlMultiLoop::Client {
     progress_.AddTotal(size, 0);
     if (size > UploadPartSize(opt_.part_size)) {
       ++report_->requests;
-      auto id = backend_->StartMultipart(raw->item.key);
+      auto id =
+          backend_->StartMultipart(raw->item.key, opt_.keep_uploads_younger_s);
       if (id.ok()) {
         raw->multipart = true;
         raw->upload_id = *id;

@@ -175,18 +175,28 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
           " temporary files killed uploads left could not be removed, the "
           "first");
   }
-  // Killed multipart uploads (S3): invisible in listings and billed. Not
-  // every server lists them, nor every policy allows it: then a note, not a
-  // failure (the versions above are what gc is for).
+  // Killed multipart uploads (S3): invisible in listings and billed, of
+  // keys of ferry's layout only. Not every server lists them, nor every
+  // policy allows it: then a note, not a failure (the versions above are
+  // what gc is for); so is an abort that fails.
   if (auto* sweeper = dynamic_cast<remote::IncompleteUploadSweeper*>(backend)) {
-    auto swept = sweeper->AbortUploadsBelow(".ferry/", cutoff, o.dry_run);
+    auto ours = [](std::string_view key) {
+      Hash128 a, b;
+      return sync::ParseObjectKey(key, &a) || sync::ParseManifestKey(key, &a) ||
+             sync::ParseSigKey(key, &a) || sync::ParseDeltaKey(key, &a, &b);
+    };
+    auto swept = sweeper->AbortUploadsBelow(".ferry/", cutoff, o.dry_run, ours);
     if (swept.ok()) {
       report.uploads_aborted = swept->aborted;
       report.young_kept += swept->young_kept;
+      if (swept->failed > 0)
+        report.uploads_note = std::to_string(swept->failed) +
+                              " could not be aborted, the first: " +
+                              swept->first_failure.ToString();
     } else if (swept.status().IsUnavailable()) {
       return swept.status();
     } else {
-      report.uploads_note = swept.status().ToString();
+      report.uploads_note = "not looked at: " + swept.status().ToString();
     }
   }
   return report;

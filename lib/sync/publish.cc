@@ -184,8 +184,14 @@ Status FindPresent(Backend* backend, std::vector<Upload>* wanted,
 Status RunPuts(Backend* backend, std::vector<PutItem> items,
                const TransferOptions& options, Env* env, uint64_t* bytes) {
   if (items.empty()) return Status::OK();
+  // Objects are content-addressed: a publisher running now may be
+  // uploading the same one. Its upload is left alone; a killed run's goes
+  // with gc's grace.
+  TransferOptions o = options;
+  o.keep_uploads_younger_s =
+      std::max<int64_t>(o.keep_uploads_younger_s, int64_t{24} * 3600);
   FERRY_ASSIGN_OR_RETURN(TransferReport r,
-                         PutObjects(backend, std::move(items), options, env));
+                         PutObjects(backend, std::move(items), o, env));
   *bytes += r.bytes;
   if (!r.failures.empty()) {
     const auto& [what, why] = r.failures.front();

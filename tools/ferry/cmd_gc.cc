@@ -122,9 +122,7 @@ int RunGc(GcArgs& a) {
                   static_cast<unsigned long long>(r->uploads_aborted));
   }
   if (!r->uploads_note.empty() && !a.common.quiet)
-    std::fprintf(stderr,
-                 "ferry gc: note: incomplete multipart uploads not looked "
-                 "at: %s\n",
+    std::fprintf(stderr, "ferry gc: note: incomplete multipart uploads %s\n",
                  Printable(r->uploads_note).c_str());
   return kExitOk;
 }

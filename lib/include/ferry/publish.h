@@ -139,7 +139,8 @@ struct GcReport {
   // An S3 remote's incomplete multipart uploads under .ferry/ (what killed
   // uploads left) initiated before the grace period, aborted; younger ones
   // count in young_kept. uploads_note says why they were not looked at (a
-  // server without the listing, credentials without the right), else "".
+  // server without the listing, credentials without the right) or how many
+  // could not be aborted, else "".
   uint64_t uploads_aborted = 0;
   std::string uploads_note;
 };

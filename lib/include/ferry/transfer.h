@@ -82,6 +82,12 @@ struct TransferOptions {
   // parts at the end. `ferry put` sets it when --part-size is not given
   // (docs/remote.md "What is in the bucket").
   bool grow_parts = false;
+  // Uploads (S3): a multipart upload first aborts the incomplete uploads of
+  // its key that killed runs left, but not those initiated within this
+  // many seconds: 0 for `ferry put` (a key has one writer), a day for
+  // publish (another publisher may be uploading the same object; gc takes
+  // the old ones).
+  int64_t keep_uploads_younger_s = 0;
   uint64_t bwlimit = 0;  // bytes/s over all transfers; 0: none
   int max_retries = 8;   // per request, after the first attempt
   uint64_t low_speed_limit = 1024;

@@ -246,6 +246,7 @@ StubServer::Reply SweepScript(const std::string& req) {
   if (req == "GET /bkt?encoding-type=url&prefix=pre%2F.ferry%2F&uploads=") {
     r.body =
         "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+        "<EncodingType>url</EncodingType>"
         "<NextKeyMarker>pre/.ferry/objects/ab/a%20b</NextKeyMarker>"
         "<NextUploadIdMarker>u2</NextUploadIdMarker>"
         "<Upload><Key>pre/.ferry/objects/ab/old</Key><UploadId>u1</UploadId>"
@@ -259,6 +260,7 @@ StubServer::Reply SweepScript(const std::string& req) {
              "uploads=") {
     r.body =
         "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+        "<EncodingType>url</EncodingType>"
         "<Upload><Key>pre/.ferry/objects/cd/young</Key><UploadId>u3</UploadId>"
         "<Initiated>2030-01-01T00:00:00.000Z</Initiated></Upload>"
         "<Upload><Key>pre/.ferry/objects/cd/when</Key><UploadId>u4</UploadId>"
@@ -284,7 +286,7 @@ TEST(S3MultipartTest, TheSweepAbortsAFoldersOldUploadsOnly) {
   auto* sweeper = dynamic_cast<IncompleteUploadSweeper*>(b.get());
   ASSERT_NE(sweeper, nullptr);
   auto r = sweeper->AbortUploadsBelow(
-      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/false);
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/false, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->aborted, 2u);
   EXPECT_EQ(r->young_kept, 2u);
@@ -302,7 +304,7 @@ TEST(S3MultipartTest, ADrySweepCountsAndAbortsNothing) {
   auto b = Open(server);
   ASSERT_TRUE(b);
   auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/true);
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/true, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->aborted, 2u);
   for (const auto& q : server.requests())
@@ -320,7 +322,7 @@ TEST(S3MultipartTest, TheSweepSaysWhenTheServerCannotList) {
     auto b = Open(server);
     ASSERT_TRUE(b);
     auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-        ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false);
+        ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().IsNotSupported(), status == 501)
         << r.status().ToString();
@@ -339,10 +341,136 @@ TEST(S3MultipartTest, AListingThatRepeatsItsMarkersEnds) {
   auto b = Open(server);
   ASSERT_TRUE(b);
   auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-      ".ferry/", 0, false);
+      ".ferry/", 0, false, nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
   EXPECT_EQ(server.requests().size(), 2u);
+}
+
+TEST(S3MultipartTest, MarkersThatGoBackEndTheListingAndThePutGoesOn) {
+  // Pages whose markers cycle A -> B -> A: the sweep stops with an error;
+  // a put's cleanup gives up and the upload goes on.
+  auto cycling = [](const std::string& req) {
+    StubServer::Reply r;
+    if (req.rfind("GET /bkt?", 0) == 0 && req.find("uploads=") != req.npos) {
+      const bool at_a = req.find("key-marker=a&") != std::string::npos;
+      r.body = std::string(
+                   "<ListMultipartUploadsResult><IsTruncated>true"
+                   "</IsTruncated><NextKeyMarker>") +
+               (at_a ? "b" : "a") +
+               "</NextKeyMarker><NextUploadIdMarker>i"
+               "</NextUploadIdMarker></ListMultipartUploadsResult>";
+      return r;
+    }
+    return S3Script(req, 0);
+  };
+  {
+    StubServer server(cycling);
+    auto b = Open(server);
+    auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+        ".ferry/", 0, false, nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
+    EXPECT_LE(server.requests().size(), 4u);
+  }
+  StubServer server(cycling);
+  auto b = Open(server);
+  test::StringSource src(std::string(kObjectSize, 'x'));
+  auto w = b->Write("k", &src, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_TRUE(Has(server.requests(), "POST /bkt/pre/k?uploadId=new"));
+}
+
+TEST(S3MultipartTest, AListingThatMakesNoSenseDoesNotStopAPut) {
+  for (const char* body : {"<html>no</html>", "<ListMultipartUploadsResult>",
+                           "<Error><Code>InvalidArgument</Code></Error>"}) {
+    StubServer server([body](const std::string& req) {
+      if (req.rfind("GET /bkt?", 0) == 0) {
+        StubServer::Reply r;
+        r.status =
+            std::string(body).find("Error") != std::string::npos ? 400 : 200;
+        r.body = body;
+        return r;
+      }
+      return S3Script(req, 0);
+    });
+    auto b = Open(server);
+    test::StringSource src(std::string(kObjectSize, 'x'));
+    auto w = b->Write("k", &src, {});
+    ASSERT_TRUE(w.ok()) << body << ": " << w.status().ToString();
+  }
+}
+
+TEST(S3MultipartTest, TheSweepGoesOnPastAFailedAbort) {
+  StubServer server([](const std::string& req) {
+    if (req == "DELETE /bkt/pre/.ferry/objects/ab/old?uploadId=u1") {
+      StubServer::Reply r;
+      r.status = 403;
+      r.body = "<Error><Code>AccessDenied</Code></Error>";
+      return r;
+    }
+    return SweepScript(req);
+  });
+  auto b = Open(server);
+  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->aborted, 1u);
+  EXPECT_EQ(r->failed, 1u);
+  EXPECT_NE(r->first_failure.ToString().find("ab/old"), std::string::npos)
+      << r->first_failure.ToString();
+  EXPECT_TRUE(Has(server.requests(),
+                  "DELETE /bkt/pre/.ferry/objects/ab/a%20b?uploadId=u2"));
+}
+
+TEST(S3MultipartTest, KeysAreDecodedOnlyWhenTheAnswerSaysSo) {
+  // A server that ignores encoding-type=url sends keys as they are.
+  StubServer server([](const std::string& req) {
+    StubServer::Reply r;
+    if (req.rfind("GET /bkt?", 0) == 0) {
+      r.body =
+          "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+          "<Upload><Key>pre/.ferry/x+y%41</Key><UploadId>u1</UploadId>"
+          "<Initiated>2020-01-01T00:00:00.000Z</Initiated></Upload>"
+          "</ListMultipartUploadsResult>";
+    } else {
+      r.status = 204;
+    }
+    return r;
+  });
+  auto b = Open(server);
+  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->aborted, 1u);
+  EXPECT_TRUE(
+      Has(server.requests(), "DELETE /bkt/pre/.ferry/x%2By%2541?uploadId=u1"));
+}
+
+TEST(S3MultipartTest, APublishersCleanupLeavesYoungUploadsOfTheKey) {
+  // Another publisher may be uploading the same object now.
+  StubServer server([](const std::string& req) {
+    StubServer::Reply r;
+    if (req == "GET /bkt?encoding-type=url&prefix=pre%2Fk&uploads=") {
+      r.body =
+          "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+          "<Upload><Key>pre/k</Key><UploadId>old1</UploadId>"
+          "<Initiated>2020-01-01T00:00:00.000Z</Initiated></Upload>"
+          "<Upload><Key>pre/k</Key><UploadId>live</UploadId>"
+          "<Initiated>2999-01-01T00:00:00.000Z</Initiated></Upload>"
+          "<Upload><Key>pre/k</Key><UploadId>when</UploadId></Upload>"
+          "</ListMultipartUploadsResult>";
+      return r;
+    }
+    return S3Script(req, 0);
+  });
+  auto b = Open(server);
+  auto id = b->StartMultipart("k", 3600);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto reqs = server.requests();
+  EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=old1"));
+  EXPECT_FALSE(Has(reqs, "DELETE /bkt/pre/k?uploadId=live"));
+  EXPECT_FALSE(Has(reqs, "DELETE /bkt/pre/k?uploadId=when"));
 }
 
 TEST(S3RequestTest, AddressingAndListQueries) {

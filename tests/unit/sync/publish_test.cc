@@ -791,13 +791,15 @@ class UploadsBackend : public BackendWrapper,
                        public remote::IncompleteUploadSweeper {
  public:
   explicit UploadsBackend(Backend* b) : BackendWrapper(b) {}
-  Result<remote::UploadSweep> AbortUploadsBelow(std::string_view dir,
-                                                int64_t cutoff_ns,
-                                                bool dry_run) override {
+  Result<remote::UploadSweep> AbortUploadsBelow(
+      std::string_view dir, int64_t cutoff_ns, bool dry_run,
+      const std::function<bool(std::string_view)>& is_ours) override {
     asked.push_back(std::string(dir) + (dry_run ? " dry" : ""));
     cutoff = cutoff_ns;
+    ours = is_ours;
     return answer;
   }
+  std::function<bool(std::string_view)> ours;
   Result<remote::UploadSweep> answer = remote::UploadSweep{};
   std::vector<std::string> asked;
   int64_t cutoff = 0;
@@ -819,6 +821,20 @@ TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
   EXPECT_EQ(b.asked, (std::vector<std::string>{".ferry/"}));
   EXPECT_GE(b.cutoff, before - int64_t{3600} * 1000000000);
   EXPECT_LE(b.cutoff, before - int64_t{3599} * 1000000000);
+  // Only keys of ferry's layout are gc's to abort.
+  ASSERT_TRUE(b.ours);
+  EXPECT_TRUE(b.ours(sync::ObjectKey(HashBytes("x"))));
+  EXPECT_TRUE(b.ours(sync::ManifestKey(HashBytes("m"))));
+  EXPECT_FALSE(b.ours(".ferry/manifests/m"));
+  EXPECT_FALSE(b.ours(".ferry/objects/aa/notahash"));
+  // Aborts that failed: the rest went, and a note says how many did not.
+  b.answer = remote::UploadSweep{4, 0, 2, Status::IOError("k1", "HTTP 403")};
+  r = CollectGarbage(&b, g, Env::Default());
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->uploads_aborted, 4u);
+  EXPECT_NE(r->uploads_note.find("2 could not be aborted"), std::string::npos)
+      << r->uploads_note;
+  EXPECT_NE(r->uploads_note.find("k1"), std::string::npos) << r->uploads_note;
   g.dry_run = true;
   ASSERT_OK(CollectGarbage(&b, g, Env::Default()).status());
   EXPECT_EQ(b.asked.back(), ".ferry/ dry");
