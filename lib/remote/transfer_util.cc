@@ -40,6 +40,8 @@ TransferOptions WithinDescriptors(TransferOptions options) {
 
 int ConnectionsForWork(const std::vector<GetItem>& items, int connections) {
   connections = std::max(1, connections);
+  if (items.size() >= kItemsPerConnection * uint64_t(connections))
+    return connections;
   const uint64_t enough = kBytesPerConnection * uint64_t(connections);
   uint64_t bytes = 0;  // < enough
   auto add = [&](uint64_t n) {
@@ -60,9 +62,13 @@ int ConnectionsForWork(const std::vector<GetItem>& items, int connections) {
     }
     if (!under) return connections;
   }
-  return int(std::clamp<uint64_t>(
-      (bytes + kBytesPerConnection - 1) / kBytesPerConnection,
-      std::min(2, connections), uint64_t(connections)));
+  const uint64_t by_bytes =
+      (bytes + kBytesPerConnection - 1) / kBytesPerConnection;
+  const uint64_t by_items =
+      (items.size() + kItemsPerConnection - 1) / kItemsPerConnection;
+  return int(std::clamp<uint64_t>(std::max(by_bytes, by_items),
+                                  std::min(2, connections),
+                                  uint64_t(connections)));
 }
 
 void ProgressTicker::Tick(bool last) {

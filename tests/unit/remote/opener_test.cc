@@ -158,5 +158,21 @@ TEST(ConnectionsForWorkTest, OnePerMiBOfKnownBytes) {
   EXPECT_EQ(ConnectionsForWork({sized(10), unknown}, 16), 16);
 }
 
+// Many small objects, each a round trip: one connection per 8 of them
+// (10,000 objects of 150 bytes went over 2 connections).
+TEST(ConnectionsForWorkTest, OnePerEightItemsWhenThatIsMore) {
+  GetItem tiny;
+  tiny.have_expected_size = true;
+  tiny.expected_size = 150;
+  EXPECT_EQ(ConnectionsForWork(std::vector<GetItem>(16, tiny), 16), 2);
+  EXPECT_EQ(ConnectionsForWork(std::vector<GetItem>(17, tiny), 16), 3);
+  EXPECT_EQ(ConnectionsForWork(std::vector<GetItem>(100, tiny), 16), 13);
+  EXPECT_EQ(ConnectionsForWork(std::vector<GetItem>(10000, tiny), 16), 16);
+  EXPECT_EQ(ConnectionsForWork(std::vector<GetItem>(10000, tiny), 4), 4);
+  GetItem ranges = tiny;  // one item, however many ranges: one GET of them
+  ranges.ranges = std::vector<ByteRange>(500, ByteRange{0, 10});
+  EXPECT_EQ(ConnectionsForWork({ranges}, 16), 2);
+}
+
 }  // namespace
 }  // namespace ferry::remote
