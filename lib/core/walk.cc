@@ -65,6 +65,16 @@ class Walker {
                                    ? Status::NotFound("dangling link")
                                    : info.status()});
       } else if (info->type == FileType::kRegular) {
+        if (e.is_link && o_.links_stay_inside && !Inside(child)) {
+          // Skipped as a link to a folder is: named, counted.
+          out_.skipped.push_back(
+              {std::move(child),
+               Status::NotSupported("a symbolic link that leads outside " +
+                                    root_ +
+                                    " (not followed; copy the file in to "
+                                    "take it)")});
+          continue;
+        }
         out_.files.push_back(std::move(child));
       } else if (info->type == FileType::kDirectory) {
         // A link to a directory: not followed (no cycles, no escapes).
@@ -92,6 +102,20 @@ class Walker {
   }
 
  private:
+  // Whether rel's real path (links resolved) is below the root's.
+  bool Inside(const std::string& rel) {
+    if (real_root_.empty()) {
+      auto r = env_->RealPath(root_);
+      if (!r.ok()) return false;
+      real_root_ = *r;
+    }
+    auto real = env_->RealPath(JoinPath(root_, rel));
+    if (!real.ok()) return false;
+    return real->size() > real_root_.size() &&
+           real->compare(0, real_root_.size(), real_root_) == 0 &&
+           (real_root_ == "/" || (*real)[real_root_.size()] == '/');
+  }
+
   bool Excluded(const std::string& rel) {
     auto info = env_->Stat(JoinPath(root_, rel));
     return info.ok() && excluded_.count({info->dev, info->ino}) > 0;
@@ -101,6 +125,7 @@ class Walker {
   std::string root_;
   const WalkOptions& o_;
   std::set<std::pair<uint64_t, uint64_t>> excluded_;
+  std::string real_root_;  // Inside's, once asked
   WalkResult out_;
 };
 

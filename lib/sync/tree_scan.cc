@@ -190,7 +190,9 @@ Result<ScanResult> ScanTree(Env* env, const std::string& root,
   if (!root_info.is_dir)
     return Status::InvalidArgument(root,
                                    "is not a folder (publish takes a tree)");
-  FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, root));
+  WalkOptions wo;
+  wo.links_stay_inside = true;  // a version carries only the tree's files
+  FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, root, wo));
   if (!walk.errors.empty()) {
     const WalkProblem& p = walk.errors.front();
     return Status::IOError(JoinPath(root, p.path),

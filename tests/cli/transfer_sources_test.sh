@@ -5,7 +5,10 @@
 # files_skipped), the dangling link and the folder counted as failed (exit 4),
 # every other file transferred. A device, FIFO or pipe named as a SRC is a
 # failed item, named, with nothing at its key (it went up as an empty object),
-# and so is a /proc file (size 0, yet it reads bytes).
+# and so is a /proc file (size 0, yet it reads bytes). A link in the tree
+# that leads outside it is not followed by put -R nor publish (a planted link
+# must not upload /etc/shadow), one inside is; files named like ferry's
+# working files are skipped, counted, said once.
 set -euo pipefail
 FERRY=$1
 . "$(dirname "$0")/testlib.sh"
@@ -65,4 +68,22 @@ expect_rc 4 "$FERRY" put /dev/zero "file://$work/bucket3/dz"
 [ ! -e bucket3/dz ] || fail "put /dev/zero wrote $(ls -l bucket3/dz)"
 expect_rc 4 "$FERRY" put --dry-run named_fifo "file://$work/bucket3/"
 grep -q "named_fifo: not a regular file (FIFO)" err.txt || fail "dry run: $(cat err.txt)"
+
+mkdir -p private lk/sub
+echo TOPSECRET > private/secret; chmod 600 private/secret
+echo in > lk/sub/f
+ln -s "$work/private/secret" lk/innocent
+ln -s sub/f lk/inlink
+echo mine > lk/thesis.ferry-part; echo mine > lk/.ferry-lock
+expect_rc 0 "$FERRY" put -R --json lk "file://$work/bucket4/"
+grep -q "lk/innocent: skipped: a symbolic link that leads outside" err.txt ||
+  fail "link out of the tree: $(cat err.txt)"
+grep -q "2 files skipped, named like ferry's working files" err.txt ||
+  fail "working files not said: $(cat err.txt)"
+grep -q '"files_done":2,"files_failed":0,"files_skipped":3' out.txt || fail "json: $(cat out.txt)"
+[ ! -e bucket4/innocent ] && [ "$(cat bucket4/inlink)" = in ] || fail "put: $(ls -la bucket4)"
+expect_rc 0 "$FERRY" publish lk "file://$work/pub4"
+grep -q "innocent: not published: a symbolic link that leads outside" err.txt ||
+  fail "publish: $(cat err.txt)"
+grep -rq TOPSECRET pub4 && fail "publish uploaded the secret"
 echo ok

@@ -67,15 +67,30 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
     if (info.is_dir) {
       if (!a.recursive)
         return Status::InvalidArgument(src, "is a folder (use -R)");
-      FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, src));
-      auto taken = [&](const std::string& rel) {
-        return !IsFerryWorkingFile(rel) && a.filters.Takes(rel);
-      };
+      WalkOptions wo;
+      wo.links_stay_inside = true;  // a planted link must not upload /etc
+      FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, src, wo));
       for (const auto* list : {&walk.errors, &walk.skipped})
         for (const WalkProblem& p : *list)
-          if (taken(p.path)) problems->Add(JoinPath(src, p.path), p.status);
-      for (const std::string& rel : walk.files)
-        if (taken(rel)) FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
+          if (!IsFerryWorkingFile(p.path) && a.filters.Takes(p.path))
+            problems->Add(JoinPath(src, p.path), p.status);
+      // ferry's own working files (locks, state, downloads in progress,
+      // views) never go up; a user's file named like one neither. Counted
+      // and said once, not once each (a synced tree holds thousands).
+      uint64_t working = 0;
+      std::string example;
+      for (const std::string& rel : walk.files) {
+        if (!a.filters.Takes(rel)) continue;
+        if (IsFerryWorkingFile(rel)) {
+          if (working++ == 0) example = JoinPath(src, rel);
+          continue;
+        }
+        FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
+      }
+      if (working > 0)
+        problems->AddSkipped(working, example,
+                             "named like ferry's working files "
+                             "(never uploaded)");
       continue;
     }
     if (info.type != FileType::kRegular) {

@@ -149,6 +149,20 @@ void SourceProblems::Add(const std::string& path, const Status& why) {
   }
 }
 
+void SourceProblems::AddSkipped(uint64_t n, const std::string& first,
+                                std::string_view why) {
+  skipped += n;
+  if (quiet) return;
+  if (n == 1) {
+    std::fprintf(stderr, "ferry: %s: skipped: %s\n",
+                 Printable(RedactUrls(first)).c_str(), Printable(why).c_str());
+  } else {
+    std::fprintf(stderr, "ferry: %llu files skipped, %s (the first: %s)\n",
+                 static_cast<unsigned long long>(n), Printable(why).c_str(),
+                 Printable(RedactUrls(first)).c_str());
+  }
+}
+
 void SourceProblems::MoveInto(TransferReport* report) {
   report->files_skipped += skipped;
   skipped = 0;

@@ -60,6 +60,8 @@ class PathFilters {
 struct SourceProblems {
   explicit SourceProblems(bool quiet) : quiet(quiet) {}
   void Add(const std::string& path, const Status& why);
+  // n files skipped for one reason, said in one line naming the first.
+  void AddSkipped(uint64_t n, const std::string& first, std::string_view why);
   void MoveInto(TransferReport* report);
 
   bool quiet;

@@ -27,6 +27,13 @@ struct WalkOptions {
   // A folder below the root holding one of these files is another ferry
   // run's output: skipped with that reason, not entered.
   std::vector<std::string> output_markers;
+  // A link to a file whose real path is outside the root's is skipped
+  // ("leads outside", not followed) as a link to a folder is, and as a
+  // file:// bucket's listing refuses it: what is uploaded or published
+  // from a tree must not carry files a
+  // planted link points at (/etc/shadow). Off for local work (hash,
+  // convert, pack), where trees of links into a shared store are common.
+  bool links_stay_inside = false;
 };
 
 struct WalkProblem {
