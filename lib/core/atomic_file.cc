@@ -138,6 +138,15 @@ void SweepDir(Env* env, const std::string& dir, const StaleTempOptions& o,
 
 }  // namespace
 
+Status CheckNotSpecialFile(Env* env, const std::string& path) {
+  auto info = env->Stat(path);
+  if (!info.ok() || info->is_dir || info->type == FileType::kRegular)
+    return Status::OK();
+  return Status::InvalidArgument(path, std::string("not a regular file (") +
+                                           FileTypeName(info->type) +
+                                           "): never replaced by a file");
+}
+
 bool IsAtomicTempName(std::string_view name) { return TempOwner(name) >= 0; }
 
 StaleTempSweep SweepStaleTemps(Env* env, const std::string& dir,
@@ -155,6 +164,8 @@ size_t RemoveStaleTemps(Env* env, const std::string& dir,
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     Env* env, std::string final_path) {
+  // Its rename would replace a FIFO or device at the final name.
+  FERRY_RETURN_IF_ERROR(CheckNotSpecialFile(env, final_path));
   for (int attempt = 1;; ++attempt) {
     std::string temp = TempNameFor(final_path);
     auto created = env->NewTempFile(temp);
@@ -229,7 +240,9 @@ Status AtomicFileWriter::CloseTemp(bool durable) {
 Status AtomicFileWriter::Finish(bool durable) {
   if (done_) return status_;
   FERRY_RETURN_IF_ERROR(CloseTemp(durable));
-  Status s = env_->RenameFile(temp_path_, final_path_);
+  // Checked again: one may have been made there meanwhile.
+  Status s = CheckNotSpecialFile(env_, final_path_);
+  if (s.ok()) s = env_->RenameFile(temp_path_, final_path_);
   if (!s.ok()) {
     status_ = s;
     Abandon();
@@ -280,6 +293,7 @@ void AtomicBatch::Commit(
   std::vector<Status> results(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     Status s = synced;
+    if (s.ok()) s = CheckNotSpecialFile(env_, files[i].final_path);
     if (s.ok()) s = env_->RenameFile(files[i].temp, files[i].final_path);
     if (!s.ok()) {
       (void)env_->RemoveFile(files[i].temp);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ferry/atomic_file.h"
 #include "ferry/remote.h"
 #include "remote/journal.h"
 
@@ -64,6 +65,9 @@ Download::~Download() {
 }
 
 Status Download::Open() {
+  // A FIFO, a device or a socket at DEST is refused before anything is
+  // made: the final rename would replace it.
+  FERRY_RETURN_IF_ERROR(CheckNotSpecialFile(env_, item_.dest));
   if (item_.root.empty()) {
     FERRY_RETURN_IF_ERROR(env_->CreateDirs(DirName(item_.dest)));
   } else {  // no symbolic link below the root is followed
@@ -343,6 +347,8 @@ Status Download::Verify(bool sync) {
 }
 
 Status Download::Publish(bool sync_dir) {
+  // Again: one may have been made at DEST while the download ran.
+  FERRY_RETURN_IF_ERROR(CheckNotSpecialFile(env_, item_.dest));
   FERRY_RETURN_IF_ERROR(env_->RenameFile(part_path_, item_.dest));
   journal_.reset();
   FERRY_RETURN_IF_ERROR(IgnoreNotFound(env_->RemoveFile(journal_path_)));

@@ -295,6 +295,13 @@ Status UpdateInPlace(Env* env, const Cache& cache,
     const std::string to = JoinPath(dest, e.path);
     const std::string from = cache.ObjectPath({remote_key, e.hash, e.size});
     FERRY_ASSIGN_OR_RETURN(PathKind k, LinkKind(to));
+    if (k == PathKind::kOther || k == PathKind::kLink) {
+      // A FIFO, a device or a socket at the file's name (or a link to one)
+      // is not a file to replace: the rename would put a plain file in its
+      // place. The sync fails naming it, as for a link on the way.
+      Status odd = CheckNotSpecialFile(env, to);
+      if (!odd.ok()) return Status::FailedPrecondition(odd.message());
+    }
     if (k == PathKind::kFile) {
       auto cur = env->Stat(to);
       auto obj = env->Stat(from);

@@ -5,8 +5,9 @@
 # markers are skipped (counted in --json); keys that clash (same file, a file
 # that is another key's folder) are refused before any download; a symbolic
 # link inside DST is never followed (DST itself may be one); a part file that
-# is a link is refused. A fake S3 (tests/integration/fake_s3.py) lists the
-# keys no real server would.
+# is a link is refused; a DEST (or a file's place in DST) that is a FIFO, a
+# device or a socket is refused, never replaced. A fake S3
+# (tests/integration/fake_s3.py) lists the keys no real server would.
 set -euo pipefail
 ferry=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,4 +98,35 @@ rm sy/top.ferry-part.journal && ln -s victim sy/top
 expect_rc 0 "$ferry" get "file://$work/src/top" sy/top
 [ "$(cat sy/victim)" = keep ] && [ ! -L sy/top ] && [ "$(cat sy/top)" = top ] ||
   fail "DEST link followed"
+
+# 12. A DEST that is a FIFO, a device or a socket (or a link to one:
+# /dev/stdout) is refused by name before anything is written, never
+# replaced by the download's rename (as root, `get URL /dev/null` made
+# /dev/null a plain file): exit 4. So is one at a file's place inside DEST
+# with -R, the other files fetched. (A device node of our own stands in for
+# /dev/null: without the fix only it is lost.)
+mkdir sp && mkfifo sp/fifo && ln -s /dev/null sp/null
+python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sp/sock")'
+specials=(sp/fifo sp/null sp/sock)
+if mknod sp/dev c 1 3 2> /dev/null; then specials+=(sp/dev); fi
+still_special() {
+  [ -p sp/fifo ] && [ -L sp/null ] && [ -c /dev/null ] && [ -S sp/sock ] &&
+    { [ ! -e sp/dev ] || [ -c sp/dev ]; } || fail "$1: replaced: $(ls -l sp)"
+  [ -z "$(find sp -name '*.ferry-part*' -o -name '.ferry-tmp*')" ] ||
+    fail "$1: wrote $(ls -a sp)"
+}
+fake sp '{"s/a": "A", "s/b": "B"}'
+for d in "${specials[@]}"; do
+  expect_rc 4 "$ferry" get "file://$work/src/top" "$d"
+  still_special "file:// into $d"
+  grep -q "$d: not a regular file" err.txt || fail "$d not named: $(cat err.txt)"
+  expect_rc 4 "$ferry" get --endpoint-url "$endpoint" s3://b/s/a "$d"
+  still_special "s3:// into $d"
+  grep -q "$d: not a regular file" err.txt || fail "$d not named: $(cat err.txt)"
+done
+mkdir spd && mkfifo spd/a
+expect_rc 4 get s3://b/s/ spd/
+[ -p spd/a ] && [ "$(cat spd/b)" = B ] || fail "-R: $(ls -l spd)"
+grep -q "spd/a: not a regular file (FIFO)" err.txt || fail "-R: $(cat err.txt)"
+
 echo ok

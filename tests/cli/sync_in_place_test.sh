@@ -3,7 +3,8 @@
 # in for ferry publish): DEST a plain folder updated file by file; a no-op in
 # one request; only what changed placed; files ferry placed and the new
 # version drops removed, other files kept (removed with --delete); a kill -9
-# midway and a rerun; a symbolic link on a file's way; switching between a
+# midway and a rerun; a symbolic link on a file's way; a FIFO or a link
+# to a device at a file's name refused; switching between a
 # view DEST and an --in-place DEST refused both ways; ferry verify on a pack
 # output synced --in-place.
 set -euo pipefail
@@ -121,6 +122,17 @@ ln -s ../outside ds2/sub
 expect_rc 4 "$FERRY" sync --in-place bucket ds2 --cache cache
 grep -q "symbolic link" err.txt || { cat err.txt; fail "link message"; }
 [ -z "$(ls outside)" ] || fail "wrote through the link"
+
+# A FIFO (or a link to a device) at a file's name is not replaced by the
+# file: the sync fails naming it (exit 4), the FIFO and /dev/null untouched.
+mkdir ds3 && mkfifo ds3/readme.txt
+expect_rc 4 "$FERRY" sync --in-place bucket ds3 --cache cache
+grep -q "ds3/readme.txt: not a regular file (FIFO)" err.txt || { cat err.txt; fail "FIFO message"; }
+[ -p ds3/readme.txt ] || fail "FIFO replaced"
+rm ds3/readme.txt && ln -s /dev/null ds3/readme.txt
+expect_rc 4 "$FERRY" sync --in-place bucket ds3 --cache cache
+grep -q "ds3/readme.txt: not a regular file (character device)" err.txt || { cat err.txt; fail "device message"; }
+[ -L ds3/readme.txt ] && [ -c /dev/null ] || fail "link to a device replaced"
 
 # A view DEST and an --in-place DEST do not turn into each other.
 expect_rc 0 "$FERRY" sync bucket view --cache cache

@@ -101,6 +101,15 @@ class FERRY_EXPORT AtomicBatch {
 FERRY_EXPORT Status WriteFileAtomically(Env* env, const std::string& path,
                                         std::string_view data);
 
+// OK unless path names (through links) a FIFO, a device or a socket: then
+// InvalidArgument naming it ("not a regular file (FIFO)"). Asked before a
+// file is renamed onto path (here and by downloads): the rename would
+// replace the node itself (run as root, `ferry get URL /dev/null` made
+// /dev/null a plain file). Nothing there, a file or a folder is OK (a folder
+// fails the rename by itself); so is a path that cannot be looked at (the
+// write tells why).
+FERRY_EXPORT Status CheckNotSpecialFile(Env* env, const std::string& path);
+
 // True if name (or a path's last part) is one of our temporary files
 // (".ferry-tmp-<pid>-<12 hex>-<name>"). Nothing else is ever treated as one.
 FERRY_EXPORT bool IsAtomicTempName(std::string_view name);

@@ -190,6 +190,38 @@ TEST(FileBackendTest, UrlNamingAFifoOrADanglingLinkIsAProblem) {
   }
 }
 
+// A key whose file is a FIFO, or a link to a device, is refused by name and
+// left as it is: the write's rename would replace it (put to file:// made a
+// plain file of a FIFO; as root, of /dev/null through a link), and no
+// temporary is left beside it. A conditional write is refused the same way.
+TEST(FileBackendTest, AWriteNeverReplacesAFifoOrADevice) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  ASSERT_EQ(::mkfifo(dir.Join("fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("/dev/null", dir.Join("null").c_str()), 0);
+  auto b = NewFileBackend(dir.path(), dir.path(), env);
+  for (const char* key : {"fifo", "null"}) {
+    for (bool conditional : {false, true}) {
+      Source src("data");
+      WriteOptions o;
+      o.if_none_match = conditional;
+      auto w = b->Write(key, &src, o);
+      ASSERT_FALSE(w.ok()) << key;
+      EXPECT_TRUE(w.status().IsInvalidArgument()) << w.status().ToString();
+      EXPECT_NE(w.status().ToString().find(dir.Join(key)), std::string::npos)
+          << w.status().ToString();
+    }
+  }
+  struct stat st;
+  ASSERT_EQ(::lstat(dir.Join("fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ASSERT_EQ(::lstat(dir.Join("null").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  auto children = env->GetChildren(dir.path());
+  ASSERT_TRUE(children.ok());
+  EXPECT_EQ(children->size(), 2u);  // no temporary left
+}
+
 TEST(FileBackendTest, MissingRootIsAnEmptyBucketUntilWritten) {
   test::ScratchDir dir;
   Env* env = Env::Default();
