@@ -42,6 +42,13 @@ cmp got/sub/deep/e.txt tree/sub/deep/e.txt || fail "e.txt differs"
 expect_rc 0 "$FERRY" get -R --dry-run --exclude '*.bin' "file://$work/all/" dry/
 grep -q "b.bin" out.txt && fail "dry-run lists an excluded key: $(cat out.txt)"
 grep -q "a.txt" out.txt || fail "dry-run: $(cat out.txt)"
+# One '/' between the prefix as given and the key (it printed all//a.txt),
+# for put too.
+grep -qxF "get file://$work/all/a.txt -> dry/a.txt" out.txt ||
+  fail "dry-run URL: $(cat out.txt)"
+expect_rc 0 "$FERRY" put -R --dry-run tree "file://$work/b5/"
+grep -qxF "put tree/a.txt -> file://$work/b5/a.txt" out.txt ||
+  fail "put dry-run URL: $(cat out.txt)"
 
 # Filters name paths below a folder: without -R they are a usage error.
 expect_rc 2 "$FERRY" put --exclude '*.txt' tree/a.txt "file://$work/b4/"

@@ -136,7 +136,7 @@ int RunGet(GetArgs& a) {
     for (const Batch& b : batches)
       for (const GetItem& item : b.items)
         std::printf("get %s -> %s\n",
-                    Printable(RedactUrls(b.url + "/" + item.key)).c_str(),
+                    Printable(RedactUrls(KeyUrl(b.url, item.key))).c_str(),
                     Printable(item.dest).c_str());
     return ReportFailures(total.failures);
   }

@@ -122,7 +122,7 @@ int RunPut(PutArgs& a) {
     std::string base = (*backend)->Describe();
     for (const PutItem& item : items)
       std::printf("put %s -> %s\n", Printable(item.src).c_str(),
-                  Printable(RedactUrls(base + "/" + item.key)).c_str());
+                  Printable(RedactUrls(KeyUrl(base, item.key))).c_str());
     return ReportFailures(problems.failures);
   }
   TransferBar bar("put", items.size(), a.common.quiet || a.common.json);

@@ -80,6 +80,12 @@ Result<ObjectUrl> SplitObjectUrl(std::string_view url) {
   return ObjectUrl{parent, std::move(key), std::move(name)};
 }
 
+std::string KeyUrl(std::string_view base, std::string_view key) {
+  std::string url(base);
+  if (url.empty() || url.back() != '/') url += '/';
+  return url.append(key);
+}
+
 void PathFilters::AddOptions(CLI::App* cmd, std::string_view what) {
   cmd_ = cmd;
   include_ = cmd->add_option("--include")

@@ -29,6 +29,11 @@ struct ObjectUrl {
 };
 Result<ObjectUrl> SplitObjectUrl(std::string_view url);
 
+// The URL of key below base, as --dry-run prints it: one '/' between them,
+// also when base ends with one as given ("s3://b/p/" + "x" ->
+// "s3://b/p/x", not "s3://b/p//x").
+std::string KeyUrl(std::string_view base, std::string_view key);
+
 TransferOptions TransferOptionsFrom(const RemoteOptions& remote, bool dry_run);
 
 // --include GLOB / --exclude GLOB, each repeatable, kept in command-line
