@@ -6,7 +6,8 @@
 # that is another key's folder) are refused before any download; a symbolic
 # link inside DST is never followed (DST itself may be one); a part file that
 # is a link is refused; a DEST (or a file's place in DST) that is a FIFO, a
-# device or a socket is refused, never replaced. A fake S3
+# device or a socket is refused, never replaced; a SRC of get -R that names
+# nothing fails naming it (the others fetched). A fake S3
 # (tests/integration/fake_s3.py) lists the keys no real server would.
 set -euo pipefail
 ferry=$1
@@ -128,5 +129,25 @@ mkdir spd && mkfifo spd/a
 expect_rc 4 get s3://b/s/ spd/
 [ -p spd/a ] && [ "$(cat spd/b)" = B ] || fail "-R: $(ls -l spd)"
 grep -q "spd/a: not a regular file (FIFO)" err.txt || fail "-R: $(cat err.txt)"
+
+# 13. A SRC that lists nothing and is no object (a missing prefix, a missing
+# folder) fails naming it, exit 4, as ls of it does; the other SRCs are
+# fetched. An empty folder is no failure.
+fake srcs '{"p/x": "X", "p/sub/y": "Y", "other/s1": "S1"}'
+expect_rc 4 get --json s3://b/nonexistent/ s3://b/p/ ms/
+[ "$(cat ms/x)" = X ] && [ "$(cat ms/sub/y)" = Y ] || fail "other SRC: $(find ms)"
+grep -qF "ferry: s3://b/nonexistent/: NotFound: no such object or prefix" err.txt ||
+  fail "missing prefix not named: $(cat err.txt)"
+grep -q '"files_done":2' out.txt && grep -q '"files_failed":1' out.txt ||
+  fail "missing prefix json: $(cat out.txt)"
+expect_rc 4 get s3://b/nonexistent ms2/
+grep -qF "ferry: s3://b/nonexistent: NotFound: no such object or prefix" err.txt ||
+  fail "missing prefix without '/': $(cat err.txt)"
+expect_rc 4 "$ferry" get -R "file://$work/no/such/dir/" "file://$work/src/" ms3/
+[ "$(cat ms3/top)" = top ] || fail "file:// other SRC: $(find ms3)"
+grep -qF "ferry: file://$work/no/such/dir/: NotFound: no such object or prefix" err.txt ||
+  fail "missing folder not named: $(cat err.txt)"
+mkdir empty
+expect_rc 0 "$ferry" get -R "file://$work/empty/" ms4/
 
 echo ok

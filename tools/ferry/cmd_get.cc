@@ -70,11 +70,14 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
     if (a.recursive) {
       batches->push_back(Batch{src, {}});
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
+      uint64_t told = 0;  // entries and problems the listing gave
       ListOptions lo;
       lo.problem = [&](const std::string& key, const Status& why) {
+        ++told;
         if (a.filters.Takes(key)) problems->Add(key.empty() ? src : key, why);
       };
       FERRY_RETURN_IF_ERROR(backend->List("", lo, [&](const ObjectInfo& info) {
+        ++told;
         if (info.is_prefix || !a.filters.Takes(info.key)) return Status::OK();
         if (IsFolderMarker(info)) {
           ++refused->files_skipped;
@@ -87,6 +90,15 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
         add(batches->size() - 1, std::move(item), nullptr);
         return Status::OK();
       }));
+      if (told == 0) {
+        // Nothing below it: a failure naming SRC unless it is an empty
+        // folder (or one object), as ls has it.
+        auto what = EmptyListingNames(backend.get(), src, false);
+        if (!what.ok()) {
+          if (!what.status().IsNotFound()) return what.status();
+          refuse(src, Status::NotFound("no such object or prefix"));
+        }
+      }
       continue;
     }
     FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(src));

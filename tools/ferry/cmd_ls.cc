@@ -90,26 +90,16 @@ int RunLs(const LsArgs& a) {
     }
   };
   Status s = (*backend)->List("", lo, print);
-  // A URL naming one object (s3://bucket/data/file.bin) lists that object.
-  if (s.ok() && objects + folders == 0 && !a.url.empty() &&
-      a.url.back() != '/') {
-    auto one = (*backend)->Stat("");
-    if (one.ok()) {
-      s = print(*one);
-    } else if (!one.status().IsNotFound() &&
-               !one.status().IsInvalidArgument()) {
+  // Nothing listed: a URL naming one object (s3://bucket/data/file.bin)
+  // lists that object; a name that is not there is an error (a FIFO or a
+  // dangling link the URL names is a failure already).
+  if (s.ok() && objects + folders == 0) {
+    auto one =
+        EmptyListingNames(backend->get(), a.url, !problems.failures.empty());
+    if (!one.ok()) {
       s = one.status();
-    }
-  }
-  // Nothing listed, no object and no folder (on s3:// an empty key prefix
-  // is no folder): a name that is not there, an error as `aws s3 ls` makes
-  // it (a FIFO or a dangling link the URL names is a failure already).
-  if (s.ok() && objects + folders == 0 && problems.failures.empty()) {
-    auto folder = (*backend)->FolderExists();
-    if (!folder.ok()) {
-      s = folder.status();
-    } else if (!*folder) {
-      s = Status::NotFound(a.url, "no such object or prefix");
+    } else if (*one) {
+      s = print(**one);
     }
   }
   if (json) {

@@ -86,6 +86,21 @@ std::string KeyUrl(std::string_view base, std::string_view key) {
   return url.append(key);
 }
 
+Result<std::optional<ObjectInfo>> EmptyListingNames(Backend* backend,
+                                                    const std::string& url,
+                                                    bool told) {
+  if (!url.empty() && url.back() != '/') {
+    auto one = backend->Stat("");
+    if (one.ok()) return std::optional<ObjectInfo>(std::move(*one));
+    if (!one.status().IsNotFound() && !one.status().IsInvalidArgument())
+      return one.status();
+  }
+  if (told) return std::optional<ObjectInfo>();
+  FERRY_ASSIGN_OR_RETURN(bool folder, backend->FolderExists());
+  if (!folder) return Status::NotFound(url, "no such object or prefix");
+  return std::optional<ObjectInfo>();
+}
+
 void PathFilters::AddOptions(CLI::App* cmd, std::string_view what) {
   cmd_ = cmd;
   include_ = cmd->add_option("--include")

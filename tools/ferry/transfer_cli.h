@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,16 @@ Result<ObjectUrl> SplitObjectUrl(std::string_view url);
 // also when base ends with one as given ("s3://b/p/" + "x" ->
 // "s3://b/p/x", not "s3://b/p//x").
 std::string KeyUrl(std::string_view base, std::string_view key);
+
+// What a URL whose listing found nothing names (ls, get -R): the object
+// itself when the URL does not end in '/' (s3://b/data/x.bin, which lists
+// nothing as a prefix), else nullopt for a folder that is there and empty.
+// NotFound "URL: no such object or prefix" when it is neither (on s3:// an
+// empty key prefix is no folder, as `aws s3 ls` has it), unless told: a
+// problem the listing reported names it already (a FIFO, a dangling link).
+Result<std::optional<ObjectInfo>> EmptyListingNames(Backend* backend,
+                                                    const std::string& url,
+                                                    bool told);
 
 TransferOptions TransferOptionsFrom(const RemoteOptions& remote, bool dry_run);
 
