@@ -6,9 +6,10 @@
 # that is another key's folder) are refused before any download; a symbolic
 # link inside DST is never followed (DST itself may be one); a part file that
 # is a link is refused; a DEST (or a file's place in DST) that is a FIFO, a
-# device or a socket is refused, never replaced; a SRC of get -R that names
-# nothing fails naming it (the others fetched). A fake S3
-# (tests/integration/fake_s3.py) lists the keys no real server would.
+# device or a socket is refused, never replaced. And what a SRC of get -R
+# names: a missing prefix fails naming it (the others fetched); one object is
+# fetched into DST. A fake S3 (tests/integration/fake_s3.py) lists the keys
+# no real server would.
 set -euo pipefail
 ferry=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -150,4 +151,14 @@ grep -qF "ferry: file://$work/no/such/dir/: NotFound: no such object or prefix" 
 mkdir empty
 expect_rc 0 "$ferry" get -R "file://$work/empty/" ms4/
 
+# 14. A SRC naming one object (no prefix below it) is that object, fetched
+# into DST/<its name> as ls -R lists it (as cp -r and aws s3 cp --recursive
+# do); --dry-run says so.
+expect_rc 0 get s3://b/other/s1 one/
+[ "$(cat one/s1)" = S1 ] || fail "s3:// object as -R SRC: $(find one)"
+expect_rc 0 get --dry-run s3://b/other/s1 one2/
+grep -qxF "get s3://b/other/s1 -> one2/s1" out.txt || fail "dry-run: $(cat out.txt)"
+expect_rc 0 "$ferry" get -R "file://$work/src/top" "$work/src/sub/f" one3/
+[ "$(cat one3/top)" = top ] && [ "$(cat one3/f)" = f ] ||
+  fail "file:// object as -R SRC: $(find one3) $(cat err.txt)"
 echo ok

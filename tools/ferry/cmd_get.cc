@@ -67,10 +67,12 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
     batch_of.push_back(batch);
   };
   for (const std::string& src : srcs) {
+    std::string object_url = src;  // with -R, when src names one object
     if (a.recursive) {
       batches->push_back(Batch{src, {}});
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
-      uint64_t told = 0;  // entries and problems the listing gave
+      uint64_t told = 0;   // entries and problems the listing gave
+      bool named = false;  // the URL names one file (file://: its key "")
       ListOptions lo;
       lo.problem = [&](const std::string& key, const Status& why) {
         ++told;
@@ -78,6 +80,10 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
       };
       FERRY_RETURN_IF_ERROR(backend->List("", lo, [&](const ObjectInfo& info) {
         ++told;
+        if (info.key.empty() && !info.is_prefix) {
+          named = true;
+          return Status::OK();
+        }
         if (info.is_prefix || !a.filters.Takes(info.key)) return Status::OK();
         if (IsFolderMarker(info)) {
           ++refused->files_skipped;
@@ -91,17 +97,23 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
         return Status::OK();
       }));
       if (told == 0) {
-        // Nothing below it: a failure naming SRC unless it is an empty
-        // folder (or one object), as ls has it.
+        // Nothing below it: the object the URL names (s3://b/data/x.bin,
+        // as ls -R lists it), an empty folder, or a failure naming SRC.
         auto what = EmptyListingNames(backend.get(), src, false);
         if (!what.ok()) {
           if (!what.status().IsNotFound()) return what.status();
           refuse(src, Status::NotFound("no such object or prefix"));
+          continue;
         }
+        named = what->has_value();
       }
-      continue;
+      if (!named) continue;
+      // Fetched into DST/<its name>, as `cp -r file dir/` does.
+      while (object_url.size() > 1 && object_url.back() == '/')
+        object_url.pop_back();
     }
-    FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(src));
+    FERRY_ASSIGN_OR_RETURN(ObjectUrl u, SplitObjectUrl(object_url));
+    if (a.recursive && !a.filters.Takes(u.name)) continue;  // its path: name
     if (batches->empty() || batches->back().url != u.parent)
       batches->push_back(Batch{u.parent, {}});
     GetItem item;
