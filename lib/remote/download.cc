@@ -343,6 +343,10 @@ Status Download::Verify(bool sync) {
                    item_.expected.ToHex() + " (download removed)");
     }
   }
+  // The item tells on_installed what landed: after a change during the run
+  // (Restart), the object seen at the end, not the listing's.
+  item_.info.size = size_;
+  item_.info.etag = etag_;
   return Status::OK();
 }
 

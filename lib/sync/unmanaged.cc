@@ -296,9 +296,20 @@ class Fetcher {
     }
     std::set<std::string> failed;
     if (!items.empty()) {
+      // A file that changed during its download was fetched again: its
+      // entry takes the size and ETag of the bytes that came, else the
+      // listing's ETag beside the new bytes' hash said "unchanged" once the
+      // file was put back as listed.
+      TransferOptions topt = run_.o.transfer;
+      topt.on_installed = [&](const GetItem& item) {
+        Entry* e = by_key.at(item.key)->entry;
+        report_->bytes += item.info.size - e->size;
+        e->size = item.info.size;
+        e->etag = item.info.etag;
+      };
       FERRY_ASSIGN_OR_RETURN(
           TransferReport r,
-          GetObjects(run_.backend, std::move(items), run_.o.transfer, env));
+          GetObjects(run_.backend, std::move(items), topt, env));
       CountTransfer(r, report_);
       for (auto& [key, s] : r.failures) {
         failed.insert(key);

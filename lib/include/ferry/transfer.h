@@ -102,8 +102,11 @@ struct TransferOptions {
   std::function<void(const TransferProgress&)> progress;
   // Downloads: called once for each item as it gets its final name (dest:
   // verified, and with fsync its bytes and folder synced), with the item as
-  // given. Never for an item that fails, nor twice for one; in the order
-  // the items land, not their order in the list. Called on the thread that
+  // given but for its info: the size and ETag of the bytes that landed (an
+  // object that changed during the run was fetched again: its new ETag, not
+  // the listing's; an unmanaged sync records that one). Never for an item
+  // that fails, nor twice for one; in the order the items land, not their
+  // order in the list. Called on the thread that
   // called GetObjects (the engine's event loop runs there), one call at a
   // time, before GetObjects returns; every transfer waits while it runs, so
   // it should hand any slow work to another thread (ferry sync moves the

@@ -1,0 +1,105 @@
+// ferry sync from unmanaged remotes (docs/sync.md "Unmanaged remotes"):
+// what DEST records of a file that changed while it was fetched.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "ferry/sync.h"
+#include "remote/file_backend.h"
+#include "sync/in_place.h"
+#include "testutil/sync_fixture.h"
+#include "testutil/test_util.h"
+
+namespace ferry {
+namespace {
+
+using test::ReadFile;
+using test::WriteFile;
+
+// Runs `then` once, as the first file whose name ends in `suffix` is
+// opened for reading (the file backend's read of a listed file).
+class BeforeReadEnv : public EnvWrapper {
+ public:
+  BeforeReadEnv(std::string suffix, std::function<void()> then)
+      : EnvWrapper(Env::Default()),
+        suffix_(std::move(suffix)),
+        then_(std::move(then)) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    if (then_ && path.size() >= suffix_.size() &&
+        path.compare(path.size() - suffix_.size(), suffix_.size(), suffix_) ==
+            0)
+      std::exchange(then_, nullptr)();
+    return EnvWrapper::NewRandomAccessFile(path);
+  }
+
+ private:
+  std::string suffix_;
+  std::function<void()> then_;
+};
+
+class UnmanagedSyncTest : public test::SyncFixture {
+ protected:
+  // The ETag DEST's .ferry-sync-files records for path.
+  std::string RecordedEtag(const std::string& path) {
+    auto list = sync::ReadFileList(
+        env_, JoinPath(dest_, std::string(sync::kFileListName)));
+    EXPECT_OK(list.status());
+    if (list.ok())
+      for (const sync::Entry& e : *list)
+        if (e.path == path) return e.etag;
+    return "";
+  }
+};
+
+// Overwrites 4 bytes of path in place (same inode) and sets its mtime.
+void Overwrite4(const std::string& path, const std::string& bytes,
+                const timespec& mtime) {
+  int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, bytes.data(), 4, 100), 4);
+  const timespec times[2] = {mtime, mtime};
+  ASSERT_EQ(::futimens(fd, times), 0);
+  ::close(fd);
+}
+
+// A file that changes while the sync downloads it is fetched again (the
+// engine sees another ETag): DEST records the ETag of the bytes it got.
+// It recorded the listing's, beside the new bytes' hash: once the file was
+// put back as listed, the next sync said "unchanged" over other bytes.
+TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
+  const std::string file = JoinPath(bucket_, "big");
+  const std::string listed(5000, 'a');
+  WriteFile(env_, file, listed);
+  auto info = env_->Stat(file);
+  ASSERT_OK(info.status());
+  const std::string listed_etag = remote::FileEtag(*info);
+  struct stat st;
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  const timespec was = st.st_mtim;
+  const timespec later = {was.tv_sec + 10, was.tv_nsec};
+  BeforeReadEnv env("/bucket/big", [&] { Overwrite4(file, "XXXX", later); });
+  auto r = Sync(Options(), &env);
+  ASSERT_OK(r.status());
+  std::string changed = listed;
+  changed.replace(100, 4, "XXXX");
+  EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == changed);
+  info = env_->Stat(file);
+  ASSERT_OK(info.status());
+  EXPECT_EQ(RecordedEtag("big"), remote::FileEtag(*info));
+  // Put back as listed: the same bytes, mtime and inode, so the listing's
+  // ETag again; DEST holds other bytes, so the sync fetches them.
+  Overwrite4(file, "aaaa", was);
+  auto again = Sync(Options(), env_);
+  ASSERT_OK(again.status());
+  EXPECT_FALSE(again->unchanged);
+  EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == listed)
+      << "DEST kept the bytes of the change";
+  EXPECT_EQ(RecordedEtag("big"), listed_etag);
+}
+
+}  // namespace
+}  // namespace ferry
