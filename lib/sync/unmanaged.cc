@@ -134,6 +134,25 @@ Status StatAll(Backend* backend, const std::vector<std::string>& keys,
   return Status::OK();
 }
 
+// A key a listing gave twice (repeated across pages): once when both say
+// the same size and ETag, else refused, naming it, before anything is
+// fetched. Twice, it was two downloads into one name ("another ferry run is
+// downloading"), and every later sync failed. files: sorted by path.
+Status DropRepeatedKeys(const std::string& remote, std::vector<Entry>* files) {
+  auto same = [](const Entry& a, const Entry& b) { return a.path == b.path; };
+  for (auto it = std::adjacent_find(files->begin(), files->end(), same);
+       it != files->end(); it = std::adjacent_find(it + 1, files->end(), same))
+    if (it->size != (it + 1)->size || it->etag != (it + 1)->etag)
+      return Status::FailedPrecondition(
+          remote + "/" + it->path,
+          "is listed twice, as " + std::to_string(it->size) + " bytes (ETag " +
+              it->etag + ") and as " + std::to_string((it + 1)->size) +
+              " bytes (ETag " + (it + 1)->etag +
+              "): the listing is inconsistent; nothing was fetched");
+  files->erase(std::unique(files->begin(), files->end(), same), files->end());
+  return Status::OK();
+}
+
 // The remote's files: listed (or named by --list), ferry's own names and
 // S3 folder markers left out, each key checked as a path below DEST.
 Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
@@ -195,6 +214,9 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
     paths.insert(e.path);
     files.push_back(std::move(e));
   }
+  std::sort(files.begin(), files.end(),
+            [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  FERRY_RETURN_IF_ERROR(DropRepeatedKeys(run.backend->Describe(), &files));
   for (const Entry& e : files)
     for (size_t slash = e.path.find('/'); slash != std::string::npos;
          slash = e.path.find('/', slash + 1))
@@ -208,8 +230,6 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
   if (files.empty())
     return Status::NotFound(run.backend->Describe(),
                             "has no .ferry/refs/HEAD and no files");
-  std::sort(files.begin(), files.end(),
-            [](const Entry& a, const Entry& b) { return a.path < b.path; });
   report->files_listed = files.size();
   return files;
 }

@@ -3,117 +3,22 @@
 // aborts the incomplete uploads a killed run left for exactly that key (and
 // goes on when it may not), a failed upload is aborted, and gc's sweep
 // aborts a folder's old incomplete uploads, page by page.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cstring>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "remote/s3_backend.h"
 #include "remote/s3_xml.h"
 #include "testutil/byte_io.h"
+#include "testutil/stub_server.h"
 
 namespace ferry::remote {
 namespace {
 
-// One HTTP/1.1 server thread, one connection at a time (close a backend
-// before the next one connects): reads each request (headers, Content-Length
-// body) and answers what `reply` says; records "METHOD target" lines.
-class StubServer {
- public:
-  struct Reply {
-    int status = 200;
-    std::string body;
-    std::string headers;  // extra "Name: value\r\n" lines
-  };
-  explicit StubServer(std::function<Reply(const std::string&)> reply)
-      : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 8);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~StubServer() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(port_);
-  }
-  std::vector<std::string> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return requests_;
-  }
-
- private:
-  void Serve() {
-    while (!stop_) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string buf;
-      char tmp[65536];
-      for (;;) {
-        size_t end = buf.find("\r\n\r\n");
-        if (end == std::string::npos) {
-          ssize_t n = ::read(c, tmp, sizeof tmp);
-          if (n <= 0) break;
-          buf.append(tmp, size_t(n));
-          continue;
-        }
-        std::string head = buf.substr(0, end);
-        size_t body_len = 0;
-        for (const char* name : {"Content-Length: ", "content-length: "}) {
-          size_t p = head.find(name);
-          if (p != std::string::npos)
-            body_len = std::stoul(head.substr(p + strlen(name)));
-        }
-        while (buf.size() < end + 4 + body_len) {
-          ssize_t n = ::read(c, tmp, sizeof tmp);
-          if (n <= 0) break;
-          buf.append(tmp, size_t(n));
-        }
-        std::string line = head.substr(0, head.find(' ', head.find(' ') + 1));
-        buf.erase(0, std::min(buf.size(), end + 4 + body_len));
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          requests_.push_back(line);
-        }
-        Reply r = reply_(line);
-        std::string out =
-            "HTTP/1.1 " + std::to_string(r.status) +
-            " X\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n" +
-            r.headers + "\r\n";
-        if (line.rfind("HEAD ", 0) != 0) out += r.body;
-        if (::write(c, out.data(), out.size()) < 0) break;
-      }
-      ::close(c);
-    }
-  }
-
-  std::function<Reply(const std::string&)> reply_;
-  int fd_ = -1, port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::string> requests_;
-};
+using test::StubServer;
 
 bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();

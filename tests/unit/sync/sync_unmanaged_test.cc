@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "ferry/sync.h"
 #include "remote/file_backend.h"
 #include "sync/in_place.h"
+#include "testutil/stub_server.h"
 #include "testutil/sync_fixture.h"
 #include "testutil/test_util.h"
 
@@ -99,6 +101,75 @@ TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
   EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == listed)
       << "DEST kept the bytes of the change";
   EXPECT_EQ(RecordedEtag("big"), listed_etag);
+}
+
+// An S3 bucket (a stub) whose listing gives key "a" twice, the second time
+// with the ETag `again`; "a" holds "alpha".
+class RepeatedKeyTest : public UnmanagedSyncTest {
+ protected:
+  SyncOptions S3Options(const test::StubServer& server) {
+    SyncOptions o = Options();
+    o.remote = "s3://bkt/pre/";
+    o.remote_options.endpoint_url = server.url();
+    o.remote_options.addressing = "path";
+    o.remote_options.region = "us-east-1";
+    o.remote_options.no_sign_request = true;
+    o.remote_options.max_retries = 0;
+    return o;
+  }
+  static test::StubServer::Reply Bucket(const std::string& req,
+                                        const std::string& again) {
+    test::StubServer::Reply r;
+    r.headers = "Connection: close\r\n";
+    auto entry = [](const std::string& etag) {
+      return "<Contents><Key>pre/a</Key><Size>5</Size><ETag>&quot;" + etag +
+             "&quot;</ETag></Contents>";
+    };
+    if (req.rfind("GET /bkt?", 0) == 0) {
+      r.body = "<ListBucketResult><IsTruncated>false</IsTruncated>" +
+               entry("e1-1") + entry(again) + "</ListBucketResult>";
+    } else if (req.rfind("GET /bkt/pre/a", 0) == 0 ||
+               req.rfind("HEAD /bkt/pre/a", 0) == 0) {
+      r.body = "alpha";
+      r.headers += "ETag: \"e1-1\"\r\n";
+    } else {
+      r.status = 404;
+      r.body = "<Error><Code>NoSuchKey</Code></Error>";
+    }
+    return r;
+  }
+};
+
+// A key listed twice with the same size and ETag (repeated across pages)
+// is one file. It was two downloads into one name: "another ferry run is
+// downloading to this destination", then every later sync failed ("left
+// the cache during the sync", "File exists") over a half-built view.
+TEST_F(RepeatedKeyTest, AKeyListedTwiceAlikeIsOneFile) {
+  test::StubServer server(
+      [](const std::string& req) { return Bucket(req, "e1-1"); });
+  for (int run = 0; run < 2; ++run) {
+    auto r = Sync(S3Options(server), env_);
+    ASSERT_OK(r.status());
+    EXPECT_TRUE(r->failures.empty()) << r->failures[0].second.ToString();
+    EXPECT_EQ(r->files, 1u);
+    EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "alpha");
+  }
+}
+
+// Listed twice with another ETag: refused, naming the key, before any
+// object is read; no view begun.
+TEST_F(RepeatedKeyTest, AKeyListedTwiceUnlikeIsRefusedBeforeAnyFetch) {
+  test::StubServer server(
+      [](const std::string& req) { return Bucket(req, "e2-1"); });
+  auto r = Sync(S3Options(server), env_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("/a: is listed twice"),
+            std::string::npos)
+      << r.status().ToString();
+  for (const std::string& req : server.requests())
+    EXPECT_EQ(req.find("/bkt/pre/a"), std::string::npos) << req;
+  EXPECT_FALSE(env_->FileExists(dest_));
+  EXPECT_FALSE(env_->FileExists(dir_.Join("nodes/.dest.ferry-views")));
 }
 
 }  // namespace
