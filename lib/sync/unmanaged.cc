@@ -108,6 +108,22 @@ Result<std::vector<std::string>> ParseListLines(std::string_view text,
   return keys;
 }
 
+// Each name a path below DEST, checked before any request: "../x" was
+// stat'ed outside the prefix, and "/etc/passwd" failed with the server's
+// 404 before the path check could say why.
+Status CheckListedNames(const std::vector<std::string>& keys,
+                        const std::string& list) {
+  for (const std::string& key : keys) {
+    auto where = KeyPath("DEST", key);
+    if (!where.ok())
+      return Status::InvalidArgument("--list " + list,
+                                     "names '" + key +
+                                         "', which cannot be a file in DEST: " +
+                                         std::string(where.status().message()));
+  }
+  return Status::OK();
+}
+
 // Stats every key (threads; the backend is thread-safe).
 Status StatAll(Backend* backend, const std::vector<std::string>& keys,
                int threads, std::vector<ObjectInfo>* out) {
@@ -165,6 +181,7 @@ Result<std::vector<Entry>> ListFiles(const UnmanagedRun& run,
         ReadListText(o.list, o.remote_options, run.env, &report->requests));
     FERRY_ASSIGN_OR_RETURN(std::vector<std::string> keys,
                            ParseListLines(text, o.list));
+    FERRY_RETURN_IF_ERROR(CheckListedNames(keys, o.list));
     text.clear();
     text.shrink_to_fit();
     FERRY_RETURN_IF_ERROR(StatAll(run.backend, keys,

@@ -103,6 +103,39 @@ TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
   EXPECT_EQ(RecordedEtag("big"), listed_etag);
 }
 
+// A --list's names are checked as paths below DEST before any request: a
+// HEAD of "../other/s.txt" left the prefix, and "/etc/passwd" failed with
+// the server's 404. The error names the list, the entry and why.
+TEST_F(UnmanagedSyncTest, AListsNamesAreCheckedBeforeAnyRequest) {
+  test::StubServer server([](const std::string&) {
+    test::StubServer::Reply r;
+    r.status = 404;
+    r.headers = "Connection: close\r\n";
+    return r;
+  });
+  const std::string list = dir_.Join("list.txt");
+  for (const auto& [name, why] :
+       {std::pair<std::string, std::string>{"../other/s.txt", "'..' segment"},
+        {"/etc/passwd", "starts with '/'"}}) {
+    WriteFile(env_, list, "a.txt\n" + name + "\n");
+    SyncOptions o = Options();
+    o.remote = server.url() + "/data/";
+    o.list = list;
+    o.remote_options.max_retries = 0;
+    auto r = Sync(o, env_);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    const std::string text = r.status().ToString();
+    EXPECT_NE(text.find("--list " + list + ": names '" + name + "'"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(why), std::string::npos) << text;
+  }
+  for (const std::string& req : server.requests())
+    EXPECT_EQ(req.rfind("HEAD ", 0), std::string::npos) << req;
+  EXPECT_FALSE(env_->FileExists(dest_));
+}
+
 // An S3 bucket (a stub) whose listing gives key "a" twice, the second time
 // with the ETag `again`; "a" holds "alpha".
 class RepeatedKeyTest : public UnmanagedSyncTest {
