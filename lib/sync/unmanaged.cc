@@ -369,6 +369,8 @@ class Fetcher {
       listed.push_back(
           ListedObject{d->entry->path, d->entry->etag, d->entry->size, h});
       ++report_->objects_fetched;
+      ++report_->objects_whole;  // an unmanaged remote has no deltas
+      report_->bytes_whole += d->entry->size;
     }
     FERRY_RETURN_IF_ERROR(cache_->InsertAll(done));
     return cache_->RememberListed(run_.remote_key, listed);
@@ -497,6 +499,13 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     std::vector<const Entry*> known;
     std::vector<CacheKey> keys;
     need_bytes = 0;
+    auto fetched = [&](uint64_t size) {  // whole, as the sync would
+      ++report.objects_fetched;
+      ++report.objects_whole;
+      report.bytes_whole += size;
+      report.bytes_fetched += size;
+      need_bytes += size;
+    };
     for (Entry& e : files) {
       bool got = true;
       if (needed.count(&e)) {
@@ -507,9 +516,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
         keys.push_back(CacheKey{rk, e.hash, e.size});
         continue;
       }
-      ++report.objects_fetched;
-      report.bytes_fetched += e.size;
-      need_bytes += e.size;
+      fetched(e.size);
     }
     Cache::Probe probe;
     FERRY_RETURN_IF_ERROR(cache->ProbeAll(keys, &probe));
@@ -518,12 +525,11 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     for (size_t i = 0; i < keys.size(); ++i) {
       if (found[i]) {
         ++report.files_cached;
+        report.bytes_cached += keys[i].size;
         hits.push_back(keys[i]);
         continue;
       }
-      ++report.objects_fetched;
-      report.bytes_fetched += known[i]->size;
-      need_bytes += known[i]->size;
+      fetched(known[i]->size);
     }
     // The room the sync makes under --cache-limit, or its refusal.
     if (o.cache_limit > 0 && need_bytes > 0) {
@@ -657,6 +663,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
     }
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
+  // Every file came from the cache or whole, as a managed remote's paths.
+  report.bytes_cached = report.bytes - report.bytes_whole;
 
   // 3. The view (or DEST in place), as for a managed remote.
   const std::string id = id_of();

@@ -107,7 +107,9 @@ struct SyncReport {
   // (delta_bytes_fetched counts the bytes of deltas that failed too);
   // delta_fallbacks: objects whose delta failed (missing, damaged, wrong
   // result), fetched whole. bytes_cached: of the view's objects found in
-  // the cache. A dry run gives the expected figures.
+  // the cache. An unmanaged remote's files are cached or whole, counted by
+  // file (their hashes are known only once fetched). A dry run gives the
+  // expected figures.
   uint64_t objects_patched = 0, delta_bytes_fetched = 0, bytes_patched = 0;
   uint64_t objects_whole = 0, bytes_whole = 0, delta_fallbacks = 0;
   // Block reuse (path 3): objects assembled from blocks of local files (the

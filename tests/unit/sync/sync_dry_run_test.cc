@@ -211,9 +211,10 @@ TEST_F(DryRunSyncTest, PredictsThatAnUnmanagedSyncKeepsTheFilesItLinks) {
   }
   // With x's view gone, x goes; a and b were never fetched again.
   ASSERT_OK(sync::RemoveTree(env_, dir_.Join("nodes/.two.ferry-views")));
-  ExpectPredicted(o, {"cached 2, bytes_cached 0, adopted 0, bytes_adopted 0, "
-                      "fetched 2, bytes_fetched 2000, whole 0, evicted 1, "
-                      "bytes_evicted 1000"});
+  ExpectPredicted(o,
+                  {"cached 2, bytes_cached 2000, adopted 0, bytes_adopted 0, "
+                   "fetched 2, bytes_fetched 2000, whole 2, evicted 1, "
+                   "bytes_evicted 1000"});
   EXPECT_EQ(ReadFile(env_, JoinPath(dest_, "a")), std::string(1000, 'a'));
 }
 
@@ -241,7 +242,7 @@ TEST_F(DryRunSyncTest, PredictsWhatASyncAdoptsFromAFolder) {
 TEST_F(DryRunSyncTest, PredictsThatAnUnmanagedRemotesDamagedObjectIsFetched) {
   ExpectDamagedObjectFetched(
       /*published=*/false,
-      "cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, fetched 1, "
+      "cached 1, bytes_cached 6000, adopted 0, bytes_adopted 0, fetched 1, "
       "bytes_fetched 5000");
 }
 
@@ -327,7 +328,7 @@ TEST_F(DryRunSyncTest, PredictsTheRepairOfADamagedViewOfAnUnmanagedRemote) {
   WriteFile(env_, JoinPath(bucket_, "b"), test::RandomBytes(5000, 14));
   SyncOk(dest_);
   ExpectRepairPredicted(
-      "cached 1, bytes_cached 0, adopted 0, bytes_adopted 0, fetched 1, "
+      "cached 1, bytes_cached 5000, adopted 0, bytes_adopted 0, fetched 1, "
       "bytes_fetched 4000");
 }
 

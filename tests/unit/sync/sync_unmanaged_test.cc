@@ -136,6 +136,30 @@ TEST_F(UnmanagedSyncTest, AListsNamesAreCheckedBeforeAnyRequest) {
   EXPECT_FALSE(env_->FileExists(dest_));
 }
 
+// --json's paths mean for an unmanaged remote what they mean for a managed
+// one: every file came from the cache or whole, bytes too; a dry run says
+// the same. They said whole {0, 0} and cache {N, 0} for every sync.
+TEST_F(UnmanagedSyncTest, PathsSayHowEachFileCame) {
+  WriteFile(env_, JoinPath(bucket_, "a"), std::string(3000, 'a'));
+  WriteFile(env_, JoinPath(bucket_, "b"), std::string(5000, 'b'));
+  for (const std::string& dest : {dest_, dir_.Join("nodes/second")}) {
+    const bool cold = dest == dest_;
+    SyncOptions o = Options(dest);
+    o.dry_run = true;
+    auto plan = Sync(o, env_);
+    o.dry_run = false;
+    auto r = Sync(o, env_);
+    ASSERT_OK(plan.status());
+    ASSERT_OK(r.status());
+    for (const SyncReport& got : {*plan, *r}) {
+      EXPECT_EQ(got.objects_whole, cold ? 2u : 0u);
+      EXPECT_EQ(got.bytes_whole, cold ? 8000u : 0u);
+      EXPECT_EQ(got.files_cached, cold ? 0u : 2u);
+      EXPECT_EQ(got.bytes_cached, cold ? 0u : 8000u);
+    }
+  }
+}
+
 // An S3 bucket (a stub) whose listing gives key "a" twice, the second time
 // with the ETag `again`; "a" holds "alpha".
 class RepeatedKeyTest : public UnmanagedSyncTest {
