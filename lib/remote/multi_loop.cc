@@ -17,6 +17,7 @@ CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
   settings_.low_speed_limit = options.low_speed_limit;
   settings_.low_speed_time = options.low_speed_time;
   policy_.max_retries = options.max_retries;
+  unreachable_ms_ = options.unreachable_ms;
   connections_ = size_t(std::max(1, options.connections));
   max_open_ = 2 * connections_ + 2;
 }
@@ -134,6 +135,22 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   r->ex.response.status = status;
   LogRequest(settings_, r->http, status);
   Release(r);
+  const bool refused = rc == CURLE_COULDNT_CONNECT ||
+                       rc == CURLE_COULDNT_RESOLVE_HOST ||
+                       rc == CURLE_COULDNT_RESOLVE_PROXY;
+  if (!refused) {
+    reached_ = true;
+  } else if (!reached_) {
+    const uint64_t now = NowMicros();
+    if (first_refused_us_ == 0) first_refused_us_ = now;
+    if (now - first_refused_us_ >= unreachable_ms_ * 1000) {
+      if (!unreachable_ && settings_.log)
+        settings_.log("no request reached the server in " +
+                      std::to_string(unreachable_ms_ / 1000) +
+                      " s: not retried any more");
+      unreachable_ = true;
+    }
+  }
   client_->OnDone(r, rc, status);
 }
 

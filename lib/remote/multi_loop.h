@@ -100,8 +100,11 @@ class CurlMultiLoop {
   // Puts a registered request in flight.
   void Start(LoopRequest* r);
   // Whether r may be tried again under the retry policy.
+  // Not once the server looks unreachable: no request of the run has
+  // reached it, and connecting has failed for TransferOptions::
+  // unreachable_ms.
   bool CanRetry(const LoopRequest* r) const {
-    return r->attempt < policy_.max_retries;
+    return r->attempt < policy_.max_retries && !unreachable_;
   }
   // Schedules r's next attempt after the backoff (Retry-After honoured).
   void Retry(LoopRequest* r);
@@ -152,6 +155,13 @@ class CurlMultiLoop {
   std::atomic<CURLM*> multi_{nullptr};
   size_t active_ = 0;
   size_t peak_ = 0;  // TakePeak's
+  // Whether any request reached the server (connected); when the first
+  // failed to connect or resolve before any did; and whether that went on
+  // for unreachable_ms_ (CanRetry).
+  bool reached_ = false;
+  bool unreachable_ = false;
+  uint64_t first_refused_us_ = 0;
+  uint64_t unreachable_ms_ = 30000;
   std::unordered_map<LoopRequest*, std::unique_ptr<LoopRequest>> reqs_;
   std::vector<LoopRequest*> waiting_;
   std::vector<CURL*> pool_;

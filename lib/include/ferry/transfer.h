@@ -90,6 +90,11 @@ struct TransferOptions {
   int64_t keep_uploads_younger_s = 0;
   uint64_t bwlimit = 0;  // bytes/s over all transfers; 0: none
   int max_retries = 8;   // per request, after the first attempt
+  // A run none of whose requests has reached the server (every one failed
+  // to connect or resolve) retries no more once this long has passed since
+  // the first such failure: a wrong or dead endpoint fails every item in
+  // seconds, not after each one's retries (1,000 files took half an hour).
+  uint64_t unreachable_ms = 30000;
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   bool dry_run = false;

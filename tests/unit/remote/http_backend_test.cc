@@ -1,6 +1,13 @@
 #include "remote/http_backend.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ferry/transfer.h"
+#include "testutil/test_util.h"
 
 namespace ferry::remote {
 namespace {
@@ -52,6 +59,45 @@ TEST(HttpBackendTest, BadUrlsAndHeadersAreRefused) {
   RemoteOptions o;
   o.headers = {"no colon here"};
   EXPECT_TRUE(NewHttpBackend("http://h/", o).status().IsInvalidArgument());
+}
+
+// A port nothing listens on (bound, then closed): connecting is refused.
+int RefusingPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A wrong or dead endpoint: once no request has reached it for
+// unreachable_ms, nothing is retried and every item fails at once (each
+// one's 8 retries took 1,000 files half an hour).
+TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
+  test::ScratchDir dir;
+  auto b = NewHttpBackend(
+      "http://127.0.0.1:" + std::to_string(RefusingPort()) + "/", {});
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  std::vector<GetItem> items(40);
+  for (size_t i = 0; i < items.size(); ++i) {
+    items[i].key = "f" + std::to_string(i);
+    items[i].dest = dir.Join(items[i].key);
+  }
+  TransferOptions o;
+  o.max_retries = 8;
+  o.unreachable_ms = 200;
+  o.fsync = false;
+  auto r = GetObjects(b->get(), std::move(items), o, Env::Default());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files_failed, 40u);
+  // The first connections' retries until the 200 ms had passed, not 8
+  // for each of the 40 items (320).
+  EXPECT_LT(r->retries["connect"], 80u);
+  EXPECT_GT(r->retries["connect"], 0u);
 }
 
 }  // namespace
