@@ -139,6 +139,19 @@ void SweepDir(Env* env, const std::string& dir, const StaleTempOptions& o,
 }  // namespace
 
 Status CheckNotSpecialFile(Env* env, const std::string& path) {
+  // A link into /dev or /proc (/dev/stdout -> /proc/self/fd/1, and a
+  // user's own such link) names a stream, however it resolves now (to a
+  // regular file when stdout is redirected to one): the rename would
+  // replace the link. Asked of the file system itself (an in-memory Env
+  // has no such links).
+  char target[4096];
+  const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+  if (n > 0) {
+    const std::string_view t(target, size_t(n));
+    if (t.rfind("/dev/", 0) == 0 || t.rfind("/proc/", 0) == 0)
+      return Status::InvalidArgument(
+          path, "a link to " + std::string(t) + ": never replaced by a file");
+  }
   auto info = env->Stat(path);
   if (!info.ok() || info->is_dir || info->type == FileType::kRegular)
     return Status::OK();

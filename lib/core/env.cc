@@ -10,6 +10,9 @@ namespace ferry {
 
 SequentialFile::~SequentialFile() = default;
 RandomAccessFile::~RandomAccessFile() = default;
+Result<std::string> RandomAccessFile::RealPath() const {
+  return Status::NotSupported("the path of an open file");
+}
 WritableFile::~WritableFile() = default;
 FileLock::~FileLock() = default;
 Env::~Env() = default;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -79,6 +80,16 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     struct stat st;
     if (::fstat(fd_, &st) != 0) return PosixError(path_, errno);
     return static_cast<uint64_t>(st.st_size);
+  }
+
+  Result<std::string> RealPath() const override {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink(proc.c_str(), buf, sizeof buf);
+    if (n < 0) return PosixError(proc, errno);
+    if (size_t(n) >= sizeof buf)
+      return Status::NotSupported(path_, "a path longer than PATH_MAX");
+    return std::string(buf, size_t(n));
   }
 
  private:

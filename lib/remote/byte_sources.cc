@@ -15,7 +15,8 @@ Status StringSource::ReadAt(uint64_t offset, size_t n, char* scratch,
 }
 
 Result<std::unique_ptr<FileSource>> FileSource::Open(Env* env,
-                                                     const std::string& path) {
+                                                     const std::string& path,
+                                                     const std::string& root) {
   // Told before it is opened: a FIFO would wait for a writer, and the size
   // of a pipe or a device (0) is no size of its bytes: put uploaded
   // /dev/zero and `echo x | ferry put /dev/stdin` as empty objects.
@@ -25,6 +26,18 @@ Result<std::unique_ptr<FileSource>> FileSource::Open(Env* env,
                                              FileTypeName(info.type) + ")");
   }
   FERRY_ASSIGN_OR_RETURN(auto f, env->NewRandomAccessFile(path));
+  if (!root.empty()) {
+    // What was opened, not what the name says now: a link swapped in
+    // after the walk (to a file outside, or a folder on the way made a
+    // link) is caught here, whatever the name points at afterwards.
+    auto real = f->RealPath();
+    if (real.ok() && !(real->size() > root.size() &&
+                       real->compare(0, root.size(), root) == 0 &&
+                       (root == "/" || (*real)[root.size()] == '/')))
+      return Status::IOError(path, "now leads outside " + root +
+                                       " (a link put in its place since the "
+                                       "walk): not uploaded");
+  }
   FERRY_ASSIGN_OR_RETURN(uint64_t size, f->Size());
   auto s = std::make_unique<FileSource>();
   s->file_ = std::move(f);

@@ -30,8 +30,11 @@ class FileSource : public ByteSource {
   // InvalidArgument for anything but a regular file (a FIFO, a device, a
   // socket: "not a regular file (FIFO)"), never opened; IOError "changed
   // while being uploaded" for one that reads past its size (/proc files).
+  // root (a real path; empty: no check): the file opened must lie below
+  // it, else IOError (PutItem::root).
   static Result<std::unique_ptr<FileSource>> Open(Env* env,
-                                                  const std::string& path);
+                                                  const std::string& path,
+                                                  const std::string& root = "");
   uint64_t size() const override { return size_; }
   // A file that ends before the size it had at the start changed.
   Status ReadAt(uint64_t offset, size_t n, char* scratch, size_t* got) override;

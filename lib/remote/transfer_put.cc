@@ -161,7 +161,7 @@ class PutEngine : public CurlMultiLoop::Client {
     u->item = std::move(items_[next_item_++]);
     Up* raw = u.get();
     open_.push_back(std::move(u));
-    auto src = FileSource::Open(env_, raw->item.src);
+    auto src = FileSource::Open(env_, raw->item.src, raw->item.root);
     if (!src.ok()) return Fail(raw, src.status());
     raw->src = std::move(*src);
     uint64_t size = raw->src->size();
@@ -284,7 +284,7 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
   };
   for (const PutItem& item : items) {
     Status s;
-    auto src = remote::FileSource::Open(env, item.src);
+    auto src = remote::FileSource::Open(env, item.src, item.root);
     bool added = false;
     for (int attempt = 0; src.ok(); ++attempt) {
       ++report.requests;

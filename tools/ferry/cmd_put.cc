@@ -56,10 +56,11 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
     key_prefix = u.key;
   }
   std::set<std::string> keys;
-  auto add = [&](std::string src, std::string key) -> Status {
+  auto add = [&](std::string src, std::string key,
+                 std::string root = "") -> Status {
     if (!keys.insert(key).second)
       return Status::InvalidArgument(key, "two files would be put here");
-    items->push_back(PutItem{std::move(src), std::move(key)});
+    items->push_back(PutItem{std::move(src), std::move(key), std::move(root)});
     return Status::OK();
   };
   for (const std::string& src : srcs) {
@@ -70,6 +71,8 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
       WalkOptions wo;
       wo.links_stay_inside = true;  // a planted link must not upload /etc
       FERRY_ASSIGN_OR_RETURN(WalkResult walk, WalkTree(env, src, wo));
+      // Each file opened must still be below it (PutItem::root).
+      FERRY_ASSIGN_OR_RETURN(std::string real_src, env->RealPath(src));
       for (const auto* list : {&walk.errors, &walk.skipped})
         for (const WalkProblem& p : *list)
           if (!IsFerryWorkingFile(p.path) && a.filters.Takes(p.path))
@@ -85,7 +88,7 @@ Status Plan(const PutArgs& a, Env* env, std::string* url,
           if (working++ == 0) example = JoinPath(src, rel);
           continue;
         }
-        FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel));
+        FERRY_RETURN_IF_ERROR(add(JoinPath(src, rel), rel, real_src));
       }
       if (working > 0)
         problems->AddSkipped(working, example,

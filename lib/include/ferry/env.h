@@ -36,6 +36,10 @@ class FERRY_EXPORT RandomAccessFile {
   virtual Status Read(uint64_t offset, size_t n, std::string_view* result,
                       char* scratch) const = 0;
   virtual Result<uint64_t> Size() const = 0;
+  // The path of the file this reads, links resolved, as the kernel knows
+  // the open file (not its name now: it may have been renamed or replaced
+  // since). NotSupported where there is no such thing (in memory).
+  virtual Result<std::string> RealPath() const;
 };
 
 // Held while a lock is owned; destroying it releases the lock.

@@ -66,6 +66,11 @@ struct GetItem {
 struct PutItem {
   std::string src;  // local file
   std::string key;  // in the backend
+  // When set: src was found walking this folder (its real path, links
+  // resolved), and the file opened must still lie below it: a link put in
+  // its place since the walk that leads outside fails the item, nothing
+  // uploaded (the walk skips such links; this closes the window after it).
+  std::string root;
 };
 
 struct TransferProgress {

@@ -1,6 +1,7 @@
 #include "ferry/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "ferry/fault_env.h"
 #include "testutil/test_util.h"
@@ -233,6 +234,25 @@ TEST(AtomicBatchTest, FailedFileSystemSyncPublishesNothing) {
   EXPECT_EQ(failed, 1);
   EXPECT_EQ(test::ReadFile(mem.get(), "d/f"), "old");
   EXPECT_EQ(mem->GetChildren("d")->size(), 1u);
+}
+
+// /dev/stdout is a link to /proc/self/fd/1, which resolves to a regular
+// file when stdout is redirected to one: a link into /dev or /proc is
+// never replaced, however it resolves; a link to a file is.
+TEST(AtomicFileTest, ALinkIntoDevOrProcIsNeverReplaced) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  test::WriteFile(env, dir.Join("file"), "x");
+  ASSERT_EQ(::symlink("/proc/self/fd/1", dir.Join("out").c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/null", dir.Join("null").c_str()), 0);
+  ASSERT_EQ(::symlink(dir.Join("file").c_str(), dir.Join("plain").c_str()), 0);
+  EXPECT_TRUE(CheckNotSpecialFile(env, dir.Join("out")).IsInvalidArgument());
+  EXPECT_TRUE(CheckNotSpecialFile(env, dir.Join("null")).IsInvalidArgument());
+  EXPECT_TRUE(CheckNotSpecialFile(env, dir.Join("plain")).ok());
+  EXPECT_TRUE(CheckNotSpecialFile(env, dir.Join("file")).ok());
+  EXPECT_TRUE(CheckNotSpecialFile(env, dir.Join("none")).ok());
+  auto w = AtomicFileWriter::Create(env, dir.Join("out"));
+  EXPECT_FALSE(w.ok());
 }
 
 }  // namespace

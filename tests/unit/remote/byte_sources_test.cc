@@ -112,5 +112,36 @@ TEST(FileSourceTest, AFileThatReadsPastItsSizeIsRefused) {
       << src.status().ToString();
 }
 
+// A file found walking a folder must still be below it when opened: a
+// link put in its place since the walk (here, already there) that leads
+// outside fails, whatever its name says; links that stay inside are files.
+TEST(FileSourceTest, AFileOpenedOutsideItsWalkedFolderIsRefused) {
+  test::ScratchDir dir;
+  Env* env = Env::Default();
+  ASSERT_TRUE(env->CreateDirs(dir.Join("tree/sub")).ok());
+  test::WriteFile(env, dir.Join("tree/sub/f"), "inside");
+  test::WriteFile(env, dir.Join("secret"), "outside");
+  ASSERT_EQ(::symlink(dir.Join("secret").c_str(), dir.Join("tree/z").c_str()),
+            0);
+  ASSERT_EQ(::symlink("sub/f", dir.Join("tree/in").c_str()), 0);
+  ASSERT_EQ(::symlink(dir.Join("tree/sub").c_str(), dir.Join("link").c_str()),
+            0);
+  auto root = env->RealPath(dir.Join("tree"));
+  ASSERT_TRUE(root.ok());
+  auto out = FileSource::Open(env, dir.Join("tree/z"), *root);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().ToString().find("now leads outside"),
+            std::string::npos)
+      << out.status().ToString();
+  EXPECT_TRUE(FileSource::Open(env, dir.Join("tree/in"), *root).ok());
+  EXPECT_TRUE(FileSource::Open(env, dir.Join("tree/sub/f"), *root).ok());
+  // Through a folder that became a link: still inside, or not.
+  EXPECT_TRUE(FileSource::Open(env, dir.Join("link/f"), *root).ok());
+  EXPECT_FALSE(
+      FileSource::Open(env, dir.Join("link/f"), *root + "/sub/x").ok());
+  // No root: no check (a file named on the command line).
+  EXPECT_TRUE(FileSource::Open(env, dir.Join("tree/z")).ok());
+}
+
 }  // namespace
 }  // namespace ferry::remote
