@@ -169,6 +169,9 @@ int64_t ParseIso8601(std::string_view text) {
   tm.tm_min = mi;
   tm.tm_sec = s;
   int64_t secs = static_cast<int64_t>(timegm(&tm));
+  // Past 2262 (or before 1677) nanoseconds leave int64: no time told.
+  constexpr int64_t kMaxSecs = INT64_MAX / 1000000000 - 1;
+  if (secs > kMaxSecs || secs < -kMaxSecs) return -1;
   return secs * 1000000000 + frac_ns;
 }
 

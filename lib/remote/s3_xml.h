@@ -56,7 +56,8 @@ struct UploadsPage {
 };
 Result<UploadsPage> ParseListMultipartUploads(std::string_view xml);
 
-// "2009-10-12T17:50:30.000Z" -> nanoseconds since the epoch; -1 if malformed.
+// "2009-10-12T17:50:30.000Z" -> nanoseconds since the epoch; -1 if malformed
+// or outside what int64 nanoseconds hold (1677-2262).
 int64_t ParseIso8601(std::string_view text);
 
 // %XX and '+' (space) decoding of EncodingType=url values; false if a '%' is

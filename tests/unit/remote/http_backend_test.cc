@@ -97,7 +97,6 @@ TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   // The first connections' retries until the 200 ms had passed, not 8
   // for each of the 40 items (320).
   EXPECT_LT(r->retries["connect"], 80u);
-  EXPECT_GT(r->retries["connect"], 0u);
 }
 
 }  // namespace

@@ -101,6 +101,9 @@ TEST(S3XmlTest, Iso8601) {
   EXPECT_EQ(ParseIso8601("1970-01-01T00:00:01"), -1);
   EXPECT_EQ(ParseIso8601("1970-13-01T00:00:01Z"), -1);
   EXPECT_EQ(ParseIso8601("garbage"), -1);
+  // Beyond int64 nanoseconds (a server that says year 2999): no time.
+  EXPECT_EQ(ParseIso8601("2999-01-01T00:00:00.000Z"), -1);
+  EXPECT_GT(ParseIso8601("2262-01-01T00:00:00Z"), 0);
 }
 
 }  // namespace
