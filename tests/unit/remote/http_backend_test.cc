@@ -95,8 +95,9 @@ TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->files_failed, 40u);
   // The first connections' retries until the 200 ms had passed, not 8
-  // for each of the 40 items (320).
-  EXPECT_LT(r->retries["connect"], 80u);
+  // for each of the 40 items (320). Loose: a loaded machine (ASan, -j2)
+  // spreads the first refusals out.
+  EXPECT_LT(r->retries["connect"], 200u);
 }
 
 }  // namespace
