@@ -110,10 +110,7 @@ class Walker {
       real_root_ = *r;
     }
     auto real = env_->RealPath(JoinPath(root_, rel));
-    if (!real.ok()) return false;
-    return real->size() > real_root_.size() &&
-           real->compare(0, real_root_.size(), real_root_) == 0 &&
-           (real_root_ == "/" || (*real)[real_root_.size()] == '/');
+    return real.ok() && PathIsBelow(*real, real_root_);
   }
 
   bool Excluded(const std::string& rel) {
@@ -130,6 +127,11 @@ class Walker {
 };
 
 }  // namespace
+
+bool PathIsBelow(std::string_view path, std::string_view dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         (dir == "/" || path[dir.size()] == '/');
+}
 
 Result<WalkResult> WalkTree(Env* env, const std::string& root,
                             const WalkOptions& options) {

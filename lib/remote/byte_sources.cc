@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ferry/walk.h"
+
 namespace ferry::remote {
 
 Status StringSource::ReadAt(uint64_t offset, size_t n, char* scratch,
@@ -31,9 +33,7 @@ Result<std::unique_ptr<FileSource>> FileSource::Open(Env* env,
     // after the walk (to a file outside, or a folder on the way made a
     // link) is caught here, whatever the name points at afterwards.
     auto real = f->RealPath();
-    if (real.ok() && !(real->size() > root.size() &&
-                       real->compare(0, root.size(), root) == 0 &&
-                       (root == "/" || (*real)[root.size()] == '/')))
+    if (real.ok() && !PathIsBelow(*real, root))
       return Status::IOError(path, "now leads outside " + root +
                                        " (a link put in its place since the "
                                        "walk): not uploaded");

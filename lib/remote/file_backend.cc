@@ -297,10 +297,7 @@ class FileBackend : public Backend,
   }
 
   bool Inside(const std::string& real, const std::string& real_root) const {
-    return real == real_root ||
-           (real.size() > real_root.size() &&
-            real.compare(0, real_root.size(), real_root) == 0 &&
-            (real_root == "/" || real[real_root.size()] == '/'));
+    return real == real_root || PathIsBelow(real, real_root);
   }
 
   // key's path with every symbolic link resolved, when that is inside the

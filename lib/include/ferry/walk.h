@@ -48,6 +48,10 @@ struct WalkResult {
   std::vector<std::string> excluded;  // folders of `exclude` met in the walk
 };
 
+// Whether path lies strictly below dir, both real paths (links resolved):
+// "/a/b/c" is below "/a/b" and "/", "/a/bc" is not below "/a/b".
+FERRY_EXPORT bool PathIsBelow(std::string_view path, std::string_view dir);
+
 // If root is a regular file (or a link to one) the result is {""}. A root
 // that does not exist, or that is neither a file nor a directory, is an error.
 FERRY_EXPORT Result<WalkResult> WalkTree(Env* env, const std::string& root,
