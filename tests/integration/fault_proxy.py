@@ -15,8 +15,11 @@ control port:
 Match fields (all optional): "method" ("GET"), "path" (substring of the
 request path, query included), "range_only" (true: only requests with a
 Range header), "multi_range_only" (true: only those whose Range asks for
-several ranges), "nth" (fire from the Nth matching request on, 1-based,
-default 1), "times" (how many times to fire, default 1; 0 = always).
+several ranges), "range_start" (N: only requests whose Range starts at
+byte N, "bytes=N-..." (of several ranges, the first): a part picked by its
+place in the object, not by the order requests come in), "nth" (fire from
+the Nth matching request on, 1-based, default 1), "times" (how many times
+to fire, default 1; 0 = always).
 The first rule that fires decides; a request fires at most one rule.
 
 Actions:
@@ -104,8 +107,12 @@ class State:
             self.rules.append(rule)
             return rule['id']
 
-    def pick(self, method, path, has_range, multi_range=False):
+    def pick(self, method, path, range_header):
         """Counts the request and returns the rule it fires, or None."""
+        has_range = range_header is not None
+        multi_range = ',' in (range_header or '')
+        m = re.match(r'\s*bytes\s*=\s*(\d+)-', range_header or '')
+        range_start = int(m[1]) if m else None
         with self.lock:
             self.requests += 1
             self.path_stats(path)['requests'] += 1
@@ -118,6 +125,9 @@ class State:
                 if r.get('range_only') and not has_range:
                     continue
                 if r.get('multi_range_only') and not multi_range:
+                    continue
+                if ('range_start' in r and
+                        r['range_start'] != range_start):
                     continue
                 r['seen'] += 1
                 times = r.get('times', 1)
@@ -225,8 +235,7 @@ def mutate(rule):
 class FaultHandler(proxy_base.ProxyHandler):
     def handle_request(self):
         state = self.server.state
-        rule = state.pick(self.command, self.path, 'Range' in self.headers,
-                          ',' in self.headers.get('Range', ''))
+        rule = state.pick(self.command, self.path, self.headers.get('Range'))
         self.rule = rule
         action = rule['action'] if rule else None
         if action == 'status':

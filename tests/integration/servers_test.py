@@ -421,6 +421,13 @@ class FaultProxyTest(unittest.TestCase):
         codes = [self.get()[1] for _ in range(3)]
         self.assertEqual(codes, [200, 500, 200])
 
+    def test_range_start_picks_a_part_by_its_offset(self):
+        self.ctl.add(action='status', status=500, range_start=1000, times=0)
+        codes = [self.get(*a)[1] for a in (
+            ('-r', '0-999'), ('-r', '100-1999'), ('-r', '1000-1999'),
+            ('-r', '1000-'), ('-r', '1000-1099,2000-2099'), ())]
+        self.assertEqual(codes, [206, 206, 500, 500, 500, 200])
+
     def test_ignore_range_gives_200_and_the_whole_object(self):
         self.ctl.add(action='ignore_range', range_only=True)
         rc, status, _, body = self.get('-r', '0-9')

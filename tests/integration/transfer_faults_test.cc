@@ -140,8 +140,13 @@ TEST_F(TransferFaultsTest, StalledTransferIsAbortedAndRetried) {
 // for, a part whose answer went silent is handed to a new request at once,
 // not after the stall timeout (2 s here), and its bytes still check.
 TEST_F(TransferFaultsTest, AStalledPartAtTheEndIsHandedToANewRequest) {
-  // 17 parts: the probe (part 0), then parts 1-16 in order; part 15 stalls.
-  AddRule(FaultRule::Stall(1000, 30, /*then_close=*/true).RangeOnly().Nth(16));
+  // 17 parts: the probe (part 0), parts 1-15 of 64 KiB and part 16 of one
+  // byte. Part 15, the last with 1000 bytes to send before it stalls, is
+  // picked by its range: parts 15 and 16 are asked together, and under
+  // load the 16th request to arrive was part 16 (which never stalls) in 7
+  // runs of 20.
+  AddRule(FaultRule::Stall(1000, 30, /*then_close=*/true)
+              .RangeStart(15 * opt_.part_size));
   TransferReport r = Get(opt_.part_size);
   ExpectCompleted(r, data_);
   EXPECT_EQ(Retries(r, "stalled"), 1u);
@@ -190,9 +195,10 @@ TEST_F(TransferFaultsTest, ASlowPartAtTheEndIsSplitAcrossFreeConnections) {
   data_ = test::RandomBytes(4 << 20, 8);
   test::WriteFile(env_, file_, data_);
   opt_.part_size = 1 << 20;
-  // The probe is part 0, then parts 1-3; part 3 comes at 512 KiB/s (2 s
+  // The probe is part 0, then parts 1-3; part 3 (by its range: parts 1-3
+  // start together and may come in any order) comes at 512 KiB/s (2 s
   // alone) once the others are in.
-  AddRule(FaultRule::Throttle(512 << 10).RangeOnly().Nth(4));
+  AddRule(FaultRule::Throttle(512 << 10).RangeStart(3 * opt_.part_size));
   TransferReport r = Get(opt_.part_size);
   ExpectCompleted(r, data_);
   EXPECT_EQ(Retries(r, "part-hash"), 0u);

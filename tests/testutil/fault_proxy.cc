@@ -99,6 +99,7 @@ std::string FaultRule::ToJson() const {
   if (!path.empty()) w.Key("path").String(path);
   if (range_only) w.Key("range_only").Bool(true);
   if (multi_range_only) w.Key("multi_range_only").Bool(true);
+  if (range_start >= 0) w.Key("range_start").Int(range_start);
   if (star_total) w.Key("star_total").Bool(true);
   if (total_delta != 0) w.Key("total_delta").Int(total_delta);
   w.Key("nth").Int(nth).Key("times").Int(times).Key("bytes").Int(bytes);

@@ -27,12 +27,15 @@ namespace ferry::test {
 struct FaultRule {
   std::string action;
   // Which requests: method ("" any), path substring (query included), only
-  // requests with a Range header (or only those asking for several ranges);
-  // fire from the nth match on, `times` times (0 = every time).
+  // requests with a Range header (or only those asking for several ranges,
+  // or only those whose Range starts at byte range_start: a part by its
+  // offset, whatever order the requests come in); fire from the nth match
+  // on, `times` times (0 = every time).
   std::string method;
   std::string path;
   bool range_only = false;
   bool multi_range_only = false;
+  int64_t range_start = -1;  // -1: any
   int nth = 1;
   int times = 1;
   // Action parameters.
@@ -98,6 +101,12 @@ struct FaultRule {
   }
   FaultRule& MultiRangeOnly() {
     multi_range_only = true;
+    return *this;
+  }
+  // Only requests whose Range header asks for bytes from `offset` on
+  // ("bytes=OFFSET-..."): one part, however the requests are ordered.
+  FaultRule& RangeStart(int64_t offset) {
+    range_start = offset;
     return *this;
   }
   FaultRule& Nth(int n) {
