@@ -68,7 +68,24 @@ Status Plan(const GetArgs& a, Env* env, std::vector<Batch>* batches,
   };
   for (const std::string& src : srcs) {
     std::string object_url = src;  // with -R, when src names one object
-    if (a.recursive) {
+    if (a.recursive && IsHttpUrl(src)) {
+      // Plain HTTP(S) cannot be listed: a SRC naming an object is that
+      // object (as an s3:// one is), asked for as get without -R asks for
+      // it; a folder is no SRC there.
+      auto u = SplitObjectUrl(src);
+      if (!u.ok())
+        return Status::NotSupported(src,
+                                    "a folder cannot be listed over plain "
+                                    "HTTP (name each object)");
+      FERRY_ASSIGN_OR_RETURN(auto backend,
+                             OpenBackend(u->parent, a.remote, env));
+      auto one = backend->Stat(u->key);
+      if (!one.ok()) {
+        if (!one.status().IsNotFound()) return one.status();
+        refuse(src, Status::NotFound("no such object"));
+        continue;
+      }
+    } else if (a.recursive) {
       batches->push_back(Batch{src, {}});
       FERRY_ASSIGN_OR_RETURN(auto backend, OpenBackend(src, a.remote, env));
       uint64_t told = 0;   // entries and problems the listing gave

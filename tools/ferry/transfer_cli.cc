@@ -13,13 +13,6 @@ namespace ferry::cli {
 
 namespace {
 
-bool IsHttpUrl(std::string_view url) {
-  std::string scheme(url.substr(0, url.find("://")));
-  for (char& c : scheme) c = static_cast<char>(std::tolower(c));
-  return url.find("://") != std::string_view::npos &&
-         (scheme == "http" || scheme == "https");
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   c = static_cast<char>(std::tolower(c));
@@ -51,6 +44,13 @@ std::string HttpFileName(std::string_view segment) {
 }
 
 }  // namespace
+
+bool IsHttpUrl(std::string_view url) {
+  std::string scheme(url.substr(0, url.find("://")));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(c));
+  return url.find("://") != std::string_view::npos &&
+         (scheme == "http" || scheme == "https");
+}
 
 Result<ObjectUrl> SplitObjectUrl(std::string_view url) {
   size_t scheme = url.find("://");

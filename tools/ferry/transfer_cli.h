@@ -19,6 +19,9 @@
 
 namespace ferry::cli {
 
+// http:// or https:// (any case): a remote that cannot be listed.
+bool IsHttpUrl(std::string_view url);
+
 // "s3://b/dir/x.bin" -> {"s3://b/dir", "x.bin"}; a plain "x.bin" ->
 // {".", "x.bin"}. An http(s) URL is split before its query, and its key is
 // kept as written ("https://h/d/a%20b?sig=1" -> {"https://h/d",
