@@ -35,6 +35,11 @@ const char kSchema[] =
     " size INTEGER NOT NULL, hash TEXT NOT NULL,"
     " PRIMARY KEY(rk, path)) WITHOUT ROWID;";
 
+// Room-making's input, per connection: views whose pins no longer count
+// (a parameter each hit SQLite's limit at as many gone views).
+const char kRoomTables[] =
+    "CREATE TEMP TABLE IF NOT EXISTS ferry_gone(view TEXT PRIMARY KEY);";
+
 bool IsHex(std::string_view s, size_t n) {
   if (s.size() != n) return false;
   for (char c : s)
@@ -761,6 +766,18 @@ Status Cache::PlanRoom(uint64_t limit, uint64_t need,
   return Status::OK();
 }
 
+Status Cache::SetGoneViews(const std::vector<std::string>& views) {
+  FERRY_RETURN_IF_ERROR(db_->Exec(kRoomTables));
+  FERRY_RETURN_IF_ERROR(db_->Exec("DELETE FROM temp.ferry_gone"));
+  if (views.empty()) return Status::OK();
+  FERRY_ASSIGN_OR_RETURN(
+      auto ins,
+      db_->Prepare("INSERT OR IGNORE INTO temp.ferry_gone(view) VALUES(?1)"));
+  for (const std::string& v : views)
+    FERRY_RETURN_IF_ERROR(ins.Bind(1, v).Run());
+  return Status::OK();
+}
+
 Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
                           const Assumed* assumed,
                           std::vector<CacheKey>* victims) {
@@ -776,20 +793,15 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
   // Not strict: need bytes freed (what the file system lacks), as far as
   // there is anything to evict.
   const uint64_t over = strict ? total + need - limit : need;
-  std::string gone;
-  const size_t n_gone = assumed ? assumed->gone_views.size() : 0;
-  for (size_t i = 0; i < n_gone; ++i)
-    gone += (i ? ", ?" : "?") + std::to_string(i + 1);
+  FERRY_RETURN_IF_ERROR(
+      SetGoneViews(assumed ? assumed->gone_views : std::vector<std::string>{}));
   FERRY_ASSIGN_OR_RETURN(
       auto st,
       db_->Prepare(
           "SELECT rk, hash, size FROM objects o WHERE NOT EXISTS"
-          " (SELECT 1 FROM pins p WHERE p.rk = o.rk AND"
-          " p.hash = o.hash" +
-          (gone.empty() ? std::string() : " AND p.view NOT IN (" + gone + ")") +
-          ") ORDER BY last_use, rk, hash"));
-  for (size_t i = 0; i < n_gone; ++i)
-    st.Bind(static_cast<int>(i + 1), assumed->gone_views[i]);
+          " (SELECT 1 FROM pins p WHERE p.rk = o.rk AND p.hash = o.hash AND"
+          " p.view NOT IN (SELECT view FROM temp.ferry_gone))"
+          " ORDER BY last_use, rk, hash"));
   uint64_t freed = 0;
   auto take = [&](CacheKey k) {
     freed += k.size;
@@ -839,10 +851,19 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
 Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
                     const std::vector<CacheKey>& keep, EvictReport* report) {
   *report = EvictReport{};
-  // A view whose folder is gone (removed by hand) pins nothing any more.
+  // A view whose folder is gone (removed by hand) pins nothing any more:
+  // its pins dropped in one transaction, not one each.
   FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
-  for (const std::string& v : views)
-    if (!env_->FileExists(v)) FERRY_RETURN_IF_ERROR(Unpin(v));
+  std::erase_if(views,
+                [&](const std::string& v) { return env_->FileExists(v); });
+  if (!views.empty())
+    FERRY_RETURN_IF_ERROR(InTransaction(db_.get(), [&]() -> Status {
+      FERRY_ASSIGN_OR_RETURN(auto del,
+                             db_->Prepare("DELETE FROM pins WHERE view = ?1"));
+      for (const std::string& v : views)
+        FERRY_RETURN_IF_ERROR(del.Bind(1, v).Run());
+      return Status::OK();
+    }));
   // One process evicts at a time, so two never count the same free room.
   FERRY_ASSIGN_OR_RETURN(auto lock,
                          env_->LockFile(JoinPath(dir_, "lock"), true));

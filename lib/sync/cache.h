@@ -227,10 +227,12 @@ class Cache {
     std::vector<CacheKey> indexed;  // rows a lookup writes (used now)
     uint64_t indexed_bytes = 0;
   };
+  // The views whose pins PickVictims ignores, into temp.ferry_gone.
+  Status SetGoneViews(const std::vector<std::string>& views);
   // The one choice of victims (Evict's and PlanRoom's): least recently
-  // used first, none pinned, until total + need fits in limit (strict: else
-  // ResourceExhausted and none) or need bytes are freed (not strict: as far
-  // as there are any).
+  // used first, none pinned (but by a view of assumed->gone_views), until total
+  // + need fits in limit (strict: else ResourceExhausted and none) or need
+  // bytes are freed (not strict: as far as there are any).
   Status PickVictims(uint64_t limit, uint64_t need, bool strict,
                      const Assumed* assumed, std::vector<CacheKey>* victims);
 
