@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -33,12 +34,29 @@ const char kSchema[] =
     "CREATE TABLE IF NOT EXISTS listed("
     " rk TEXT NOT NULL, path TEXT NOT NULL, etag TEXT NOT NULL,"
     " size INTEGER NOT NULL, hash TEXT NOT NULL,"
-    " PRIMARY KEY(rk, path)) WITHOUT ROWID;";
+    " PRIMARY KEY(rk, path)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS reserved("
+    " owner INTEGER NOT NULL, rk TEXT NOT NULL, hash TEXT NOT NULL,"
+    " size INTEGER NOT NULL, PRIMARY KEY(owner, rk, hash)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS reserved_object ON reserved(rk, hash);";
 
-// Room-making's input, per connection: views whose pins no longer count
-// (a parameter each hit SQLite's limit at as many gone views).
+// The reservations' table as a dry run reads an index older than it (none
+// there: nothing reserved); unqualified names find temp's first.
+const char kNoReservations[] =
+    "CREATE TEMP TABLE reserved(owner INTEGER NOT NULL, rk TEXT NOT NULL,"
+    " hash TEXT NOT NULL, size INTEGER NOT NULL,"
+    " PRIMARY KEY(owner, rk, hash)) WITHOUT ROWID;";
+
+// Room-making's inputs, per connection: views whose pins no longer count
+// (a parameter each hit SQLite's limit at as many gone views), and the
+// owners of reservations that count (their slot held).
 const char kRoomTables[] =
-    "CREATE TEMP TABLE IF NOT EXISTS ferry_gone(view TEXT PRIMARY KEY);";
+    "CREATE TEMP TABLE IF NOT EXISTS ferry_gone(view TEXT PRIMARY KEY);"
+    "CREATE TEMP TABLE IF NOT EXISTS ferry_live(owner INTEGER PRIMARY KEY);";
+
+// Slots of <dir>/locks/reservations a Cache tries for its own (one per
+// process sharing the cache at once, in practice).
+constexpr int64_t kSlots = int64_t{1} << 20;
 
 bool IsHex(std::string_view s, size_t n) {
   if (s.size() != n) return false;
@@ -61,6 +79,35 @@ Status InTransaction(Db* db, F&& body) {
 }
 
 std::string Text(const Stmt& st, int col) { return std::string(st.Blob(col)); }
+
+std::string NameOf(const CacheKey& k) {
+  return k.remote_key + "/" + k.hash.ToHex();
+}
+
+std::string ReservationsLock(const std::string& dir) {
+  return JoinPath(dir, "locks/reservations");
+}
+
+// Adds keys to owner's reservation, in key order (as Pin: one B-tree walk).
+Status InsertReserved(Db* db, int64_t owner,
+                      const std::vector<CacheKey>& keys) {
+  FERRY_ASSIGN_OR_RETURN(
+      auto ins,
+      db->Prepare("INSERT OR IGNORE INTO reserved(owner, rk, hash, size)"
+                  " VALUES(?1, ?2, ?3, ?4)"));
+  std::vector<std::tuple<std::string_view, std::string, uint64_t>> sorted;
+  sorted.reserve(keys.size());
+  for (const CacheKey& k : keys)
+    sorted.emplace_back(k.remote_key, k.hash.ToHex(), k.size);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [rk, hex, size] : sorted)
+    FERRY_RETURN_IF_ERROR(ins.Bind(1, owner)
+                              .Bind(2, rk)
+                              .Bind(3, hex)
+                              .Bind(4, static_cast<int64_t>(size))
+                              .Run());
+  return Status::OK();
+}
 
 // Caches made before objects had stamps get the columns (0: never matches,
 // so such an object is re-hashed once when next looked up).
@@ -214,6 +261,15 @@ Cache::Cache(Env* env, std::string dir, std::unique_ptr<Db> db)
     : env_(env), dir_(std::move(dir)), db_(std::move(db)) {}
 
 Cache::~Cache() {
+  // The reservation's rows, then its slot (another process may take it
+  // once free, and drops what it finds there).
+  if (slot_ >= 0)
+    (void)InTransaction(db_.get(), [&]() -> Status {
+      FERRY_ASSIGN_OR_RETURN(
+          auto del, db_->Prepare("DELETE FROM reserved WHERE owner = ?1"));
+      return del.Bind(1, slot_).Run();
+    });
+  slot_lock_.reset();
   db_.reset();  // closed before its private copy goes
   if (!temp_dir_.empty()) (void)RemoveTree(env_, temp_dir_);
 }
@@ -283,6 +339,12 @@ Result<std::unique_ptr<Cache>> Cache::OpenForDryRun(Env* env, std::string dir) {
           "SELECT rk, path, etag, size, hash FROM listed"}) {
       if (s.ok()) s = (*db)->Prepare(std::string(probe) + " LIMIT 0").status();
     }
+    // An index older than reservations has none.
+    if (s.ok() &&
+        !(*db)
+             ->Prepare("SELECT owner, rk, hash, size FROM reserved LIMIT 0")
+             .ok())
+      s = (*db)->Exec(kNoReservations);
     if (s.ok()) {
       std::unique_ptr<Cache> cache(
           new Cache(env, std::move(dir), std::move(*db)));
@@ -721,47 +783,83 @@ Result<uint64_t> Cache::TotalBytes() {
   return total;
 }
 
-Status Cache::MakeRoom(uint64_t limit, uint64_t need,
-                       const std::vector<CacheKey>& keep, EvictReport* report) {
-  return Evict(limit, need, /*strict=*/true, keep, report);
+Status Cache::TakeSlot() {
+  if (slot_ >= 0) return Status::OK();
+  FERRY_RETURN_IF_ERROR(env_->CreateDirs(JoinPath(dir_, "locks")));
+  const std::string path = ReservationsLock(dir_);
+  FERRY_ASSIGN_OR_RETURN(auto set, ByteLockSet::Open(path));
+  for (int64_t slot = 0; slot < kSlots; ++slot) {
+    Status s = set->Lock(static_cast<uint64_t>(slot), false);
+    if (s.IsUnavailable()) continue;
+    FERRY_RETURN_IF_ERROR(s);
+    // Ours now: what is there is a killed process's.
+    FERRY_RETURN_IF_ERROR(InTransaction(db_.get(), [&]() -> Status {
+      FERRY_ASSIGN_OR_RETURN(
+          auto del, db_->Prepare("DELETE FROM reserved WHERE owner = ?1"));
+      return del.Bind(1, slot).Run();
+    }));
+    slot_ = slot;
+    slot_lock_ = std::move(set);
+    return Status::OK();
+  }
+  return Status::ResourceExhausted(
+      path, "every slot is held: " + std::to_string(kSlots) +
+                " processes reserve room in the cache at once");
 }
 
-Status Cache::FreeRoom(uint64_t bytes, EvictReport* report) {
-  return Evict(0, bytes, /*strict=*/false, {}, report);
+Status Cache::Reserve(const std::vector<CacheKey>& keys) {
+  if (keys.empty()) return Status::OK();
+  FERRY_RETURN_IF_ERROR(TakeSlot());
+  return InTransaction(db_.get(),
+                       [&] { return InsertReserved(db_.get(), slot_, keys); });
 }
 
-Status Cache::PlanRoom(uint64_t limit, uint64_t need,
-                       const std::vector<CacheKey>& pinned, const Probe& probe,
-                       EvictReport* report) {
-  *report = EvictReport{};
-  Assumed assumed;
-  FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
-  for (std::string& v : views)
-    if (!env_->FileExists(v)) assumed.gone_views.push_back(std::move(v));
-  for (const CacheKey& k : pinned)
-    assumed.pinned.insert(k.remote_key + "/" + k.hash.ToHex());
-  // A row whose object the lookup did not find is dropped before the room
-  // is made: neither in use nor a victim (counted as both, a damaged object
-  // made the dry run refuse where the sync fitted).
-  // An object found without a row is indexed again: in use (left out, a
-  // lost row made the dry run fit where the sync refused).
-  std::unordered_set<std::string> indexed;
-  for (size_t i = 0; i < probe.keys.size(); ++i) {
-    const CacheKey& k = probe.keys[i];
-    const std::string name = k.remote_key + "/" + k.hash.ToHex();
-    if (probe.row[i] && !probe.hit[i] && assumed.dropped.insert(name).second)
-      assumed.dropped_bytes += k.size;
-    if (!probe.row[i] && probe.hit[i] && indexed.insert(name).second) {
-      assumed.indexed.push_back(k);
-      assumed.indexed_bytes += k.size;
+Status Cache::Rekey(const std::vector<std::pair<CacheKey, CacheKey>>& from_to) {
+  if (slot_ < 0 || from_to.empty()) return Status::OK();
+  return InTransaction(db_.get(), [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto del, db_->Prepare("DELETE FROM reserved WHERE owner = ?1 AND"
+                               " rk = ?2 AND hash = ?3"));
+    std::vector<CacheKey> to;
+    for (const auto& [f, t] : from_to) {
+      FERRY_RETURN_IF_ERROR(del.Bind(1, slot_)
+                                .Bind(2, f.remote_key)
+                                .Bind(3, f.hash.ToHex())
+                                .Run());
+      to.push_back(t);
+    }
+    return InsertReserved(db_.get(), slot_, to);
+  });
+}
+
+Status Cache::FindLiveOwners(bool drop_stale) {
+  FERRY_RETURN_IF_ERROR(db_->Exec(kRoomTables));
+  std::vector<uint64_t> owners;
+  {
+    FERRY_ASSIGN_OR_RETURN(auto st,
+                           db_->Prepare("SELECT DISTINCT owner FROM reserved"));
+    while (true) {
+      FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      if (st.Int(0) >= 0) owners.push_back(static_cast<uint64_t>(st.Int(0)));
     }
   }
-  std::vector<CacheKey> victims;
-  FERRY_RETURN_IF_ERROR(
-      PickVictims(limit, need, /*strict=*/true, &assumed, &victims));
-  for (const CacheKey& k : victims) {
-    ++report->objects;
-    report->bytes += k.size;
+  // Held by a running Cache (this one's own included: asked through a
+  // descriptor of its own).
+  std::vector<bool> held;
+  FERRY_RETURN_IF_ERROR(HeldBytes(ReservationsLock(dir_), owners, &held));
+  FERRY_RETURN_IF_ERROR(db_->Exec("DELETE FROM temp.ferry_live"));
+  FERRY_ASSIGN_OR_RETURN(
+      auto live, db_->Prepare("INSERT INTO temp.ferry_live(owner) VALUES(?1)"));
+  FERRY_ASSIGN_OR_RETURN(auto stale,
+                         db_->Prepare("DELETE FROM reserved WHERE owner = ?1"));
+  for (size_t i = 0; i < owners.size(); ++i) {
+    const auto owner = static_cast<int64_t>(owners[i]);
+    if (held[i]) {
+      FERRY_RETURN_IF_ERROR(live.Bind(1, owner).Run());
+    } else if (drop_stale) {
+      FERRY_RETURN_IF_ERROR(stale.Bind(1, owner).Run());
+    }
   }
   return Status::OK();
 }
@@ -778,29 +876,103 @@ Status Cache::SetGoneViews(const std::vector<std::string>& views) {
   return Status::OK();
 }
 
-Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
+Status Cache::CountReserved(const Assumed* assumed, Room* room) {
+  FERRY_ASSIGN_OR_RETURN(
+      auto st,
+      db_->Prepare(
+          "SELECT rk, hash, MAX(size), MAX(owner != ?1) FROM reserved r"
+          " WHERE owner IN (SELECT owner FROM temp.ferry_live) AND NOT EXISTS"
+          " (SELECT 1 FROM objects o WHERE o.rk = r.rk AND o.hash = r.hash)"
+          " GROUP BY rk, hash"));
+  st.Bind(1, slot_);
+  while (true) {
+    FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    const auto size = static_cast<uint64_t>(st.Int(2));
+    if (st.Int(3) == 0) {
+      room->need += size;
+      continue;
+    }
+    if (assumed && assumed->counted.count(Text(st, 0) + "/" + Text(st, 1)) > 0)
+      continue;
+    room->total += size;
+    room->others += size;
+  }
+  return Status::OK();
+}
+
+Status Cache::MakeRoom(uint64_t limit, const std::vector<CacheKey>& use,
+                       EvictReport* report) {
+  return Evict(limit, 0, /*strict=*/true, use, report);
+}
+
+Status Cache::FreeRoom(uint64_t bytes, EvictReport* report) {
+  return Evict(0, bytes, /*strict=*/false, {}, report);
+}
+
+Status Cache::PlanRoom(uint64_t limit, uint64_t need,
+                       const std::vector<CacheKey>& pinned, const Probe& probe,
+                       EvictReport* report) {
+  *report = EvictReport{};
+  Assumed assumed;
+  FERRY_ASSIGN_OR_RETURN(auto views, PinnedViews());
+  for (std::string& v : views)
+    if (!env_->FileExists(v)) assumed.gone_views.push_back(std::move(v));
+  for (const CacheKey& k : pinned) assumed.pinned.insert(NameOf(k));
+  // A row whose object the lookup did not find is dropped before the room
+  // is made: neither in use nor a victim (counted as both, a damaged object
+  // made the dry run refuse where the sync fitted).
+  // An object found without a row is indexed again: in use (left out, a
+  // lost row made the dry run fit where the sync refused).
+  std::unordered_set<std::string> indexed;
+  for (size_t i = 0; i < probe.keys.size(); ++i) {
+    const CacheKey& k = probe.keys[i];
+    const std::string name = NameOf(k);
+    if (probe.row[i] && !probe.hit[i] && assumed.dropped.insert(name).second)
+      assumed.dropped_bytes += k.size;
+    if (!probe.row[i] && probe.hit[i] && indexed.insert(name).second) {
+      assumed.indexed.push_back(k);
+      assumed.indexed_bytes += k.size;
+    }
+    // Fetched (in need) or indexed (in use): not again as another sync's
+    // download of the same object.
+    if (!probe.hit[i] || !probe.row[i]) assumed.counted.insert(name);
+  }
+  FERRY_RETURN_IF_ERROR(SetGoneViews(assumed.gone_views));
+  FERRY_RETURN_IF_ERROR(FindLiveOwners(/*drop_stale=*/false));
+  Room room;
+  FERRY_ASSIGN_OR_RETURN(room.total, TotalBytes());
+  room.total = room.total - std::min(room.total, assumed.dropped_bytes) +
+               assumed.indexed_bytes;
+  room.need = need;
+  FERRY_RETURN_IF_ERROR(CountReserved(&assumed, &room));
+  std::vector<CacheKey> victims;
+  FERRY_RETURN_IF_ERROR(
+      PickVictims(limit, room, /*strict=*/true, &assumed, &victims));
+  for (const CacheKey& k : victims) {
+    ++report->objects;
+    report->bytes += k.size;
+  }
+  return Status::OK();
+}
+
+Status Cache::PickVictims(uint64_t limit, const Room& room, bool strict,
                           const Assumed* assumed,
                           std::vector<CacheKey>* victims) {
   victims->clear();
-  uint64_t total = 0;
-  if (strict) {
-    FERRY_ASSIGN_OR_RETURN(total, TotalBytes());
-    if (assumed)
-      total = total - std::min(total, assumed->dropped_bytes) +
-              assumed->indexed_bytes;
-  }
-  if (total + need <= limit) return Status::OK();
+  const uint64_t total = strict ? room.total : 0;
+  if (total + room.need <= limit) return Status::OK();
   // Not strict: need bytes freed (what the file system lacks), as far as
   // there is anything to evict.
-  const uint64_t over = strict ? total + need - limit : need;
-  FERRY_RETURN_IF_ERROR(
-      SetGoneViews(assumed ? assumed->gone_views : std::vector<std::string>{}));
+  const uint64_t over = strict ? total + room.need - limit : room.need;
   FERRY_ASSIGN_OR_RETURN(
       auto st,
       db_->Prepare(
           "SELECT rk, hash, size FROM objects o WHERE NOT EXISTS"
           " (SELECT 1 FROM pins p WHERE p.rk = o.rk AND p.hash = o.hash AND"
-          " p.view NOT IN (SELECT view FROM temp.ferry_gone))"
+          " p.view NOT IN (SELECT view FROM temp.ferry_gone)) AND NOT EXISTS"
+          " (SELECT 1 FROM reserved r WHERE r.rk = o.rk AND r.hash = o.hash"
+          " AND r.owner IN (SELECT owner FROM temp.ferry_live))"
           " ORDER BY last_use, rk, hash"));
   uint64_t freed = 0;
   auto take = [&](CacheKey k) {
@@ -812,8 +984,7 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
   std::vector<CacheKey> last;
   if (assumed)
     for (const CacheKey& k : assumed->indexed)
-      if (!assumed->pinned.count(k.remote_key + "/" + k.hash.ToHex()))
-        last.push_back(k);
+      if (!assumed->pinned.count(NameOf(k))) last.push_back(k);
   while (freed < over) {
     FERRY_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
@@ -824,7 +995,7 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
     k.hash = *h;
     k.size = static_cast<uint64_t>(st.Int(2));
     if (assumed) {
-      const std::string name = k.remote_key + "/" + k.hash.ToHex();
+      const std::string name = NameOf(k);
       if (assumed->dropped.count(name) || assumed->pinned.count(name)) continue;
     }
     take(std::move(k));
@@ -837,19 +1008,24 @@ Status Cache::PickVictims(uint64_t limit, uint64_t need, bool strict,
     take(std::move(last[i]));
   if (freed < over && strict) {
     victims->clear();
+    const std::string theirs =
+        room.others == 0 ? std::string()
+                         : " (" + std::to_string(room.others) +
+                               " of them reserved by other syncs running now)";
     return Status::ResourceExhausted(
         "cache " + dir_,
-        "needs " + std::to_string(need) + " more bytes; " +
-            std::to_string(total) + " in use, " + std::to_string(freed) +
-            " of them evictable (the rest is pinned by views or used by "
-            "this sync), limit " +
-            std::to_string(limit));
+        "needs " + std::to_string(room.need) + " more bytes; " +
+            std::to_string(total) + " in use" + theirs + ", " +
+            std::to_string(freed) +
+            " of them evictable (the rest is pinned by views or used by " +
+            (room.others == 0 ? "this sync" : "this or other running syncs") +
+            "), limit " + std::to_string(limit));
   }
   return Status::OK();
 }
 
 Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
-                    const std::vector<CacheKey>& keep, EvictReport* report) {
+                    const std::vector<CacheKey>& use, EvictReport* report) {
   *report = EvictReport{};
   // A view whose folder is gone (removed by hand) pins nothing any more:
   // its pins dropped in one transaction, not one each.
@@ -864,18 +1040,28 @@ Status Cache::Evict(uint64_t limit, uint64_t need, bool strict,
         FERRY_RETURN_IF_ERROR(del.Bind(1, v).Run());
       return Status::OK();
     }));
-  // One process evicts at a time, so two never count the same free room.
+  if (!use.empty()) FERRY_RETURN_IF_ERROR(TakeSlot());
+  // One process evicts at a time, and what it reserves is in the index
+  // before the next one counts: two never count the same free room (each
+  // saw only the other's objects already in the cache, not its downloads
+  // in flight, and both fetched: 20 MB in a 15 MiB cache).
   FERRY_ASSIGN_OR_RETURN(auto lock,
                          env_->LockFile(JoinPath(dir_, "lock"), true));
-  // Objects the sync will link that no pin holds: as pinned (taken, they
-  // failed the sync after its fetches, and every rerun the same way).
-  Assumed kept;
-  for (const CacheKey& k : keep)
-    kept.pinned.insert(k.remote_key + "/" + k.hash.ToHex());
   std::vector<CacheKey> victims;
   Status s = InTransaction(db_.get(), [&]() -> Status {
-    FERRY_RETURN_IF_ERROR(PickVictims(
-        limit, need, strict, keep.empty() ? nullptr : &kept, &victims));
+    // Objects the sync will link that no pin holds are reserved: taken,
+    // they failed the sync after its fetches, and every rerun the same way.
+    if (!use.empty())
+      FERRY_RETURN_IF_ERROR(InsertReserved(db_.get(), slot_, use));
+    FERRY_RETURN_IF_ERROR(FindLiveOwners(/*drop_stale=*/true));
+    FERRY_RETURN_IF_ERROR(SetGoneViews({}));
+    Room room;
+    room.need = need;
+    if (strict) {
+      FERRY_ASSIGN_OR_RETURN(room.total, TotalBytes());
+      FERRY_RETURN_IF_ERROR(CountReserved(nullptr, &room));
+    }
+    FERRY_RETURN_IF_ERROR(PickVictims(limit, room, strict, nullptr, &victims));
     FERRY_ASSIGN_OR_RETURN(
         auto del,
         db_->Prepare("DELETE FROM objects WHERE rk = ?1 AND hash = ?2"));

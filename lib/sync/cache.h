@@ -2,8 +2,9 @@
 //   <dir>/objects/<remote-key>/<2 hex>/<xxh3-128 hex>   verified, read-only
 //   <dir>/partial/<remote-key>/...                      downloads in progress
 //   <dir>/manifests/<id>                                manifests seen
-//   <dir>/index.sqlite                                  objects + pins (WAL)
+//   <dir>/index.sqlite                  objects, pins, reservations (WAL)
 //   <dir>/lock                                          held while evicting
+//   <dir>/locks/reservations            a byte per sync holding reservations
 // Objects are keyed by the remote they came from as well as by their hash,
 // so one remote's publisher cannot plant bytes in another remote's views
 // (XXH3 is not collision-resistant).
@@ -156,26 +157,53 @@ class Cache {
   Result<bool> RecallListed(const std::string& remote_key,
                             ListedObject* object);
 
+  // Reservations: the objects a running sync is about to download or link
+  // that no pin holds, recorded in the index for as long as this Cache is
+  // open, so that other processes sharing the cache see them before any
+  // view is: their MakeRoom and PlanRoom count the bytes of those not in
+  // the cache yet as in use (downloads in flight), and no eviction (MakeRoom,
+  // FreeRoom) takes those that are. A reservation lives while its Cache
+  // holds a byte of <dir>/locks/reservations (its slot, an OFD lock, taken
+  // at the first reservation): a killed process's lock goes with it, and
+  // its rows count no more (dropped by the next MakeRoom or FreeRoom, and
+  // by whoever takes the slot next). Closing the Cache drops its rows.
+  // Reserve adds keys (before they are looked up: an unmanaged remote's
+  // cached files, linked once all its hashes are known).
+  Status Reserve(const std::vector<CacheKey>& keys);
+  // Replaces each reserved first key by its second (a file of an unmanaged
+  // remote reserved under its lock key, (path, ETag, size), before its hash
+  // was known; before it is inserted, so that its bytes count once). Nothing
+  // when this Cache reserved nothing.
+  Status Rekey(const std::vector<std::pair<CacheKey, CacheKey>>& from_to);
+
   // Bytes of all indexed objects.
   Result<uint64_t> TotalBytes();
-  // Evicts least-recently-used unpinned objects until TotalBytes() + need
-  // fits in limit, none of keep (objects the sync will link that no pin
-  // holds yet: an unmanaged remote's cached files). Pins of views whose
-  // folder no longer exists are dropped first. ResourceExhausted when it
-  // cannot fit (nothing is evicted then).
-  Status MakeRoom(uint64_t limit, uint64_t need,
-                  const std::vector<CacheKey>& keep, EvictReport* report);
+  // Reserves use (what the sync will download, and what it will link that
+  // no pin holds: an unmanaged remote's cached files) and evicts
+  // least-recently-used objects until the cache fits in limit: the indexed
+  // objects plus the reserved ones not in the cache yet, this sync's and
+  // other running syncs' alike, each counted once. Never evicted: objects a
+  // live view pins or a running sync reserved. Pins of views whose folder
+  // no longer exists are dropped first. ResourceExhausted when it cannot
+  // fit: nothing evicted, nothing of use reserved. One process at a time
+  // (<dir>/lock), one transaction: two syncs never both count the same free
+  // room.
+  Status MakeRoom(uint64_t limit, const std::vector<CacheKey>& use,
+                  EvictReport* report);
   // What MakeRoom would evict, found read only (a dry run: nothing written),
   // once a sync pinned pinned (its view's objects, or the cached files an
   // unmanaged remote's sync keeps), looked up probe's keys (the rows of
   // those it does not find dropped, of those it finds without one written),
-  // pins of views whose folder is gone dropped: the same choice, and the
-  // same ResourceExhausted.
+  // pins of views whose folder is gone dropped, and its need bytes
+  // reserved: the same choice, other running syncs' reservations counted
+  // as MakeRoom counts them (an object this sync fetches too: once), and
+  // the same ResourceExhausted.
   Status PlanRoom(uint64_t limit, uint64_t need,
                   const std::vector<CacheKey>& pinned, const Probe& probe,
                   EvictReport* report);
-  // After a full disk (ENOSPC): evicts least-recently-used unpinned objects
-  // until at least bytes are freed, or none is left to evict (not an error).
+  // After a full disk (ENOSPC): evicts least-recently-used objects no live
+  // view pins and no running sync reserved until at least bytes are freed,
+  // or none is left to evict (not an error).
   Status FreeRoom(uint64_t bytes, EvictReport* report);
 
   // What a killed run may have left in partial/<remote_key>/ (part files,
@@ -213,12 +241,11 @@ class Cache {
   // Lookup's check of the file against its row (rec, if there is one).
   Result<bool> CheckObject(const CacheKey& key, const FileStamp* rec,
                            bool read_only);
-  // MakeRoom (strict: all or nothing; keep never taken) and FreeRoom (as
-  // much as there is).
+  // MakeRoom (strict: all or nothing; use reserved) and FreeRoom (need
+  // bytes, as much as there is).
   Status Evict(uint64_t limit, uint64_t need, bool strict,
-               const std::vector<CacheKey>& keep, EvictReport* report);
-  // What PlanRoom assumes a sync did before it made room (MakeRoom: only
-  // pinned, its keep).
+               const std::vector<CacheKey>& use, EvictReport* report);
+  // What PlanRoom assumes a sync did before it made room.
   struct Assumed {
     std::vector<std::string> gone_views;      // their pins dropped
     std::unordered_set<std::string> pinned;   // "<rk>/<hash hex>"
@@ -226,14 +253,36 @@ class Cache {
     uint64_t dropped_bytes = 0;
     std::vector<CacheKey> indexed;  // rows a lookup writes (used now)
     uint64_t indexed_bytes = 0;
+    // Keys need or indexed_bytes count already: another sync's
+    // reservation of one adds nothing.
+    std::unordered_set<std::string> counted;
   };
+  // What room-making counts: the indexed objects' bytes (as a dry run
+  // assumes them), those of reservations not in the cache yet (this
+  // Cache's, and other running syncs', each object once), and what must go.
+  struct Room {
+    uint64_t total = 0;   // in use, others' reservations included
+    uint64_t others = 0;  // of it, reserved by other running syncs
+    uint64_t need = 0;    // this sync's, not yet in the cache
+  };
+  // Takes this Cache's slot (a byte of <dir>/locks/reservations), once.
+  Status TakeSlot();
+  // The owners of reservations whose slot is held, into temp.ferry_live
+  // (this Cache's own included); drop_stale: the rows of the others are
+  // deleted (in the caller's transaction).
+  Status FindLiveOwners(bool drop_stale);
   // The views whose pins PickVictims ignores, into temp.ferry_gone.
   Status SetGoneViews(const std::vector<std::string>& views);
+  // Adds to room the reservations of live owners not in the cache yet:
+  // this Cache's to need, other running syncs' to total and others (an
+  // object both reserved: once, theirs), but those assumed counts already.
+  Status CountReserved(const Assumed* assumed, Room* room);
   // The one choice of victims (Evict's and PlanRoom's): least recently
-  // used first, none pinned (but by a view of assumed->gone_views), until total
-  // + need fits in limit (strict: else ResourceExhausted and none) or need
-  // bytes are freed (not strict: as far as there are any).
-  Status PickVictims(uint64_t limit, uint64_t need, bool strict,
+  // used first, none pinned by a view (but those of temp.ferry_gone), none
+  // reserved by a live owner (temp.ferry_live), until room.total +
+  // room.need fits in limit (strict: else ResourceExhausted and none) or
+  // room.need bytes are freed (not strict: as far as there are any).
+  Status PickVictims(uint64_t limit, const Room& room, bool strict,
                      const Assumed* assumed, std::vector<CacheKey>* victims);
 
   Env* env_;
@@ -246,6 +295,9 @@ class Cache {
   std::unordered_set<std::string> leftovers_;  // object hex of each name
   // Names of the listing not known to be regular files, by object hex.
   std::unordered_multimap<std::string, std::string> odd_leftovers_;
+  // This Cache's reservations' slot, once taken (slot_ >= 0).
+  std::unique_ptr<ByteLockSet> slot_lock_;
+  int64_t slot_ = -1;
 };
 
 // The cache key of a remote: XXH3-128 (hex) of its normalised URL.

@@ -42,14 +42,14 @@ Result<ByteLockSet*> ObjectLocks::SetOf(const CacheKey& k) {
   return sets_[stripe].get();
 }
 
-Status MakeRoomForMissing(Cache* cache, uint64_t limit, uint64_t need,
-                          const std::vector<CacheKey>& keep,
-                          const std::function<Result<uint64_t>()>& still,
-                          EvictReport* report) {
-  Status room = cache->MakeRoom(limit, need, keep, report);
-  if (room.code() != Status::Code::kResourceExhausted) return room;
-  FERRY_ASSIGN_OR_RETURN(uint64_t left, still());
-  if (left < need) room = cache->MakeRoom(limit, left, keep, report);
+Status MakeRoomForMissing(
+    Cache* cache, uint64_t limit, std::vector<CacheKey> use,
+    const std::function<Result<bool>(std::vector<CacheKey>*)>& still,
+    EvictReport* report) {
+  Status room = cache->MakeRoom(limit, use, report);
+  if (room.code() != Status::Code::kResourceExhausted || !still) return room;
+  FERRY_ASSIGN_OR_RETURN(bool found, still(&use));
+  if (found) room = cache->MakeRoom(limit, use, report);
   return room;
 }
 

@@ -56,18 +56,17 @@ class ObjectLocks {
   std::unique_ptr<ByteLockSet> sets_[kLockStripes];
 };
 
-// Cache::MakeRoom for the need bytes of the objects a sync found missing,
-// none of keep evicted (the objects it found that no pin holds: an
-// unmanaged remote's). When the room is not there, still() looks them up
-// again and gives the bytes of those still missing: another sync sharing
-// the cache may have fetched some since, and they take no more room
-// (counted twice, they failed a sync that one copy fits: "needs N more
-// bytes; N in use, 0 of them evictable"). still() may add those it finds
-// to keep (read again after it).
-Status MakeRoomForMissing(Cache* cache, uint64_t limit, uint64_t need,
-                          const std::vector<CacheKey>& keep,
-                          const std::function<Result<uint64_t>()>& still,
-                          EvictReport* report);
+// Cache::MakeRoom for use: the objects a sync found missing, and those it
+// links that no pin holds (an unmanaged remote's cached files). When the
+// room is not there, still (if any) looks the missing ones up again and
+// rewrites use, true if it found any: an unmanaged remote's file is
+// reserved under its (path, ETag, size) until its hash is known, and one
+// another sync fetched since takes no more room once known by its hash
+// (counted twice, it failed a sync that one copy fits).
+Status MakeRoomForMissing(
+    Cache* cache, uint64_t limit, std::vector<CacheKey> use,
+    const std::function<Result<bool>(std::vector<CacheKey>*)>& still,
+    EvictReport* report);
 
 // Adds a transfer's requests, bytes and retries to report.
 void CountTransfer(const TransferReport& r, SyncReport* report);

@@ -128,6 +128,30 @@ Status ByteLockSet::Unlock(uint64_t offset) {
 
 Status ByteLockSet::UnlockAll() { return Set(F_UNLCK, 0, 0, false); }
 
+Status HeldBytes(const std::string& path, const std::vector<uint64_t>& offsets,
+                 std::vector<bool>* held) {
+  held->assign(offsets.size(), false);
+  if (offsets.empty()) return Status::OK();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return errno == ENOENT ? Status::OK() : LockFileError(path, errno);
+  Status s;
+  for (size_t i = 0; i < offsets.size() && s.ok(); ++i) {
+    struct flock fl = {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = static_cast<off_t>(offsets[i] & ((uint64_t{1} << 63) - 1));
+    fl.l_len = 1;
+    if (::fcntl(fd, F_OFD_GETLK, &fl) != 0) {
+      s = PosixError(path, errno);
+    } else {
+      (*held)[i] = fl.l_type != F_UNLCK;
+    }
+  }
+  ::close(fd);
+  return s;
+}
+
 Result<std::string> ReadOwnFile(Env* env, const std::string& path,
                                 uint64_t max_bytes) {
   auto info = env->Stat(path);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ferry/env.h"
 #include "ferry/hash.h"
@@ -74,6 +75,13 @@ class ByteLockSet {
   std::string path_;
   int fd_;
 };
+
+// Which of offsets some ByteLockSet (of any process, this one's included)
+// holds in the file at path, asked without taking any (F_OFD_GETLK, through
+// a descriptor opened read only: nothing is created or written). No file:
+// none is held.
+Status HeldBytes(const std::string& path, const std::vector<uint64_t>& offsets,
+                 std::vector<bool>* held);
 
 // ReadFileToString for a file ferry keeps for itself (a view's state and
 // stamps, a cached manifest, an --in-place list): a FIFO in its place is

@@ -671,21 +671,12 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     builder->Start(std::move(cached));
   }
   if (o.cache_limit > 0 && !missing.empty()) {
-    uint64_t need = 0;
-    for (const CacheKey& k : missing) need += k.size;
     sync::EvictReport ev;
-    // Those another sync fetched meanwhile stay: this view pinned them.
-    auto still = [&]() -> Result<uint64_t> {
-      std::vector<bool> now_in;
-      FERRY_RETURN_IF_ERROR(cache->LookupAll(missing, &now_in));
-      uint64_t left = 0;
-      for (size_t j = 0; j < missing.size(); ++j)
-        if (!now_in[j]) left += missing[j].size;
-      return left;
-    };
-    FERRY_RETURN_IF_ERROR(sync::MakeRoomForMissing(cache.get(), o.cache_limit,
-                                                   need,
-                                                   /*keep=*/{}, still, &ev));
+    // Reserved for this sync until it ends, so that other syncs sharing the
+    // cache count them before they are in. Objects another sync fetched
+    // since the lookup count once (this view pinned them); those another
+    // sync is fetching now count once too (it reserved them).
+    FERRY_RETURN_IF_ERROR(cache->MakeRoom(o.cache_limit, missing, &ev));
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }

@@ -354,6 +354,7 @@ class Fetcher {
       }
     }
     std::vector<std::pair<CacheKey, std::string>> done;
+    std::vector<std::pair<CacheKey, CacheKey>> rekey;
     std::vector<ListedObject> listed;
     for (auto& [key, d] : by_key) {
       if (failed.count(key)) continue;
@@ -366,12 +367,15 @@ class Fetcher {
       }
       d->entry->hash = h;
       done.emplace_back(CacheKey{run_.remote_key, h, d->entry->size}, d->part);
+      rekey.emplace_back(d->lock, done.back().first);
       listed.push_back(
           ListedObject{d->entry->path, d->entry->etag, d->entry->size, h});
       ++report_->objects_fetched;
       ++report_->objects_whole;  // an unmanaged remote has no deltas
       report_->bytes_whole += d->entry->size;
     }
+    // Reserved by its hash before it is in: counted once all along.
+    FERRY_RETURN_IF_ERROR(cache_->Rekey(rekey));
     FERRY_RETURN_IF_ERROR(cache_->InsertAll(done));
     return cache_->RememberListed(run_.remote_key, listed);
   }
@@ -565,8 +569,17 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   }
   need.clear();
   need_bytes = 0;
-  // Marked used in one transaction; never evicted by this sync (it links
-  // them; no view pins them until all the view's hashes are known).
+  // The files whose hash is known are reserved before they are looked up:
+  // no pin holds them until all the view's hashes are known, and another
+  // sync's eviction took one between the lookup and the link ("left the
+  // cache during the sync"). Those missing count as downloads in flight.
+  {
+    std::vector<CacheKey> known;
+    for (Entry& e : files)
+      if (!unknown.count(&e)) known.push_back(CacheKey{rk, e.hash, e.size});
+    FERRY_RETURN_IF_ERROR(cache->Reserve(known));
+  }
+  // Marked used in one transaction; never evicted (reserved).
   std::vector<CacheKey> hits;
   for (Entry& e : files) {
     bool hit = false;
@@ -582,43 +595,54 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   }
   FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = files.size() - need.size();
+  Fetcher fetcher(run, cache.get(), &report);
   if (o.cache_limit > 0 && !need.empty()) {
     EvictReport ev;
+    // The hits and each file to fetch: by its hash when known, else by its
+    // lock key (path, ETag, size) until fetched (Fetcher::Fetch rekeys it).
+    auto key_of = [&](Entry* e) {
+      return unknown.count(e) ? fetcher.Of(e).lock
+                              : CacheKey{rk, e->hash, e->size};
+    };
+    std::vector<CacheKey> use = hits;
+    for (Entry* e : need) use.push_back(key_of(e));
     // Files another sync fetched meanwhile: in the `listed` table and the
-    // cache; kept as the hits are.
-    auto still = [&]() -> Result<uint64_t> {
-      uint64_t left = 0;
+    // cache, known by their hash now; kept as the hits are.
+    auto still = [&](std::vector<CacheKey>* use) -> Result<bool> {
+      bool found = false;
       for (Entry* e : need) {
+        if (!unknown.count(e)) continue;
         FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, e));
-        if (got) {
-          CacheKey k{rk, e->hash, e->size};
-          FERRY_ASSIGN_OR_RETURN(got, cache->Lookup(k));
-          if (got) {
-            hits.push_back(std::move(k));
-            continue;
-          }
-        }
-        left += e->size;
+        if (!got) continue;
+        unknown.erase(e);
+        found = true;
+        // Indexed if its file is there without a row.
+        FERRY_RETURN_IF_ERROR(
+            cache->Lookup(CacheKey{rk, e->hash, e->size}).status());
       }
-      return left;
+      if (!found) return false;
+      *use = hits;
+      for (Entry* e : need) use->push_back(key_of(e));
+      return true;
     };
     // The hits kept: evicted to make room, they failed the sync once it had
     // fetched the rest, and each run again the same way.
     FERRY_RETURN_IF_ERROR(MakeRoomForMissing(cache.get(), o.cache_limit,
-                                             need_bytes, hits, still, &ev));
+                                             std::move(use), still, &ev));
     report.evicted_objects = ev.objects;
     report.evicted_bytes = ev.bytes;
   }
-  Fetcher fetcher(run, cache.get(), &report);
   // Whether another process cached d's file (its lock held): it may have
   // done so since the lookups above.
   auto cached_since = [&](Download& d) -> Result<bool> {
     FERRY_ASSIGN_OR_RETURN(bool got, Recall(cache.get(), rk, d.entry));
     if (!got) return false;
-    FERRY_ASSIGN_OR_RETURN(
-        bool hit, cache->Lookup(CacheKey{rk, d.entry->hash, d.entry->size}));
-    if (hit) ++report.files_cached;
-    return hit;
+    const CacheKey k{rk, d.entry->hash, d.entry->size};
+    FERRY_ASSIGN_OR_RETURN(bool hit, cache->Lookup(k));
+    if (!hit) return false;
+    ++report.files_cached;
+    FERRY_RETURN_IF_ERROR(cache->Rekey({{d.lock, k}}));  // reserved by hash
+    return true;
   };
   // One process fetches a file at a time: locked by (path, ETag, size) in
   // the cache's lock stripes, as managed objects by hash (sync.cc), in

@@ -1,5 +1,6 @@
 #include "sync/cache.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,6 +58,11 @@ class CacheTest : public ::testing::Test {
     EXPECT_OK(r.status());
     return r.ok() && *r;
   }
+  // A key of size bytes that is not in the cache: what a sync downloads.
+  CacheKey Absent(uint64_t size) {
+    return CacheKey{kRemote, HashBytes("absent " + std::to_string(++absent_)),
+                    size};
+  }
   uint64_t Total() {
     auto t = cache_->TotalBytes();
     EXPECT_OK(t.status());
@@ -66,6 +72,7 @@ class CacheTest : public ::testing::Test {
   TickEnv env_;
   ScratchDir dir_;
   std::unique_ptr<Cache> cache_;
+  int absent_ = 0;
 };
 
 TEST_F(CacheTest, InsertedObjectIsFoundReadOnlyUnderItsRemoteAndHash) {
@@ -399,7 +406,7 @@ TEST_F(CacheTest, MakeRoomEvictsLeastRecentlyUsedUnpinnedObjects) {
   ASSERT_OK(env_.CreateDir(view));
   ASSERT_OK(cache_->Pin(view, {b}));
   EvictReport r;
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/350, /*need=*/150, {}, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/350, {Absent(150)}, &r));
   // 400 + 150 > 350: 200 bytes must go; b is pinned, so c and d (LRU).
   EXPECT_EQ(r.objects, 2u);
   EXPECT_EQ(r.bytes, 200u);
@@ -417,7 +424,7 @@ TEST_F(CacheTest, TouchMakesObjectsRecentlyUsed) {
   ASSERT_OK(hit.status());
   EvictReport r;
   ASSERT_OK(cache_->Touch({a}));  // a is now newer than b
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/200, /*need=*/100, {}, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/200, {Absent(100)}, &r));
   EXPECT_EQ(r.objects, 1u);
   EXPECT_TRUE(Has(a));
   EXPECT_FALSE(Has(b));
@@ -430,7 +437,7 @@ TEST_F(CacheTest, MakeRoomThatCannotFitEvictsNothing) {
   ASSERT_OK(env_.CreateDir(view));
   ASSERT_OK(cache_->Pin(view, {a}));
   EvictReport r;
-  Status s = cache_->MakeRoom(/*limit=*/250, /*need=*/200, {}, &r);
+  Status s = cache_->MakeRoom(/*limit=*/250, {Absent(200)}, &r);
   EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
   EXPECT_NE(s.message().find("pinned"), std::string_view::npos);
   EXPECT_EQ(r.objects, 0u);
@@ -439,18 +446,19 @@ TEST_F(CacheTest, MakeRoomThatCannotFitEvictsNothing) {
 }
 
 // What a sync will link but no pin holds yet (an unmanaged remote's cached
-// files) is never a victim, however long unused: the next one goes, and
-// when only kept ones are left, nothing does.
+// files: reserved with its downloads) is never a victim, however long
+// unused: the next one goes, and when only kept ones are left, nothing
+// does.
 TEST_F(CacheTest, MakeRoomNeverEvictsWhatItKeeps) {
   CacheKey a = Put(std::string(100, 'a'));
   CacheKey b = Put(std::string(100, 'b'));
   CacheKey c = Put(std::string(100, 'c'));
   EvictReport r;
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/300, /*need=*/100, {a}, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/300, {Absent(100), a}, &r));
   EXPECT_EQ(r.objects, 1u);
   EXPECT_TRUE(Has(a));
   EXPECT_FALSE(Has(b));
-  Status s = cache_->MakeRoom(/*limit=*/250, /*need=*/100, {a, c}, &r);
+  Status s = cache_->MakeRoom(/*limit=*/250, {Absent(100), a, c}, &r);
   EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
   EXPECT_EQ(r.objects, 0u);
   EXPECT_TRUE(Has(a));
@@ -461,7 +469,7 @@ TEST_F(CacheTest, PinsOfAViewWhoseFolderIsGoneNoLongerProtect) {
   CacheKey a = Put(std::string(100, 'a'));
   ASSERT_OK(cache_->Pin(dir_.Join("removed-view"), {a}));
   EvictReport r;
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, /*need=*/100, {}, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, {Absent(100)}, &r));
   EXPECT_EQ(r.objects, 1u);
   auto views = cache_->PinnedViews();
   ASSERT_OK(views.status());
@@ -474,10 +482,87 @@ TEST_F(CacheTest, UnpinLetsTheObjectsGo) {
   ASSERT_OK(env_.CreateDir(view));
   ASSERT_OK(cache_->Pin(view, {a}));
   EvictReport r;
-  EXPECT_FALSE(cache_->MakeRoom(10, 10, {}, &r).ok());
+  EXPECT_FALSE(cache_->MakeRoom(10, {Absent(10)}, &r).ok());
   ASSERT_OK(cache_->Unpin(view));
-  ASSERT_OK(cache_->MakeRoom(10, 10, {}, &r));
+  ASSERT_OK(cache_->MakeRoom(10, {Absent(10)}, &r));
   EXPECT_FALSE(Has(a));
+}
+
+// Two syncs sharing a cache make room one after the other, each before its
+// downloads: the second counts what the first reserved (its download to
+// come, and the cached object it links, never a victim) and refuses. Each
+// counted only the objects already in the cache: both fitted, and the
+// cache ended at twice the limit's room for one. A reserved object that
+// lands in the cache counts once; a closed Cache's reservation not at all.
+TEST_F(CacheTest, MakeRoomCountsWhatAnotherCacheReserved) {
+  CacheKey x = Put(std::string(100, 'x'));
+  const CacheKey download = KeyOf(std::string(100, 'd'));
+  auto other = Cache::Open(&env_, dir_.Join("cache"));
+  ASSERT_OK(other.status());
+  EvictReport r;
+  ASSERT_OK((*other)->MakeRoom(/*limit=*/300, {x, download}, &r));
+  EXPECT_EQ(r.objects, 0u);
+  // 100 (x) + 100 (the other's download) + 150 > 300, and x is reserved.
+  Status s = cache_->MakeRoom(/*limit=*/300, {Absent(150)}, &r);
+  EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("needs 150 more bytes; 200 in use (100 of them "
+                             "reserved by other syncs running now), 0 of "
+                             "them evictable"),
+            std::string_view::npos)
+      << s.ToString();
+  EXPECT_TRUE(Has(x));
+  ASSERT_OK(cache_->FreeRoom(100, &r));  // a full disk: not x either
+  EXPECT_EQ(r.objects, 0u);
+  Put(std::string(100, 'd'));  // the other's download is in
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/350, {Absent(150)}, &r));
+  EXPECT_EQ(r.objects, 0u);
+  // Closed: x (least recently used) is a victim again.
+  other->reset();
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/250, {}, &r));
+  EXPECT_EQ(r.objects, 1u);
+  EXPECT_FALSE(Has(x));
+}
+
+// A sync killed (kill -9) with its reservation recorded: its slot's lock
+// goes with it, and the next MakeRoom neither counts nor keeps its
+// reservation, where it refused while that sync ran.
+TEST_F(CacheTest, AKilledProcesssReservationCountsNoMore) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    auto c = Cache::Open(Env::Default(), dir_.Join("cache"));
+    EvictReport r;
+    const CacheKey k{kRemote, HashBytes("the child's"), 100};
+    if (!c.ok() || !(*c)->MakeRoom(150, {k}, &r).ok()) _exit(1);
+    char b = 1;
+    if (::write(ready[1], &b, 1) != 1) _exit(2);
+    ::pause();
+    _exit(0);
+  }
+  ::close(ready[1]);
+  char b = 0;
+  ASSERT_EQ(::read(ready[0], &b, 1), 1);
+  ::close(ready[0]);
+  EvictReport r;
+  Status s = cache_->MakeRoom(/*limit=*/150, {Absent(100)}, &r);
+  EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/150, {Absent(100)}, &r));
+  auto db = Db::Open(IndexPath(dir_.Join("cache")), 1000, false);
+  ASSERT_OK(db.status());
+  auto st =
+      (*db)->Prepare("SELECT COUNT(*), COUNT(DISTINCT owner) FROM reserved");
+  ASSERT_OK(st.status());
+  auto row = st->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(st->Int(0), 1);  // this one's, the child's dropped
+  EXPECT_EQ(st->Int(1), 1);
 }
 
 // Pins of views whose folder is gone are left out of a dry run's choice,
@@ -508,11 +593,31 @@ TEST_F(CacheTest, PlanRoomLeavesOutThePinsOfManyGoneViews) {
   ASSERT_OK(
       (*dry)->PlanRoom(/*limit=*/100, /*need=*/100, {}, Cache::Probe{}, &r));
   EXPECT_EQ(r.objects, 1u);
-  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, /*need=*/100, {}, &r));
+  ASSERT_OK(cache_->MakeRoom(/*limit=*/100, {Absent(100)}, &r));
   EXPECT_EQ(r.objects, 1u);
   auto views = cache_->PinnedViews();
   ASSERT_OK(views.status());
   EXPECT_TRUE(views->empty());
+}
+
+// A dry run reads an index older than reservations (no such table) as it
+// is, without a warning: nothing is reserved in it.
+TEST_F(CacheTest, ADryRunReadsAnIndexWithoutReservations) {
+  CacheKey a = Put(std::string(100, 'a'));
+  cache_.reset();
+  {
+    auto db = Db::Open(IndexPath(dir_.Join("cache")), 1000, true);
+    ASSERT_OK(db.status());
+    ASSERT_OK((*db)->Exec("DROP TABLE reserved"));
+  }
+  auto c = Cache::OpenForDryRun(&env_, dir_.Join("cache"));
+  ASSERT_OK(c.status());
+  EXPECT_TRUE((*c)->TakeWarnings().empty());
+  EvictReport r;
+  ASSERT_OK(
+      (*c)->PlanRoom(/*limit=*/150, /*need=*/100, {}, Cache::Probe{}, &r));
+  EXPECT_EQ(r.objects, 1u);
+  EXPECT_EQ(r.bytes, a.size);
 }
 
 TEST_F(CacheTest, AdoptCopiesAMatchingFileAndRefusesOthers) {
@@ -625,7 +730,8 @@ TEST_F(CacheTest, TwoProcessesInsertingTheSameObjectsAtOnce) {
 // sync's per-object locks (ByteLockSet): bytes of one file; a byte one set
 // holds excludes other sets of this process and of other processes, other
 // bytes are free, a set's own bytes never conflict, and unlocking (or the
-// set going) frees them.
+// set going) frees them. HeldBytes (a cache's reservations' slots) sees
+// which are held.
 TEST_F(CacheTest, ByteLocksExcludePerByteAcrossSetsAndProcesses) {
   const std::string path = dir_.Join("cache/object-locks");
   const uint64_t far = (uint64_t{1} << 62) + 12345;
@@ -638,6 +744,14 @@ TEST_F(CacheTest, ByteLocksExcludePerByteAcrossSetsAndProcesses) {
   Status again = (*b)->Lock(far, false);
   EXPECT_TRUE(again.IsUnavailable()) << again.ToString();
   EXPECT_OK((*b)->Lock(far + 1, false));
+  // Asked without taking any (whoever holds them, this process too).
+  std::vector<bool> held;
+  ASSERT_OK(HeldBytes(path, {far, far + 1, far + 3}, &held));
+  EXPECT_EQ(held, (std::vector<bool>{true, true, false}));
+  const std::string none = dir_.Join("cache/no-locks");
+  ASSERT_OK(HeldBytes(none, {far}, &held));
+  EXPECT_EQ(held, std::vector<bool>{false});
+  EXPECT_FALSE(env_.FileExists(none));
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

@@ -630,6 +630,85 @@ TEST_F(SyncTest, CacheLimitCountsObjectsAnotherSyncFetchedMeanwhileOnce) {
   EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
 }
 
+// Runs once, when the sync writes a file into dir (the manifest into the
+// cache: after its room was made, before its first download): there a test
+// plays another sync sharing the cache.
+class BeforeDownloadsEnv : public EnvWrapper {
+ public:
+  BeforeDownloadsEnv(std::string dir, std::function<void()> then)
+      : EnvWrapper(Env::Default()),
+        dir_(std::move(dir)),
+        then_(std::move(then)) {}
+  Result<std::unique_ptr<WritableFile>> NewTempFile(
+      const std::string& path) override {
+    if (then_ && path.rfind(dir_ + "/", 0) == 0)
+      std::exchange(then_, nullptr)();
+    return EnvWrapper::NewTempFile(path);
+  }
+
+ private:
+  std::string dir_;
+  std::function<void()> then_;
+};
+
+// The sum of the sizes of the files below dir.
+uint64_t BytesBelow(Env* env, const std::string& dir) {
+  uint64_t n = 0;
+  auto files = ListFilesRecursive(env, dir);
+  if (!files.ok()) return 0;
+  for (const std::string& f : *files) {
+    auto info = env->Stat(JoinPath(dir, f));
+    if (info.ok()) n += info->size;
+  }
+  return n;
+}
+
+// Two syncs of other remotes into one cache under --cache-limit: the second
+// makes its room after the first made its own, before the first fetched
+// anything. It counts the first's downloads to come (reserved) and refuses
+// before fetching anything; the first completes, and the cache holds its
+// limit. Each counted only what was in the cache: both fetched, and a limit
+// of 8,000 bytes held 12,000 (the CLI: 20 MB under --cache-limit 15MiB).
+TEST_F(SyncTest, CacheLimitHoldsForTwoSyncsMakingRoomAtOnce) {
+  Write("a", std::string(3000, 'a'));
+  Write("b", std::string(3000, 'b'));
+  Publish();
+  const std::string bucket2 = dir_.Join("bucket2");
+  WriteFile(env_, dir_.Join("src2/c"), std::string(3000, 'c'));
+  WriteFile(env_, dir_.Join("src2/d"), std::string(3000, 'd'));
+  ASSERT_OK(test::PublishTree(env_, dir_.Join("src2"), bucket2).status());
+  SyncOptions other = Options(dir_.Join("nodes/other"));
+  other.remote = bucket2;
+  other.cache_limit = 8000;
+  Status other_status;
+  BeforeDownloadsEnv env(JoinPath(cache_, "manifests"), [&] {
+    other_status = Sync(other, Env::Default()).status();
+  });
+  SyncOptions o = Options();
+  o.cache_limit = 8000;
+  auto r = Sync(o, &env);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->objects_fetched, 2u);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
+  EXPECT_EQ(other_status.code(), Status::Code::kResourceExhausted)
+      << other_status.ToString();
+  EXPECT_NE(other_status.message().find(
+                "needs 6000 more bytes; 6000 in use (6000 of them reserved "
+                "by other syncs running now)"),
+            std::string_view::npos)
+      << other_status.ToString();
+  EXPECT_FALSE(env_->FileExists(other.dest));
+  EXPECT_EQ(BytesBelow(env_, JoinPath(cache_, "objects")), 6000u);
+  EXPECT_EQ(BytesBelow(env_, JoinPath(cache_, "partial")), 0u);
+  // After it, the other refuses as before: the first's view pins 6,000.
+  auto again = Sync(other, Env::Default());
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find(
+                "needs 6000 more bytes; 6000 in use, 0 of them evictable"),
+            std::string_view::npos)
+      << again.status().ToString();
+}
+
 // A damaged index (here: a page overwritten) failed every sync until
 // removed by hand. It is set aside, the sync runs again and finds the
 // objects by their files (nothing fetched), with a warning naming it.
@@ -713,6 +792,42 @@ TEST_F(SyncTest,
   EXPECT_EQ(r->files_cached, 2u);
   EXPECT_EQ(r->evicted_objects, 0u);
   EXPECT_EQ(ReadFile(env_, dest_ + "/b"), std::string(3000, 'b'));
+}
+
+// An unmanaged remote's sync reserves the cached files it will link before
+// it looks them up (no view pins them until all its hashes are known).
+// Another sync under --cache-limit, making its room between that lookup and
+// this sync's link, evicted them, and this one failed at its end, after its
+// downloads ("left the cache during the sync"). Now the other refuses.
+TEST_F(SyncTest, AnotherSyncNeverEvictsTheCachedFilesAnUnmanagedSyncLinks) {
+  WriteFile(env_, JoinPath(bucket_, "a"), std::string(3000, 'a'));
+  WriteFile(env_, JoinPath(bucket_, "b"), std::string(3000, 'b'));
+  const std::string first = dir_.Join("nodes/first");
+  RunOk(Options(first));  // a and b cached, no view left to pin them
+  ASSERT_OK(sync::RemoveTree(env_, dir_.Join("nodes/.first.ferry-views")));
+  ASSERT_OK(env_->RemoveFile(first));
+  WriteFile(env_, JoinPath(bucket_, "c"), std::string(3000, 'c'));
+  const std::string bucket2 = dir_.Join("bucket2");
+  WriteFile(env_, dir_.Join("src2/d"), std::string(3000, 'd'));
+  ASSERT_OK(test::PublishTree(env_, dir_.Join("src2"), bucket2).status());
+  SyncOptions other = Options(dir_.Join("nodes/other"));
+  other.remote = bucket2;
+  other.cache_limit = 6000;
+  Status other_status;
+  BeforeEvictionEnv env(JoinPath(cache_, "lock"), [&] {
+    other_status = Sync(other, Env::Default()).status();
+  });
+  SyncOptions o = Options();
+  o.cache_limit = 12000;
+  auto r = Sync(o, &env);
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(r->unmanaged);
+  EXPECT_EQ(r->files_cached, 2u);
+  EXPECT_EQ(r->objects_fetched, 1u);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), std::string(3000, 'a'));
+  EXPECT_EQ(other_status.code(), Status::Code::kResourceExhausted)
+      << other_status.ToString();
+  EXPECT_FALSE(env_->FileExists(other.dest));
 }
 
 // A --list that never ends (a pipe fed forever: `yes |` into /dev/stdin)
