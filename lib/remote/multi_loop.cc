@@ -6,6 +6,21 @@
 
 namespace ferry::remote {
 
+static StartPacer::Options PacerOptions(const TransferOptions& options) {
+  StartPacer::Options o;
+  o.probe_us = options.pace_probe_ms * 1000;
+  if (const char* e = getenv("FERRY_EXP_PACE")) {  // EXPERIMENT, remove
+    unsigned long long p, g, b, m;
+    if (sscanf(e, "%llu,%llu,%llu,%llu", &p, &g, &b, &m) == 4) {
+      o.probe_us = p;
+      o.gap_us = g;
+      o.bytes = b;
+      o.max_us = m;
+    }
+  }
+  return o;
+}
+
 CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
                              const TransferOptions& options,
                              Options loop_options, TransferReport* report)
@@ -13,7 +28,10 @@ CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
       loop_options_(loop_options),
       report_(report),
       bucket_(options.bwlimit, NowMicros()),
-      progress_(options, report) {
+      progress_(options, report),
+      pacer_(size_t(std::max(1, options.connections)),
+             options.pace_start && loop_options.pace_start,
+             PacerOptions(options)) {
   settings_.low_speed_limit = options.low_speed_limit;
   settings_.low_speed_time = options.low_speed_time;
   policy_.max_retries = options.max_retries;
@@ -83,9 +101,17 @@ void CurlMultiLoop::StartRipe() {
   }
 }
 
-// Requests of open objects, opening more objects while there is room.
+void CurlMultiLoop::NoteAnswers(uint64_t now) {
+  if (!pacer_.probing()) return;
+  for (auto& [r, owned] : reqs_)
+    if (r->easy && r->ex.headers_done) pacer_.OnAnswer(now, report_->bytes);
+}
+
+// Requests of open objects, opening more objects while there is room (and
+// the pacer allows).
 void CurlMultiLoop::StartNew() {
-  while (Room()) {
+  NoteAnswers(NowMicros());
+  while (Room() && pacer_.Allows(NowMicros(), report_->bytes, active_)) {
     if (client_->StartRequest()) continue;
     if (client_->OpenCount() >= max_open_ || !client_->MoreToOpen()) break;
     client_->OpenNext();
@@ -121,6 +147,7 @@ void CurlMultiLoop::Start(LoopRequest* r) {
     curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE,
                      loop_options_.upload_buffer_size);
   r->easy = easy;
+  pacer_.OnStart(NowMicros());
   ++active_;
   peak_ = std::max(peak_, active_);
   ++report_->requests;
@@ -134,6 +161,8 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
   r->ex.response.status = status;
   LogRequest(settings_, r->http, status);
+  if (r->ex.headers_done) pacer_.OnAnswer(NowMicros(), report_->bytes);
+  pacer_.OnEnd();
   Release(r);
   const bool refused = rc == CURLE_COULDNT_CONNECT ||
                        rc == CURLE_COULDNT_RESOLVE_HOST ||
@@ -216,6 +245,9 @@ int CurlMultiLoop::PollTimeoutMs() {
     for (auto& [r, owned] : reqs_)
       if (r->paused) wait = std::min(wait, bucket_.WaitMicros(now));
   }
+  // At least a millisecond: with no room (or nothing to start) the pacer's
+  // clock is not looked at, and its wait stays 0.
+  wait = std::min(wait, std::max<uint64_t>(pacer_.WaitMicros(now), 1000));
   return int((wait + 999) / 1000);
 }
 

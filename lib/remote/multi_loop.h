@@ -3,7 +3,8 @@
 // their requests on it; it owns the requests, the multi handle and a pool of
 // easy handles, keeps at most `connections` requests in flight, starts
 // retries when their backoff has passed, meters received bodies through the
-// run's one token bucket (--bwlimit) and ticks the progress callback. What a
+// run's one token bucket (--bwlimit), paces the run's first requests on a
+// short path (StartPacer) and ticks the progress callback. What a
 // request means (which object, which part, how to judge its answer) stays
 // with the engine, the loop's Client.
 //
@@ -25,6 +26,7 @@
 #include "remote/curl_util.h"
 #include "remote/http.h"
 #include "remote/retry.h"
+#include "remote/start_pacer.h"
 #include "remote/token_bucket.h"
 #include "remote/transfer_util.h"
 
@@ -77,6 +79,11 @@ class CurlMultiLoop {
   struct Options {
     long buffer_size = 0;         // CURLOPT_BUFFERSIZE when > 0
     long upload_buffer_size = 0;  // CURLOPT_UPLOAD_BUFFERSIZE when > 0
+    // Downloads: pace the run's first requests (StartPacer), unless
+    // TransferOptions::pace_start is false. Uploads start at once: the
+    // bursts are the client's own, and their bytes count only when a
+    // request ends.
+    bool pace_start = false;
   };
 
   CurlMultiLoop(const HttpSettings& backend_settings,
@@ -136,6 +143,8 @@ class CurlMultiLoop {
 
  private:
   bool Room() const { return active_ + client_->Held() < connections_; }
+  // The first request that has its answer's headers ends the pacer's probe.
+  void NoteAnswers(uint64_t now);
   void StartRipe();
   void StartNew();
   void Finish(LoopRequest* r, CURLcode rc);
@@ -151,6 +160,7 @@ class CurlMultiLoop {
   ProgressTicker progress_;
   size_t connections_ = 16;
   size_t max_open_ = 34;  // objects open at once: 2 * connections + 2
+  StartPacer pacer_;
   Client* client_ = nullptr;
   std::atomic<CURLM*> multi_{nullptr};
   size_t active_ = 0;

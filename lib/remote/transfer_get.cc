@@ -157,7 +157,8 @@ class GetEngine : public CurlMultiLoop::Client {
         opt_(WithinDescriptors(options)),
         env_(env),
         report_(report),
-        loop_(backend->settings(), opt_, {.buffer_size = 256L << 10}, report),
+        loop_(backend->settings(), opt_,
+              {.buffer_size = 256L << 10, .pace_start = true}, report),
         progress_(loop_.progress()) {
     progress_.SetFilesTotal(opener_.size());
   }

@@ -100,6 +100,13 @@ struct TransferOptions {
   // the first such failure: a wrong or dead endpoint fails every item in
   // seconds, not after each one's retries (1,000 files took half an hour).
   uint64_t unreachable_ms = 30000;
+  // Downloads: the run's first request goes alone; when it is answered
+  // within 10 ms
+  // (a server on the same host or LAN) the requests in flight grow from 1
+  // to `connections` over at most a second instead of all starting at once
+  // (docs/remote.md "Starting gently"). false: all at once.
+  bool pace_start = true;
+  uint64_t pace_probe_ms = 10;  // the answer time below which it paces
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
   bool dry_run = false;

@@ -3,8 +3,13 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "ferry/transfer.h"
 #include "testutil/test_util.h"
@@ -98,6 +103,151 @@ TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   // for each of the 40 items (320). Loose: a loaded machine (ASan, -j2)
   // spreads the first refusals out.
   EXPECT_LT(r->retries["connect"], 200u);
+}
+
+// An HTTP/1.1 server on one thread that serves many connections at once
+// (poll): every GET gets `size` bytes of 'x' (a 206 for a Range), but the
+// answer to the first request is held back `hold_ms`. Counts the
+// connections it accepted before it sent that answer.
+class HoldingServer {
+ public:
+  HoldingServer(int hold_ms, size_t size) : hold_ms_(hold_ms), size_(size) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 64);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~HoldingServer() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/";
+  }
+  int accepted_before_first_answer() const { return before_first_; }
+
+ private:
+  std::string Answer(const std::string& head) const {
+    size_t from = 0, to = size_ - 1;
+    size_t p = head.find("Range: bytes=");
+    const bool ranged = p != std::string::npos;
+    if (ranged) {
+      from = std::stoul(head.substr(p + 13));
+      to = std::min(to, size_t(std::stoul(head.substr(head.find('-', p) + 1))));
+    }
+    std::string r =
+        ranged ? "HTTP/1.1 206 Partial Content\r\n" : "HTTP/1.1 200 OK\r\n";
+    r += "ETag: \"e1\"\r\nAccept-Ranges: bytes\r\nContent-Length: " +
+         std::to_string(to - from + 1) + "\r\n";
+    if (ranged)
+      r += "Content-Range: bytes " + std::to_string(from) + "-" +
+           std::to_string(to) + "/" + std::to_string(size_) + "\r\n";
+    return r + "\r\n" + std::string(to - from + 1, 'x');
+  }
+
+  void Serve() {
+    std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+    std::vector<std::string> bufs{""};
+    int accepted = 0, held = -1;
+    std::string held_answer;
+    bool first_seen = false;
+    auto deadline = std::chrono::steady_clock::now();
+    while (!stop_) {
+      ::poll(fds.data(), fds.size(), 5);
+      if (held >= 0 && std::chrono::steady_clock::now() >= deadline) {
+        before_first_ = accepted;
+        (void)!::write(held, held_answer.data(), held_answer.size());
+        held = -1;
+      }
+      if (fds[0].revents & POLLIN) {
+        int c = ::accept(fd_, nullptr, nullptr);
+        if (c >= 0) {
+          ++accepted;
+          fds.push_back({c, POLLIN, 0});
+          bufs.emplace_back();
+        }
+      }
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char tmp[4096];
+        ssize_t n = ::read(fds[i].fd, tmp, sizeof tmp);
+        if (n <= 0) {
+          ::close(fds[i].fd);
+          fds[i].fd = -1;  // poll skips it
+          continue;
+        }
+        bufs[i].append(tmp, size_t(n));
+        for (size_t end;
+             (end = bufs[i].find("\r\n\r\n")) != std::string::npos;) {
+          const std::string answer = Answer(bufs[i].substr(0, end));
+          bufs[i].erase(0, end + 4);
+          if (!first_seen) {
+            first_seen = true;
+            held = fds[i].fd;
+            held_answer = answer;
+            deadline = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(hold_ms_);
+            continue;
+          }
+          (void)!::write(fds[i].fd, answer.data(), answer.size());
+        }
+      }
+    }
+    for (size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].fd >= 0) ::close(fds[i].fd);
+  }
+
+  const int hold_ms_;
+  const size_t size_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> before_first_{-1};
+  std::thread thread_;
+};
+
+// Gets 16 objects of 1000 bytes from a server that holds its first answer
+// `hold_ms`; returns how many connections it had accepted by then.
+int ConnectionsBeforeTheFirstAnswer(int hold_ms, TransferOptions o) {
+  HoldingServer server(hold_ms, 1000);
+  test::ScratchDir dir;
+  auto b = NewHttpBackend(server.url(), {});
+  EXPECT_TRUE(b.ok()) << b.status().ToString();
+  std::vector<GetItem> items(16);
+  for (size_t i = 0; i < items.size(); ++i) {
+    items[i].key = "f" + std::to_string(i);
+    items[i].dest = dir.Join(items[i].key);
+  }
+  o.fsync = false;
+  auto r = GetObjects(b->get(), std::move(items), o, Env::Default());
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (r.ok()) EXPECT_EQ(r->files_done, 16u);
+  return server.accepted_before_first_answer();
+}
+
+// docs/remote.md "Starting gently": on a short path (here: any answer in
+// time counts as quick) the run's first request goes alone until it is
+// answered, and more follow as the limit grows; on a long one (the answer
+// takes longer than the probe's 10 ms) every connection is used at once,
+// as when pacing is off.
+TEST(HttpBackendTest, AShortPathStartsGently) {
+  TransferOptions o;
+  o.pace_probe_ms = 60000;
+  EXPECT_EQ(ConnectionsBeforeTheFirstAnswer(300, o), 1);
+}
+
+TEST(HttpBackendTest, ALongPathStartsEveryConnectionAtOnce) {
+  EXPECT_GE(ConnectionsBeforeTheFirstAnswer(1000, TransferOptions()), 16);
+  TransferOptions off;
+  off.pace_start = false;
+  EXPECT_GE(ConnectionsBeforeTheFirstAnswer(1000, off), 16);
 }
 
 }  // namespace
