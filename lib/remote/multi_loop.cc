@@ -6,21 +6,6 @@
 
 namespace ferry::remote {
 
-static StartPacer::Options PacerOptions(const TransferOptions& options) {
-  StartPacer::Options o;
-  o.probe_us = options.pace_probe_ms * 1000;
-  if (const char* e = getenv("FERRY_EXP_PACE")) {  // EXPERIMENT, remove
-    unsigned long long p, g, b, m;
-    if (sscanf(e, "%llu,%llu,%llu,%llu", &p, &g, &b, &m) == 4) {
-      o.probe_us = p;
-      o.gap_us = g;
-      o.bytes = b;
-      o.max_us = m;
-    }
-  }
-  return o;
-}
-
 CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
                              const TransferOptions& options,
                              Options loop_options, TransferReport* report)
@@ -31,7 +16,7 @@ CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
       progress_(options, report),
       pacer_(size_t(std::max(1, options.connections)),
              options.pace_start && loop_options.pace_start,
-             PacerOptions(options)) {
+             {.probe_us = options.pace_probe_ms * 1000}) {
   settings_.low_speed_limit = options.low_speed_limit;
   settings_.low_speed_time = options.low_speed_time;
   policy_.max_retries = options.max_retries;
