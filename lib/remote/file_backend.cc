@@ -261,10 +261,17 @@ class FileBackend : public Backend,
   }
 
   Status Delete(std::string_view key) override {
+    return DeleteIfPresent(key).status();
+  }
+
+  // One unlink: of two deleters at once, one removes the file and the other
+  // finds it gone.
+  Result<bool> DeleteIfPresent(std::string_view key) override {
     FERRY_RETURN_IF_ERROR(CheckKey(key));
     FERRY_RETURN_IF_ERROR(CheckFolderInside(key));
     Status s = env_->RemoveFile(PathOf(key));
     if (!s.ok() && !s.IsNotFound()) return s;
+    const bool removed = s.ok();
     // A folder exists only while it holds objects (as in a bucket): remove
     // the ones this emptied, up to the root. One still in use stays.
     std::string rel(key);
@@ -282,7 +289,7 @@ class FileBackend : public Backend,
         break;
       if (!env_->RemoveDir(dir).ok()) break;
     }
-    return Status::OK();
+    return removed;
   }
 
  private:

@@ -19,6 +19,11 @@ Backend::~Backend() = default;
 
 Result<bool> Backend::FolderExists() { return false; }
 
+Result<bool> Backend::DeleteIfPresent(std::string_view key) {
+  FERRY_RETURN_IF_ERROR(Delete(key));
+  return true;
+}
+
 Status CappedStringSink::Append(std::string_view data) {
   if (out.size() + data.size() > max_)
     return Status::Corruption(what_,

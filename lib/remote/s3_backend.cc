@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -267,6 +268,34 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
     if (s.IsNotFound() && r.status == 404 &&
         r.body.find("NoSuchBucket") == std::string::npos)
       return Status::OK();
+    return s;
+  }
+
+  // DELETE with If-Match: * (conditional deletes, enforced by S3 since
+  // 2025): a key gone already is 404 NoSuchKey (or 412), so of two gc runs
+  // only one counts it. A server that ignores the header answers 204 either
+  // way (true: it cannot tell); one that refuses it (501) gets plain
+  // DELETEs from then on. A DELETE retried after an answer that was lost
+  // finds its own deletion: false.
+  Result<bool> DeleteIfPresent(std::string_view key) override {
+    if (!conditional_deletes_.load()) {
+      FERRY_RETURN_IF_ERROR(Delete(key));
+      return true;
+    }
+    FERRY_ASSIGN_OR_RETURN(std::string full, Full(key));
+    FERRY_ASSIGN_OR_RETURN(HttpResponse r, client_.Perform([&] {
+      return Make("DELETE", &full, {}, {{"If-Match", "*"}}, "");
+    }));
+    if (Is2xx(r.status)) return true;
+    Status s = ErrorFor(key, r);
+    if (s.IsFailedPrecondition()) return false;
+    if (s.IsNotFound() && r.status == 404 &&
+        r.body.find("NoSuchBucket") == std::string::npos)
+      return false;
+    if (s.IsNotSupported()) {
+      conditional_deletes_ = false;
+      return DeleteIfPresent(key);
+    }
     return s;
   }
 
@@ -622,6 +651,7 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
   uint64_t part_size_;
   bool virtual_ = false;
   BackendCaps caps_;
+  std::atomic<bool> conditional_deletes_{true};
 };
 
 }  // namespace

@@ -396,6 +396,41 @@ TEST_P(BackendConformanceTest, DeleteRemovesAndIsIdempotent) {
   }
 }
 
+// Of deleters racing for one key, one removed it and the others found it
+// gone (two gc runs at once count each object once).
+TEST_P(BackendConformanceTest, DeleteIfPresentTellsWhoRemovedIt) {
+  SKIP_UNLESS_CAP(writes);
+  Put("d/x", "1");
+  auto first = backend_->DeleteIfPresent("d/x");
+  ASSERT_OK(first.status());
+  EXPECT_TRUE(*first);
+  EXPECT_TRUE(backend_->Stat("d/x").status().IsNotFound());
+  auto again = backend_->DeleteIfPresent("d/x");
+  ASSERT_OK(again.status());
+  EXPECT_FALSE(*again);
+  auto never = backend_->DeleteIfPresent("never/was");
+  ASSERT_OK(never.status());
+  EXPECT_FALSE(*never);
+  for (int round = 0; round < 5; ++round) {
+    Put("race", "r");
+    std::atomic<int> removed{0}, failed{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        auto r = backend_->DeleteIfPresent("race");
+        if (!r.ok()) {
+          ++failed;
+        } else if (*r) {
+          ++removed;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failed.load(), 0);
+    EXPECT_EQ(removed.load(), 1) << "round " << round;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest,
                          testing::Values(Kind{"file", false},
                                          Kind{"s3", false, true, true},

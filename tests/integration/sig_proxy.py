@@ -106,6 +106,15 @@ class SigCheckHandler(proxy_base.ProxyHandler):
                                  xml_extra=r.xml_extra, request_id=request_id)
             return
         if self.command == 'DELETE' and '?' not in self.path:
+            if 'If-Match' in self.headers:
+                # s3rver ignores conditions on DELETE; S3 enforces If-Match
+                # (since 2025): a key gone is 404 NoSuchKey, another ETag
+                # 412. Checked and deleted under the lock of conditional
+                # PUTs, so of two conditional deletes only one finds the key.
+                with self.server.conditional_lock:
+                    if self.condition_holds(request_id):
+                        self.delete_object(request_id)
+                return
             self.delete_object(request_id)
             return
         if self.command == 'PUT' and '?' not in self.path and (

@@ -22,7 +22,8 @@ namespace ferry::test {
 
 // One HTTP/1.1 server thread, one connection at a time (close a backend
 // before the next one connects): reads each request (headers, Content-Length
-// body) and answers what `reply` says; records "METHOD target" lines.
+// body) and answers what `reply` says; records "METHOD target" lines (and
+// the requests' heads).
 class StubServer {
  public:
   struct Reply {
@@ -55,6 +56,11 @@ class StubServer {
   std::vector<std::string> requests() {
     std::lock_guard<std::mutex> lock(mu_);
     return requests_;
+  }
+  // Each request's whole head (request line and header lines).
+  std::vector<std::string> heads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return heads_;
   }
 
  private:
@@ -89,6 +95,7 @@ class StubServer {
         {
           std::lock_guard<std::mutex> lock(mu_);
           requests_.push_back(line);
+          heads_.push_back(head);
         }
         Reply r = reply_(line);
         std::string out =
@@ -107,7 +114,7 @@ class StubServer {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::mutex mu_;
-  std::vector<std::string> requests_;
+  std::vector<std::string> requests_, heads_;
 };
 
 }  // namespace ferry::test

@@ -49,6 +49,9 @@ class BackendWrapper : public Backend {
     return target_->Write(key, source, options);
   }
   Status Delete(std::string_view key) override { return target_->Delete(key); }
+  Result<bool> DeleteIfPresent(std::string_view key) override {
+    return target_->DeleteIfPresent(key);
+  }
 
  private:
   std::unique_ptr<Backend> owned_;

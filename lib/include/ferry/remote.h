@@ -154,6 +154,11 @@ class FERRY_EXPORT Backend {
                                    const WriteOptions& options) = 0;
   // OK when the object did not exist.
   virtual Status Delete(std::string_view key) = 0;
+  // Delete, telling whether this call removed the object: false when it was
+  // gone already (another deleter's, as two gc runs at once), so that each
+  // deletion is counted by one deleter only. True also when the backend
+  // cannot tell (the default: Delete).
+  virtual Result<bool> DeleteIfPresent(std::string_view key);
 };
 
 // How remotes are reached; filled from flags, the environment and the AWS

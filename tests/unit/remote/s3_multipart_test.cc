@@ -2,7 +2,8 @@
 // (s3rver has no ListMultipartUploads): a new multipart upload of a key first
 // aborts the incomplete uploads a killed run left for exactly that key (and
 // goes on when it may not), a failed upload is aborted, and gc's sweep
-// aborts a folder's old incomplete uploads, page by page.
+// aborts a folder's old incomplete uploads, page by page; gc's deletes are
+// conditional (If-Match: *) so that a key gone already is told.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -376,6 +377,60 @@ TEST(S3MultipartTest, APublishersCleanupLeavesYoungUploadsOfTheKey) {
   EXPECT_TRUE(Has(reqs, "DELETE /bkt/pre/k?uploadId=old1"));
   EXPECT_FALSE(Has(reqs, "DELETE /bkt/pre/k?uploadId=live"));
   EXPECT_FALSE(Has(reqs, "DELETE /bkt/pre/k?uploadId=when"));
+}
+
+// gc's deletes: If-Match: *, so that a key gone already (404 NoSuchKey or
+// 412) is told apart from one this DELETE removed; a server that refuses
+// the condition (501) gets plain DELETEs from then on; a missing bucket is
+// an error.
+TEST(S3RequestTest, DeleteIfPresentTellsAKeyGoneAlready) {
+  int deletes = 0;
+  StubServer server([&](const std::string& req) {
+    StubServer::Reply r;
+    if (req == "DELETE /bkt/pre/here") {
+      r.status = 204;
+    } else if (req == "DELETE /bkt/pre/gone") {
+      r.status = 404;
+      r.body = "<Error><Code>NoSuchKey</Code></Error>";
+    } else if (req == "DELETE /bkt/pre/marker") {
+      r.status = 412;
+      r.body = "<Error><Code>PreconditionFailed</Code></Error>";
+    } else if (req == "DELETE /bkt/pre/nobucket") {
+      r.status = 404;
+      r.body = "<Error><Code>NoSuchBucket</Code></Error>";
+    } else if (req == "DELETE /bkt/pre/old") {
+      r.status = ++deletes == 1 ? 501 : 204;
+      if (r.status == 501)
+        r.body = "<Error><Code>NotImplemented</Code></Error>";
+    }
+    return r;
+  });
+  auto b = Open(server);
+  auto here = b->DeleteIfPresent("here");
+  ASSERT_TRUE(here.ok()) << here.status().ToString();
+  EXPECT_TRUE(*here);
+  auto gone = b->DeleteIfPresent("gone");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(*gone);
+  auto marker = b->DeleteIfPresent("marker");
+  ASSERT_TRUE(marker.ok()) << marker.status().ToString();
+  EXPECT_FALSE(*marker);
+  auto nobucket = b->DeleteIfPresent("nobucket");
+  EXPECT_TRUE(nobucket.status().IsNotFound()) << nobucket.status().ToString();
+  ASSERT_TRUE(b->Delete("gone").ok());  // a plain Delete: gone is fine
+  auto old = b->DeleteIfPresent("old");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(*old);
+  ASSERT_TRUE(b->DeleteIfPresent("here").ok());
+  auto heads = server.heads();
+  ASSERT_EQ(heads.size(), 8u);
+  auto conditional = [&](size_t i) {
+    return heads[i].find("\r\nIf-Match: *") != std::string::npos;
+  };
+  for (size_t i : {0, 1, 2, 3, 5}) EXPECT_TRUE(conditional(i)) << heads[i];
+  EXPECT_FALSE(conditional(4)) << heads[4];  // Delete
+  EXPECT_FALSE(conditional(6)) << heads[6];  // after the 501
+  EXPECT_FALSE(conditional(7)) << heads[7];
 }
 
 TEST(S3RequestTest, AddressingAndListQueries) {
