@@ -40,8 +40,10 @@ Status KeepVersion(Backend* backend, const Hash128& id, Kept* kept,
 
 }  // namespace
 
-Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
-                                Env* env) {
+Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
+                      GcReport* out) {
+  *out = GcReport{};
+  GcReport& report = *out;
   if (o.keep < 1)
     return Status::InvalidArgument("--keep", "must keep at least HEAD (1)");
   if (o.grace_s < 0)
@@ -51,7 +53,6 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
   if (!backend->caps().listing || (!o.dry_run && !backend->caps().writes))
     return Status::NotSupported(backend->Describe(),
                                 "gc needs a remote that lists and deletes");
-  GcReport report;
   Kept kept;
   // Which versions stay: every error here stops gc before it deletes.
   std::set<std::string> done;
@@ -105,8 +106,11 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
   };
   enum class Verdict { kNotOurs, kKeep, kDrop };
   // Streams a folder: each entry judged; one that is ferry's and not kept
-  // is deleted unless young (unknown age counts as young). `deleted` counts,
-  // and with count_bytes its bytes go to bytes_deleted.
+  // is deleted unless young (unknown age counts as young). `deleted` counts
+  // what this run removed (never before the backend said so: a run that
+  // stops reports what it did), and with count_bytes its bytes go to
+  // bytes_deleted; one found gone (another gc's) counts in already_gone.
+  report.sweeping = true;
   auto sweep = [&](std::string_view dir,
                    const std::function<Verdict(const std::string&)>& judge,
                    uint64_t* deleted, bool count_bytes = true) -> Status {
@@ -117,11 +121,18 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
         ++report.young_kept;
         return Status::OK();
       }
+      bool removed = true;
+      if (!o.dry_run) {
+        FERRY_ASSIGN_OR_RETURN(removed, backend->DeleteIfPresent(info.key));
+      }
+      if (!removed) {
+        ++report.already_gone;
+        return Status::OK();
+      }
       ++*deleted;
       if (count_bytes) report.bytes_deleted += info.size;
       if (o.deleted) o.deleted(info.key, info.size);
-      if (o.dry_run) return Status::OK();
-      return backend->Delete(info.key);
+      return Status::OK();
     });
   };
   // Manifests first: a version is gone before its objects are; signatures
@@ -199,7 +210,7 @@ Result<GcReport> CollectGarbage(Backend* backend, const GcOptions& o,
       report.uploads_note = "not looked at: " + swept.status().ToString();
     }
   }
-  return report;
+  return Status::OK();
 }
 
 }  // namespace ferry

@@ -65,9 +65,12 @@ int RunGc(GcArgs& a) {
           "%s %s (%llu bytes)\n", a.gc.dry_run ? "would delete" : "deleted",
           Printable(key).c_str(), static_cast<unsigned long long>(size));
   };
-  auto r = CollectGarbage(backend->get(), a.gc, env);
-  if (!r.ok()) return Fail(r.status());
-  if (a.common.json) {
+  GcReport r;
+  const Status s = CollectGarbage(backend->get(), a.gc, env, &r);
+  // A run that stopped while deleting still says what it deleted (the
+  // error names what failed); one that stopped before deleted nothing.
+  const bool counts = s.ok() || r.sweeping;
+  if (a.common.json && counts) {
     JsonWriter w(stdout);
     w.BeginObject()
         .Key("command")
@@ -77,53 +80,61 @@ int RunGc(GcArgs& a) {
         .Key("dry_run")
         .Bool(a.gc.dry_run)
         .Key("versions_kept")
-        .Uint(r->versions_kept)
+        .Uint(r.versions_kept)
         .Key("objects_kept")
-        .Uint(r->objects_kept)
+        .Uint(r.objects_kept)
         .Key("objects_deleted")
-        .Uint(r->objects_deleted)
+        .Uint(r.objects_deleted)
         .Key("bytes_deleted")
-        .Uint(r->bytes_deleted)
+        .Uint(r.bytes_deleted)
         .Key("manifests_deleted")
-        .Uint(r->manifests_deleted)
+        .Uint(r.manifests_deleted)
         .Key("young_kept")
-        .Uint(r->young_kept)
+        .Uint(r.young_kept)
+        .Key("already_gone")
+        .Uint(r.already_gone)
         .Key("sigs_deleted")
-        .Uint(r->sigs_deleted)
+        .Uint(r.sigs_deleted)
         .Key("deltas_deleted")
-        .Uint(r->deltas_deleted)
+        .Uint(r.deltas_deleted)
         .Key("temps_deleted")
-        .Uint(r->temps_deleted)
+        .Uint(r.temps_deleted)
         .Key("uploads_aborted")
-        .Uint(r->uploads_aborted);
-    if (!r->uploads_note.empty()) w.Key("uploads_note").String(r->uploads_note);
+        .Uint(r.uploads_aborted);
+    if (!r.uploads_note.empty()) w.Key("uploads_note").String(r.uploads_note);
+    if (!s.ok()) w.Key("error").String(RedactUrls(s.ToString()));
     w.EndObject();
     std::fputc('\n', stdout);
-  } else if (!a.common.quiet) {
+  } else if (!a.common.quiet && counts) {
+    const char* verb = a.gc.dry_run ? "would delete" : "deleted";
     std::printf(
-        "%s: kept %llu versions (%llu objects); %s %llu objects (%llu bytes) "
-        "and %llu manifests; %llu unreferenced younger than %s kept\n",
-        Printable(a.url).c_str(),
-        static_cast<unsigned long long>(r->versions_kept),
-        static_cast<unsigned long long>(r->objects_kept),
-        a.gc.dry_run ? "would delete" : "deleted",
-        static_cast<unsigned long long>(r->objects_deleted),
-        static_cast<unsigned long long>(r->bytes_deleted),
-        static_cast<unsigned long long>(r->manifests_deleted),
-        static_cast<unsigned long long>(r->young_kept),
+        "%s: %skept %llu versions (%llu objects); %s %llu objects (%llu "
+        "bytes) and %llu manifests; %llu unreferenced younger than %s kept\n",
+        Printable(a.url).c_str(), s.ok() ? "" : "stopped by an error: ",
+        static_cast<unsigned long long>(r.versions_kept),
+        static_cast<unsigned long long>(r.objects_kept), verb,
+        static_cast<unsigned long long>(r.objects_deleted),
+        static_cast<unsigned long long>(r.bytes_deleted),
+        static_cast<unsigned long long>(r.manifests_deleted),
+        static_cast<unsigned long long>(r.young_kept),
         Printable(a.grace).c_str());
-    if (r->temps_deleted > 0)
-      std::printf("%s %llu temporary files killed uploads left\n",
-                  a.gc.dry_run ? "would delete" : "deleted",
-                  static_cast<unsigned long long>(r->temps_deleted));
-    if (r->uploads_aborted > 0)
+    if (r.already_gone > 0)
+      std::printf(
+          "%llu were gone when deleted (another gc running at the same "
+          "time)\n",
+          static_cast<unsigned long long>(r.already_gone));
+    if (r.temps_deleted > 0)
+      std::printf("%s %llu temporary files killed uploads left\n", verb,
+                  static_cast<unsigned long long>(r.temps_deleted));
+    if (r.uploads_aborted > 0)
       std::printf("%s %llu incomplete multipart uploads killed runs left\n",
                   a.gc.dry_run ? "would abort" : "aborted",
-                  static_cast<unsigned long long>(r->uploads_aborted));
+                  static_cast<unsigned long long>(r.uploads_aborted));
   }
-  if (!r->uploads_note.empty() && !a.common.quiet)
+  if (!r.uploads_note.empty() && !a.common.quiet)
     std::fprintf(stderr, "ferry gc: note: incomplete multipart uploads %s\n",
-                 Printable(r->uploads_note).c_str());
+                 Printable(r.uploads_note).c_str());
+  if (!s.ok()) return Fail(s);
   return kExitOk;
 }
 

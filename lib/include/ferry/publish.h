@@ -121,15 +121,26 @@ struct GcOptions {
   // them, and must not lose them.
   int64_t grace_s = 24 * 3600;  // 0 ..= kMaxGraceS
   bool dry_run = false;
-  // Each key deleted (or that would be, with dry_run), with its size.
+  // Each key this run deleted (or would, with dry_run), with its size,
+  // once deleted.
   std::function<void(std::string_view key, uint64_t size)> deleted;
 };
 
+// What a gc run did: the *_deleted counts and bytes_deleted are what this
+// run removed, never what it only meant to.
 struct GcReport {
+  // The kept versions were all read and the sweep began: from then on a
+  // run that fails has deleted what the counts say.
+  bool sweeping = false;
   uint64_t versions_kept = 0;
   uint64_t objects_kept = 0, objects_deleted = 0, bytes_deleted = 0;
   uint64_t manifests_deleted = 0;
   uint64_t young_kept = 0;  // unreferenced but within the grace period
+  // Unreferenced and old, but gone when deleted: another gc running at the
+  // same time removed them (counted there, not here). A backend that cannot
+  // tell (an S3-compatible server that ignores If-Match on DELETE) counts
+  // them as deleted.
+  uint64_t already_gone = 0;
   // Signatures of objects not kept, deltas with an end not kept
   // (docs/delta.md); their bytes are in bytes_deleted.
   uint64_t sigs_deleted = 0, deltas_deleted = 0;
@@ -147,10 +158,11 @@ struct GcReport {
 
 // Deletes objects (and manifests) no kept version references and older than
 // the grace period. Listing is streamed; memory holds the referenced hashes
-// (16 bytes each), never the listing.
-FERRY_EXPORT Result<GcReport> CollectGarbage(Backend* backend,
-                                             const GcOptions& options,
-                                             Env* env);
+// (16 bytes each), never the listing. *report is what the run did, also
+// when it fails (a server that became unavailable after retries): then the
+// status names what failed, and the counts are what was deleted before.
+FERRY_EXPORT Status CollectGarbage(Backend* backend, const GcOptions& options,
+                                   Env* env, GcReport* report);
 
 }  // namespace ferry
 

@@ -25,6 +25,14 @@
 namespace ferry {
 namespace {
 
+// CollectGarbage's report, or its error.
+Result<GcReport> Gc(Backend* backend, const GcOptions& options) {
+  GcReport report;
+  FERRY_RETURN_IF_ERROR(
+      CollectGarbage(backend, options, Env::Default(), &report));
+  return report;
+}
+
 using test::RandomBytes;
 
 std::string Unzstd(const std::string& in) {
@@ -397,7 +405,7 @@ TEST_F(PublishDeltaTest, GcKeepsSignaturesAndDeltasWhileTheirObjectsAreKept) {
   GcOptions g;
   g.grace_s = 0;
   g.keep = 2;  // v2 and v3: a's signature and the a->b delta go
-  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  auto r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->sigs_deleted, 1u);
   EXPECT_EQ(r->deltas_deleted, 1u);
@@ -406,14 +414,14 @@ TEST_F(PublishDeltaTest, GcKeepsSignaturesAndDeltasWhileTheirObjectsAreKept) {
   EXPECT_TRUE(Has(sync::SigKey(b)) && Has(sync::SigKey(c)));
   EXPECT_TRUE(Has(sync::DeltaKey(b, c)));
   g.keep = 1;
-  r = CollectGarbage(backend_.get(), g, Env::Default());
+  r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_FALSE(Has(sync::SigKey(b)) || Has(sync::DeltaKey(b, c)));
   EXPECT_TRUE(Has(sync::SigKey(c)));
   // Keys that only look like ferry's are never touched.
   test::WriteFile(Env::Default(), dir_.Join("bucket/.ferry/deltas/notes.txt"),
                   "x");
-  r = CollectGarbage(backend_.get(), g, Env::Default());
+  r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_TRUE(Has(".ferry/deltas/notes.txt"));
 }

@@ -17,6 +17,7 @@
 #include <functional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "ferry/backend_wrapper.h"
 #include "remote/file_backend.h"
@@ -26,6 +27,14 @@
 
 namespace ferry {
 namespace {
+
+// CollectGarbage's report, or its error.
+Result<GcReport> Gc(Backend* backend, const GcOptions& options) {
+  GcReport report;
+  FERRY_RETURN_IF_ERROR(
+      CollectGarbage(backend, options, Env::Default(), &report));
+  return report;
+}
 
 // Counts the files opened for reading below a folder; fails listing the
 // named folders as an unreadable one does (tests run as root).
@@ -569,7 +578,7 @@ TEST_F(PublishTest, GcKeepsReferencedTaggedAndYoungObjects) {
   GcOptions g;
   g.keep = 1;
   // Everything is younger than the default grace: nothing goes.
-  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  auto r = Gc(backend_.get(), g);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->objects_deleted, 0u);
   EXPECT_EQ(r->young_kept, 2u);  // v2's manifest and c's object
@@ -578,13 +587,13 @@ TEST_F(PublishTest, GcKeepsReferencedTaggedAndYoungObjects) {
   g.deleted = [&](std::string_view k, uint64_t) { deleted.emplace_back(k); };
   g.dry_run = true;
   auto keys = Keys();
-  r = CollectGarbage(backend_.get(), g, Env::Default());
+  r = Gc(backend_.get(), g);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Keys(), keys);
   EXPECT_EQ(deleted.size(), 2u);
   g.dry_run = false;
   deleted.clear();
-  r = CollectGarbage(backend_.get(), g, Env::Default());
+  r = Gc(backend_.get(), g);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->versions_kept, 2u);  // HEAD (v3) and the tagged v1
   EXPECT_EQ(r->objects_deleted, 1u);
@@ -606,9 +615,101 @@ TEST_F(PublishTest, GcKeepsReferencedTaggedAndYoungObjects) {
         return Status::OK();
       }).ok());
   g.keep = 0;
-  EXPECT_TRUE(CollectGarbage(backend_.get(), g, Env::Default())
-                  .status()
-                  .IsInvalidArgument());
+  EXPECT_TRUE(Gc(backend_.get(), g).status().IsInvalidArgument());
+}
+
+// Lists as S3 does, a page (here the whole listing) read before its first
+// entry is visited; before_page runs once, between the listing of `folder`
+// and its visits. DeleteIfPresent fails (as a server that stays
+// unavailable) from call number fail_from on (0: never).
+class PagedBackend : public BackendWrapper {
+ public:
+  using BackendWrapper::BackendWrapper;
+  Status List(std::string_view prefix, const ListOptions& options,
+              const std::function<Status(const ObjectInfo&)>& visit) override {
+    std::vector<ObjectInfo> page;
+    FERRY_RETURN_IF_ERROR(
+        BackendWrapper::List(prefix, options, [&](const ObjectInfo& i) {
+          page.push_back(i);
+          return Status::OK();
+        }));
+    if (prefix == folder && before_page) std::exchange(before_page, {})();
+    for (const ObjectInfo& i : page) FERRY_RETURN_IF_ERROR(visit(i));
+    return Status::OK();
+  }
+  Result<bool> DeleteIfPresent(std::string_view key) override {
+    if (fail_from > 0 && ++deletes >= fail_from)
+      return Status::Unavailable(std::string(key), "HTTP 503 SlowDown");
+    return BackendWrapper::DeleteIfPresent(key);
+  }
+  std::string folder;
+  std::function<void()> before_page;
+  int fail_from = 0, deletes = 0;
+};
+
+// Two gc runs at once: the second deletes the objects the first has just
+// listed. Each deletion is counted by the run that made it; the first
+// finds them gone (no error) and counts them apart.
+TEST_F(PublishTest, TwoGcRunsAtOnceCountEachDeletionOnce) {
+  for (const char* f : {"a", "b", "c"}) Write(f, std::string("v1 ") + f);
+  Publish();
+  for (const char* f : {"a", "b", "c"}) Write(f, std::string("v2 ") + f);
+  Publish();
+  GcOptions g;
+  g.keep = 1;
+  g.grace_s = 0;
+  PagedBackend first(backend_.get());
+  first.folder = sync::kObjectsDir;
+  Result<GcReport> second = Status::IOError("second gc", "not run");
+  first.before_page = [&] { second = Gc(backend_.get(), g); };
+  auto r = Gc(&first, g);
+  ASSERT_OK(r.status());
+  ASSERT_OK(second.status());
+  EXPECT_EQ(r->manifests_deleted, 1u);  // v1's, before the second began
+  EXPECT_EQ(second->manifests_deleted, 0u);
+  EXPECT_EQ(second->objects_deleted, 3u);
+  EXPECT_EQ(r->objects_deleted, 0u);
+  EXPECT_EQ(r->bytes_deleted, 0u);
+  EXPECT_EQ(r->already_gone, 3u);
+  EXPECT_EQ(second->already_gone, 0u);
+  EXPECT_EQ(Keys().size(), 1u + 1u + 3u);  // HEAD, v2's manifest, objects
+}
+
+// A server that becomes unavailable in the middle of gc: gc stops (exit 4)
+// naming what failed, and its report still says what it deleted before.
+TEST_F(PublishTest, GcThatStopsReportsWhatItDeletedBefore) {
+  for (const char* f : {"a", "b", "c"}) Write(f, std::string("v1 ") + f);
+  Publish();
+  for (const char* f : {"a", "b", "c"}) Write(f, std::string("v2 ") + f);
+  Publish();
+  GcOptions g;
+  g.keep = 1;
+  g.grace_s = 0;
+  std::vector<std::string> deleted;
+  g.deleted = [&](std::string_view k, uint64_t) { deleted.emplace_back(k); };
+  PagedBackend b(backend_.get());
+  b.fail_from = 3;  // v1's manifest and one object go, then 503s
+  GcReport r;
+  Status s = CollectGarbage(&b, g, Env::Default(), &r);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  EXPECT_TRUE(r.sweeping);
+  EXPECT_EQ(r.versions_kept, 1u);
+  EXPECT_EQ(r.manifests_deleted, 1u);
+  EXPECT_EQ(r.objects_deleted, 1u);  // not the one that failed
+  EXPECT_EQ(r.bytes_deleted, 4u);
+  ASSERT_EQ(deleted.size(), 2u);
+  EXPECT_FALSE(backend_->Stat(deleted[1]).ok());
+  // The error names the key it could not delete, which is still there.
+  const std::string failed = s.ToString();
+  size_t at = failed.find(".ferry/objects/");
+  ASSERT_NE(at, std::string::npos) << failed;
+  const std::string key = failed.substr(at, failed.find(':', at) - at);
+  EXPECT_TRUE(backend_->Stat(key).ok()) << key;
+  EXPECT_EQ(Keys().size(), 1u + 1u + 3u + 2u);  // two of v1's objects left
+  // Before the sweep, nothing was deleted, and the report says so.
+  g.keep = 0;
+  EXPECT_TRUE(CollectGarbage(&b, g, Env::Default(), &r).IsInvalidArgument());
+  EXPECT_FALSE(r.sweeping);
 }
 
 // A ref that exists but cannot be read — a file:// HEAD or tag that became
@@ -643,7 +744,7 @@ TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
   };
   auto refused = [&](const std::string& what) {
     auto keys = keys_now();
-    auto r = CollectGarbage(backend_.get(), g, Env::Default());
+    auto r = Gc(backend_.get(), g);
     EXPECT_FALSE(r.ok()) << what;
     EXPECT_EQ(keys_now(), keys) << what;
   };
@@ -683,7 +784,7 @@ TEST_F(PublishTest, GcDeletesNothingWhileARefCannotBeRead) {
   ASSERT_OK(Env::Default()->RemoveFile(tags));
   ASSERT_OK(Env::Default()->RenameFile(moved, tags));
   // Readable again: gc runs, and keeps HEAD's and the tag's versions.
-  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  auto r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->versions_kept, 2u);
   EXPECT_EQ(r->manifests_deleted, 1u);
@@ -732,18 +833,18 @@ TEST_F(PublishTest, PublishAndGcRemoveKilledUploadsTemporaries) {
   EXPECT_TRUE(Env::Default()->FileExists(held));
   GcOptions g;
   g.dry_run = true;
-  auto r = CollectGarbage(backend_.get(), g, Env::Default());
+  auto r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->temps_deleted, 1u);
   EXPECT_TRUE(Env::Default()->FileExists(elsewhere));
   g.dry_run = false;
-  r = CollectGarbage(backend_.get(), g, Env::Default());
+  r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->temps_deleted, 1u);
   EXPECT_FALSE(Env::Default()->FileExists(elsewhere));
   EXPECT_TRUE(Env::Default()->FileExists(held));
   lock->reset();
-  r = CollectGarbage(backend_.get(), g, Env::Default());
+  r = Gc(backend_.get(), g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->temps_deleted, 1u);
   EXPECT_FALSE(Env::Default()->FileExists(held));
@@ -772,11 +873,11 @@ TEST_F(PublishTest, GcFailsNamingATemporaryItCannotRemove) {
   auto b = remote::NewFileBackend(dir_.Join("bucket"), "bucket", &env);
   GcOptions g;
   g.dry_run = true;  // removes nothing, so nothing fails
-  auto r = CollectGarbage(b.get(), g, Env::Default());
+  auto r = Gc(b.get(), g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->temps_deleted, 1u);
   g.dry_run = false;
-  r = CollectGarbage(b.get(), g, Env::Default());
+  r = Gc(b.get(), g);
   ASSERT_TRUE(r.status().IsIOError()) << r.status().ToString();
   EXPECT_NE(r.status().ToString().find("1 temporary files"), std::string::npos)
       << r.status().ToString();
@@ -813,7 +914,7 @@ TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
   g.grace_s = 3600;
   b.answer = remote::UploadSweep{3, 2};
   const int64_t before = int64_t(Env::Default()->NowMicros()) * 1000;
-  auto r = CollectGarbage(&b, g, Env::Default());
+  auto r = Gc(&b, g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->uploads_aborted, 3u);
   EXPECT_EQ(r->young_kept, 2u);  // nothing else is unreferenced
@@ -829,27 +930,27 @@ TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
   EXPECT_FALSE(b.ours(".ferry/objects/aa/notahash"));
   // Aborts that failed: the rest went, and a note says how many did not.
   b.answer = remote::UploadSweep{4, 0, 2, Status::IOError("k1", "HTTP 403")};
-  r = CollectGarbage(&b, g, Env::Default());
+  r = Gc(&b, g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->uploads_aborted, 4u);
   EXPECT_NE(r->uploads_note.find("2 could not be aborted"), std::string::npos)
       << r->uploads_note;
   EXPECT_NE(r->uploads_note.find("k1"), std::string::npos) << r->uploads_note;
   g.dry_run = true;
-  ASSERT_OK(CollectGarbage(&b, g, Env::Default()).status());
+  ASSERT_OK(Gc(&b, g).status());
   EXPECT_EQ(b.asked.back(), ".ferry/ dry");
   // A server without the listing, or a policy without the right: a note,
   // and the rest of gc's work stands.
   g.dry_run = false;
   b.answer = Status::NotSupported("s3://b/p/.ferry/", "no listing (HTTP 501)");
-  r = CollectGarbage(&b, g, Env::Default());
+  r = Gc(&b, g);
   ASSERT_OK(r.status());
   EXPECT_NE(r->uploads_note.find("no listing (HTTP 501)"), std::string::npos)
       << r->uploads_note;
   EXPECT_EQ(r->versions_kept, 1u);
   // A server that stays unavailable is a failure (exit 4), as for objects.
   b.answer = Status::Unavailable("s3://b/p/.ferry/", "HTTP 503");
-  EXPECT_TRUE(CollectGarbage(&b, g, Env::Default()).status().IsUnavailable());
+  EXPECT_TRUE(Gc(&b, g).status().IsUnavailable());
 }
 
 TEST(GcTest, RefusesARemoteWithoutVersions) {
@@ -858,7 +959,7 @@ TEST(GcTest, RefusesARemoteWithoutVersions) {
   ASSERT_TRUE(sync::WriteObject(b.get(), ".ferry/objects/aa/x", "x").ok());
   GcOptions g;
   g.grace_s = 0;
-  auto r = CollectGarbage(b.get(), g, Env::Default());
+  auto r = Gc(b.get(), g);
   EXPECT_TRUE(r.status().IsNotFound()) << r.status().ToString();
   EXPECT_TRUE(b->Stat(".ferry/objects/aa/x").ok());
 }
