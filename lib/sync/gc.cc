@@ -123,6 +123,21 @@ Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
       }
       bool removed = true;
       if (!o.dry_run) {
+        // A listing is a page old (S3: up to 1000 keys and their deletes
+        // ago): a publish may have uploaded the key again since, as it does
+        // with an old unreferenced object it reuses ("Why the grace"), and
+        // its new HEAD will reference it. The key's age now decides; the
+        // window left is this one round trip.
+        auto now_info = backend->Stat(info.key);
+        if (!now_info.ok() && now_info.status().IsNotFound()) {
+          ++report.already_gone;
+          return Status::OK();
+        }
+        FERRY_RETURN_IF_ERROR(now_info.status());
+        if (now_info->mtime_ns == 0 || now_info->mtime_ns >= cutoff) {
+          ++report.young_kept;
+          return Status::OK();
+        }
         FERRY_ASSIGN_OR_RETURN(removed, backend->DeleteIfPresent(info.key));
       }
       if (!removed) {

@@ -4,8 +4,9 @@
 # on: gc exits 4, says what it deleted before and names the key that
 # failed; a rerun finishes), two gc runs at once (each deletion counted by
 # one of them: the signature proxy enforces If-Match on DELETE as S3 does),
-# and a "folder" at refs/HEAD/ without a HEAD object (no HEAD: gc deletes
-# nothing).
+# a "folder" at refs/HEAD/ without a HEAD object (no HEAD: gc deletes
+# nothing), and a publish that uploads an old object again while gc holds
+# a listing made before (gc keeps it: HEAD references it).
 set -euo pipefail
 FERRY=$1
 source "$(dirname "$0")/s3_cli_env.sh"
@@ -87,4 +88,33 @@ expect_rc 4 "$FERRY" log "$r"
 grep -q "$r/.ferry/refs/HEAD: no such key" err.txt || fail "log: $(cat err.txt)"
 expect_rc 4 "$FERRY" sync "$r" dst
 grep -q "no .ferry/refs/HEAD" err.txt || fail "sync: $(cat err.txt)"
+
+# 4. A publish during gc's listing of the objects: it reuses an object no
+# version references and that is 3 days old, so it uploads it again (new
+# mtime); gc, holding the listing made before, must not delete it (the
+# fault proxy runs the publish before the listing's last byte).
+p=gc-race-$$
+r="s3://$FERRY_TEST_S3_BUCKET/$p"
+mkdir -p "src-$p"
+printf old > "src-$p/a"; printf same > "src-$p/b"; sleep 0.3
+expect_rc 0 "$FERRY" publish "src-$p" "$r" -q
+printf new > "src-$p/a"; sleep 0.3
+expect_rc 0 "$FERRY" publish "src-$p" "$r" -q
+find "$FERRY_TEST_S3_ROOT/$FERRY_TEST_S3_BUCKET/$p/.ferry/objects" \
+  "$FERRY_TEST_S3_ROOT/$FERRY_TEST_S3_BUCKET/$p/.ferry/manifests" \
+  -name '*._S3rver_object' -exec touch -d '3 days ago' {} +
+{
+  export -p | grep -E ' (AWS_[A-Z_]*|FERRY_CACHE)='
+  echo "cd '$work' && printf old > 'src-$p/a' && sleep 0.3 &&"
+  echo "'$FERRY' publish 'src-$p' '$r' --json > republish.json 2> republish.err"
+} > republish.sh
+rule '{"action":"mutate","method":"GET","path":"prefix='$p'%2F.ferry%2Fobjects%2F","command":"bash '$work'/republish.sh"}'
+expect_rc 0 "$FERRY" gc "$r" --endpoint-url "$FERRY_TEST_FAULT_S3_URL" --keep 1 --json
+reset
+[ "$(json 'd["objects_uploaded"]' republish.json)" = 1 ] \
+  || fail "the publish during gc: $(cat republish.json republish.err)"
+[ "$(json 'd["objects_deleted"]')" = 0 ] && [ "$(json 'd["young_kept"]')" = 1 ] \
+  || fail "gc during the publish: $(cat out.txt)"
+expect_rc 0 "$FERRY" sync "$r" dst-race
+[ "$(cat dst-race/a)" = old ] || fail "synced a: $(cat dst-race/a)"
 echo ok

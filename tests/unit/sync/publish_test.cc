@@ -675,6 +675,40 @@ TEST_F(PublishTest, TwoGcRunsAtOnceCountEachDeletionOnce) {
   EXPECT_EQ(Keys().size(), 1u + 1u + 3u);  // HEAD, v2's manifest, objects
 }
 
+// A publish reusing an old object no version references uploads it again
+// (so that a gc spares it for the grace). A gc that listed the object
+// before that upload must not delete it after: the new HEAD references it.
+// (Reproduced on s3rver: a publish of 0.17 s during a gc with the default
+// grace lost its object and sync of HEAD failed.)
+TEST_F(PublishTest, GcKeepsAnObjectUploadedAgainSinceItsListing) {
+  Write("a", "old");
+  Write("b", "same");
+  PublishReport v1 = Publish();
+  Write("a", "new");
+  Publish();
+  const std::string old_key = sync::ObjectKey(HashBytes("old"));
+  test::AgeFile(dir_.Join("bucket/" + old_key), 48 * 3600);
+  test::AgeFile(dir_.Join("bucket/" + sync::ManifestKey(v1.id)), 48 * 3600);
+  PagedBackend b(backend_.get());
+  b.folder = sync::kObjectsDir;
+  PublishReport v3;
+  b.before_page = [&] {
+    Write("a", "old");
+    LetFilesAge();
+    v3 = Publish();
+  };
+  GcOptions g;
+  g.keep = 1;  // the default grace: 24 h
+  auto r = Gc(&b, g);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(v3.objects_uploaded, 1u);   // "old" again, not trusted as present
+  EXPECT_EQ(r->manifests_deleted, 1u);  // v1's
+  EXPECT_EQ(r->objects_deleted, 0u);
+  EXPECT_EQ(r->young_kept, 1u);
+  EXPECT_EQ(Head(), v3.id);
+  EXPECT_TRUE(backend_->Stat(old_key).ok()) << "HEAD references " << old_key;
+}
+
 // A server that becomes unavailable in the middle of gc: gc stops (exit 4)
 // naming what failed, and its report still says what it deleted before.
 TEST_F(PublishTest, GcThatStopsReportsWhatItDeletedBefore) {
