@@ -608,13 +608,15 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
     return Status::OK();
   }
 
-  Result<UploadSweep> AbortUploadsBelow(
-      std::string_view dir_key, int64_t cutoff_ns, bool dry_run,
-      const std::function<bool(std::string_view)>& ours) override {
-    UploadSweep sweep;
+  Status AbortUploadsBelow(std::string_view dir_key, int64_t cutoff_ns,
+                           bool dry_run,
+                           const std::function<bool(std::string_view)>& ours,
+                           UploadSweep* out) override {
+    *out = UploadSweep{};
+    UploadSweep& sweep = *out;
     std::string full = folder_ + std::string(dir_key);
     long status = 0;
-    FERRY_RETURN_IF_ERROR(ListUploads(
+    return ListUploads(
         dir_key, full, /*max_pages=*/0,
         [&](const UploadsPage::Upload& u) -> Status {
           // A key outside the folder (a server that ignores the prefix),
@@ -635,8 +637,7 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
           }
           return Status::OK();
         },
-        &status));
-    return sweep;
+        &status);
   }
 
   void Log(const std::string& line) const {

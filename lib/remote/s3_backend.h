@@ -57,10 +57,12 @@ class IncompleteUploadSweeper {
   // (given the key relative to the folder; null: all) is true, initiated
   // before cutoff_ns. NotSupported when the server does not list them; an
   // upload still running for that long is aborted too (its writer then
-  // fails). An abort that fails is counted and the sweep goes on.
-  virtual Result<UploadSweep> AbortUploadsBelow(
+  // fails). An abort that fails is counted and the sweep goes on. *sweep
+  // counts what was done, also when the listing fails on a later page.
+  virtual Status AbortUploadsBelow(
       std::string_view dir_key, int64_t cutoff_ns, bool dry_run,
-      const std::function<bool(std::string_view)>& ours) = 0;
+      const std::function<bool(std::string_view)>& ours,
+      UploadSweep* sweep) = 0;
 };
 
 // Resolves the AWS configuration from options (and the environment, ~/.aws).

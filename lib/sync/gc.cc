@@ -211,18 +211,23 @@ Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
       return sync::ParseObjectKey(key, &a) || sync::ParseManifestKey(key, &a) ||
              sync::ParseSigKey(key, &a) || sync::ParseDeltaKey(key, &a, &b);
     };
-    auto swept = sweeper->AbortUploadsBelow(".ferry/", cutoff, o.dry_run, ours);
-    if (swept.ok()) {
-      report.uploads_aborted = swept->aborted;
-      report.young_kept += swept->young_kept;
-      if (swept->failed > 0)
-        report.uploads_note = std::to_string(swept->failed) +
-                              " could not be aborted, the first: " +
-                              swept->first_failure.ToString();
-    } else if (swept.status().IsUnavailable()) {
-      return swept.status();
-    } else {
-      report.uploads_note = "not looked at: " + swept.status().ToString();
+    remote::UploadSweep swept;
+    Status listed =
+        sweeper->AbortUploadsBelow(".ferry/", cutoff, o.dry_run, ours, &swept);
+    // What it aborted counts also when the listing failed on a later page.
+    report.uploads_aborted = swept.aborted;
+    report.young_kept += swept.young_kept;
+    if (swept.failed > 0)
+      report.uploads_note =
+          std::to_string(swept.failed) +
+          " could not be aborted, the first: " + swept.first_failure.ToString();
+    if (listed.IsUnavailable()) return listed;
+    if (!listed.ok()) {
+      const bool seen = swept.aborted + swept.young_kept + swept.failed > 0;
+      report.uploads_note =
+          (seen ? "not all looked at: " : "not looked at: ") +
+          listed.ToString() +
+          (report.uploads_note.empty() ? "" : "; " + report.uploads_note);
     }
   }
   return Status::OK();

@@ -44,6 +44,15 @@ std::unique_ptr<HttpBackend> Open(const StubServer& server, int retries = 0,
   return b.ok() ? std::move(*b) : nullptr;
 }
 
+// AbortUploadsBelow(".ferry/") of all keys: its counts, or its error.
+Result<UploadSweep> Sweep(Backend* b, int64_t cutoff_ns, bool dry_run) {
+  UploadSweep sweep;
+  FERRY_RETURN_IF_ERROR(
+      dynamic_cast<IncompleteUploadSweeper*>(b)->AbortUploadsBelow(
+          ".ferry/", cutoff_ns, dry_run, nullptr, &sweep));
+  return sweep;
+}
+
 // Three multipart parts of S3's least size, 5 MiB (the last of 1 MiB).
 constexpr uint64_t kObjectSize = uint64_t(11) << 20;
 
@@ -189,10 +198,8 @@ TEST(S3MultipartTest, TheSweepAbortsAFoldersOldUploadsOnly) {
   StubServer server(SweepScript);
   auto b = Open(server);
   ASSERT_TRUE(b);
-  auto* sweeper = dynamic_cast<IncompleteUploadSweeper*>(b.get());
-  ASSERT_NE(sweeper, nullptr);
-  auto r = sweeper->AbortUploadsBelow(
-      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/false, nullptr);
+  ASSERT_NE(dynamic_cast<IncompleteUploadSweeper*>(b.get()), nullptr);
+  auto r = Sweep(b.get(), Utc("2025-01-01T00:00:00.000Z"), false);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->aborted, 2u);
   EXPECT_EQ(r->young_kept, 2u);
@@ -205,12 +212,33 @@ TEST(S3MultipartTest, TheSweepAbortsAFoldersOldUploadsOnly) {
                      }));
 }
 
+// The second page never comes (503, retries spent): the error, and the
+// counts of what the first page's aborts did.
+TEST(S3MultipartTest, ASweepStoppedOnALaterPageCountsWhatItAborted) {
+  StubServer server([](const std::string& req) {
+    if (req.find("key-marker=") != std::string::npos) {
+      StubServer::Reply r;
+      r.status = 503;
+      r.body = "<Error><Code>SlowDown</Code></Error>";
+      return r;
+    }
+    return SweepScript(req);
+  });
+  auto b = Open(server);
+  UploadSweep sweep;
+  Status s = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
+      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr, &sweep);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  EXPECT_EQ(sweep.aborted, 2u);
+  EXPECT_TRUE(Has(server.requests(),
+                  "DELETE /bkt/pre/.ferry/objects/ab/a%20b?uploadId=u2"));
+}
+
 TEST(S3MultipartTest, ADrySweepCountsAndAbortsNothing) {
   StubServer server(SweepScript);
   auto b = Open(server);
   ASSERT_TRUE(b);
-  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), /*dry_run=*/true, nullptr);
+  auto r = Sweep(b.get(), Utc("2025-01-01T00:00:00.000Z"), true);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->aborted, 2u);
   for (const auto& q : server.requests())
@@ -227,8 +255,7 @@ TEST(S3MultipartTest, TheSweepSaysWhenTheServerCannotList) {
     });
     auto b = Open(server);
     ASSERT_TRUE(b);
-    auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-        ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr);
+    auto r = Sweep(b.get(), Utc("2025-01-01T00:00:00.000Z"), false);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().IsNotSupported(), status == 501)
         << r.status().ToString();
@@ -246,8 +273,7 @@ TEST(S3MultipartTest, AListingThatRepeatsItsMarkersEnds) {
   });
   auto b = Open(server);
   ASSERT_TRUE(b);
-  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-      ".ferry/", 0, false, nullptr);
+  auto r = Sweep(b.get(), 0, false);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
   EXPECT_EQ(server.requests().size(), 2u);
@@ -273,8 +299,7 @@ TEST(S3MultipartTest, MarkersThatGoBackEndTheListingAndThePutGoesOn) {
   {
     StubServer server(cycling);
     auto b = Open(server);
-    auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-        ".ferry/", 0, false, nullptr);
+    auto r = Sweep(b.get(), 0, false);
     ASSERT_FALSE(r.ok());
     EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
     EXPECT_LE(server.requests().size(), 4u);
@@ -318,8 +343,7 @@ TEST(S3MultipartTest, TheSweepGoesOnPastAFailedAbort) {
     return SweepScript(req);
   });
   auto b = Open(server);
-  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr);
+  auto r = Sweep(b.get(), Utc("2025-01-01T00:00:00.000Z"), false);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->aborted, 1u);
   EXPECT_EQ(r->failed, 1u);
@@ -345,8 +369,7 @@ TEST(S3MultipartTest, KeysAreDecodedOnlyWhenTheAnswerSaysSo) {
     return r;
   });
   auto b = Open(server);
-  auto r = dynamic_cast<IncompleteUploadSweeper*>(b.get())->AbortUploadsBelow(
-      ".ferry/", Utc("2025-01-01T00:00:00.000Z"), false, nullptr);
+  auto r = Sweep(b.get(), Utc("2025-01-01T00:00:00.000Z"), false);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->aborted, 1u);
   EXPECT_TRUE(

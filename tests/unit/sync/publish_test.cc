@@ -926,16 +926,19 @@ class UploadsBackend : public BackendWrapper,
                        public remote::IncompleteUploadSweeper {
  public:
   explicit UploadsBackend(Backend* b) : BackendWrapper(b) {}
-  Result<remote::UploadSweep> AbortUploadsBelow(
-      std::string_view dir, int64_t cutoff_ns, bool dry_run,
-      const std::function<bool(std::string_view)>& is_ours) override {
+  Status AbortUploadsBelow(std::string_view dir, int64_t cutoff_ns,
+                           bool dry_run,
+                           const std::function<bool(std::string_view)>& is_ours,
+                           remote::UploadSweep* sweep) override {
     asked.push_back(std::string(dir) + (dry_run ? " dry" : ""));
     cutoff = cutoff_ns;
     ours = is_ours;
+    *sweep = counts;
     return answer;
   }
   std::function<bool(std::string_view)> ours;
-  Result<remote::UploadSweep> answer = remote::UploadSweep{};
+  remote::UploadSweep counts;
+  Status answer;
   std::vector<std::string> asked;
   int64_t cutoff = 0;
 };
@@ -946,7 +949,7 @@ TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
   UploadsBackend b(backend_.get());
   GcOptions g;
   g.grace_s = 3600;
-  b.answer = remote::UploadSweep{3, 2};
+  b.counts = remote::UploadSweep{3, 2};
   const int64_t before = int64_t(Env::Default()->NowMicros()) * 1000;
   auto r = Gc(&b, g);
   ASSERT_OK(r.status());
@@ -963,7 +966,7 @@ TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
   EXPECT_FALSE(b.ours(".ferry/manifests/m"));
   EXPECT_FALSE(b.ours(".ferry/objects/aa/notahash"));
   // Aborts that failed: the rest went, and a note says how many did not.
-  b.answer = remote::UploadSweep{4, 0, 2, Status::IOError("k1", "HTTP 403")};
+  b.counts = remote::UploadSweep{4, 0, 2, Status::IOError("k1", "HTTP 403")};
   r = Gc(&b, g);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->uploads_aborted, 4u);
@@ -976,15 +979,20 @@ TEST_F(PublishTest, GcAbortsOldIncompleteUploadsAndNotesWhyItCouldNot) {
   // A server without the listing, or a policy without the right: a note,
   // and the rest of gc's work stands.
   g.dry_run = false;
+  b.counts = {};
   b.answer = Status::NotSupported("s3://b/p/.ferry/", "no listing (HTTP 501)");
   r = Gc(&b, g);
   ASSERT_OK(r.status());
   EXPECT_NE(r->uploads_note.find("no listing (HTTP 501)"), std::string::npos)
       << r->uploads_note;
   EXPECT_EQ(r->versions_kept, 1u);
-  // A server that stays unavailable is a failure (exit 4), as for objects.
+  // A server that stays unavailable is a failure (exit 4), as for objects,
+  // and what was aborted before counts.
+  b.counts = remote::UploadSweep{5};
   b.answer = Status::Unavailable("s3://b/p/.ferry/", "HTTP 503");
-  EXPECT_TRUE(Gc(&b, g).status().IsUnavailable());
+  GcReport report;
+  EXPECT_TRUE(CollectGarbage(&b, g, Env::Default(), &report).IsUnavailable());
+  EXPECT_EQ(report.uploads_aborted, 5u);
 }
 
 TEST(GcTest, RefusesARemoteWithoutVersions) {
