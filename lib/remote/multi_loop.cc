@@ -224,15 +224,22 @@ void CurlMultiLoop::Unpause() {
 int CurlMultiLoop::PollTimeoutMs() {
   uint64_t now = NowMicros();
   uint64_t wait = 100000;
-  for (LoopRequest* r : waiting_)
-    wait = std::min(wait, r->not_before_us > now ? r->not_before_us - now : 0);
+  // Retries and the pacer's next start wait for room as well as for their
+  // time: with every connection in use, the end of a request (or Wakeup)
+  // is what can start them. A retry that was due then made the wait 0, and
+  // the loop spun until a request ended.
+  if (Room()) {
+    for (LoopRequest* r : waiting_)
+      wait =
+          std::min(wait, r->not_before_us > now ? r->not_before_us - now : 0);
+    // At least a millisecond: with nothing to start the pacer's clock is
+    // not looked at, and its wait may stay 0.
+    wait = std::min(wait, std::max<uint64_t>(pacer_.WaitMicros(now), 1000));
+  }
   if (!bucket_.unlimited()) {
     for (auto& [r, owned] : reqs_)
       if (r->paused) wait = std::min(wait, bucket_.WaitMicros(now));
   }
-  // At least a millisecond: with no room (or nothing to start) the pacer's
-  // clock is not looked at, and its wait stays 0.
-  wait = std::min(wait, std::max<uint64_t>(pacer_.WaitMicros(now), 1000));
   return int((wait + 999) / 1000);
 }
 
