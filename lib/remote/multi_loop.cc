@@ -62,7 +62,10 @@ Status CurlMultiLoop::Run(Client* client) {
     Unpause();
     client_->OnTurn();
     progress_.Tick(false);
-    if (active_ > 0 || !waiting_.empty() || client_->Held() > 0)
+    // Also while the pacer holds the next start back (its probe, with
+    // nothing in flight after the first request failed unanswered).
+    if (active_ > 0 || !waiting_.empty() || client_->Held() > 0 ||
+        pacer_.pacing())
       curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
   }
   // The last buffers ran the bucket into debt: paid before the run ends,

@@ -117,6 +117,19 @@ class SlowServer {
   std::thread thread_;
 };
 
+// A port nothing listens on (bound, then closed): connecting is refused.
+int RefusingPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
 // A client that GETs `urls` in order, one request each; a 503 is retried
 // (after the loop's backoff), anything else ends the request. Counts the
 // loop's turns.
@@ -176,6 +189,28 @@ TEST(CurlMultiLoopTest, ARetryWithNoRoomWaitsAsleep) {
       &loop, {server.url("/fail"), server.url("/hold"), server.url("/hold")});
   ASSERT_TRUE(loop.Run(&client).ok());
   EXPECT_EQ(client.statuses, (std::vector<long>{200, 200, 200}));
+  EXPECT_LT(client.turns, 200u);
+}
+
+// The pacer's probe: while the run's first request goes alone it holds
+// the others back; when that request ended without an answer (refused,
+// not retried) the loop has nothing in flight and sleeps until the probe's
+// time is up (it spun through it).
+TEST(CurlMultiLoopTest, AProbeWithNothingInFlightWaitsAsleep) {
+  SlowServer server(0);
+  TransferOptions o;
+  o.connections = 2;
+  o.pace_probe_ms = 500;
+  TransferReport report;
+  CurlMultiLoop loop(HttpSettings{}, o, {.pace_start = true}, &report);
+  UrlClient client(&loop,
+                   {"http://127.0.0.1:" + std::to_string(RefusingPort()) + "/a",
+                    server.url("/b"), server.url("/c")});
+  ASSERT_TRUE(loop.Run(&client).ok());
+  ASSERT_EQ(client.statuses.size(), 3u);
+  EXPECT_EQ(client.statuses[0], -long(CURLE_COULDNT_CONNECT));
+  EXPECT_EQ(client.statuses[1], 200);
+  EXPECT_EQ(client.statuses[2], 200);
   EXPECT_LT(client.turns, 200u);
 }
 
