@@ -6,6 +6,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "remote/transfer_util.h"
+
 namespace ferry::remote {
 
 void EnsureCurlGlobalInit() {
@@ -88,6 +90,7 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
   }
   if (Trim(line).empty()) {
     ex->headers_done = true;
+    ex->headers_us = NowMicros();
     // 1xx: an interim answer; the final one follows.
     if (ex->on_headers && ex->response.status >= 200 && !ex->on_headers(*ex))
       return 0;  // CURLE_WRITE_ERROR

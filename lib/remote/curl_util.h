@@ -52,6 +52,9 @@ struct CurlExchange {
   // caller unpauses). The engine's shared bandwidth limit.
   std::function<bool(size_t)> should_pause;
   bool headers_done = false;
+  // When headers_done was set (NowMicros): the time of the answer, however
+  // late the loop looks at it.
+  uint64_t headers_us = 0;
   // Why the upload's source failed a read (the transfer was aborted).
   Status source_error;
 };

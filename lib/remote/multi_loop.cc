@@ -89,16 +89,20 @@ void CurlMultiLoop::StartRipe() {
   }
 }
 
-void CurlMultiLoop::NoteAnswers(uint64_t now) {
+// At the time the headers came: when the body comes in the same turn
+// (a first part of 8 MiB on loopback) or late, the loop looks after the
+// probe's time, and a short path passed for a long one.
+void CurlMultiLoop::NoteAnswers() {
   if (!pacer_.probing()) return;
   for (auto& [r, owned] : reqs_)
-    if (r->easy && r->ex.headers_done) pacer_.OnAnswer(now, report_->bytes);
+    if (r->easy && r->ex.headers_done)
+      pacer_.OnAnswer(r->ex.headers_us, report_->bytes);
 }
 
 // Requests of open objects, opening more objects while there is room (and
 // the pacer allows).
 void CurlMultiLoop::StartNew() {
-  NoteAnswers(NowMicros());
+  NoteAnswers();
   while (Room() && pacer_.Allows(NowMicros(), report_->bytes, active_)) {
     if (client_->StartRequest()) continue;
     if (client_->OpenCount() >= max_open_ || !client_->MoreToOpen()) break;
@@ -149,7 +153,7 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
   r->ex.response.status = status;
   LogRequest(settings_, r->http, status);
-  if (r->ex.headers_done) pacer_.OnAnswer(NowMicros(), report_->bytes);
+  if (r->ex.headers_done) pacer_.OnAnswer(r->ex.headers_us, report_->bytes);
   pacer_.OnEnd();
   Release(r);
   const bool refused = rc == CURLE_COULDNT_CONNECT ||

@@ -144,7 +144,7 @@ class CurlMultiLoop {
  private:
   bool Room() const { return active_ + client_->Held() < connections_; }
   // The first request that has its answer's headers ends the pacer's probe.
-  void NoteAnswers(uint64_t now);
+  void NoteAnswers();
   void StartRipe();
   void StartNew();
   void Finish(LoopRequest* r, CURLcode rc);
