@@ -62,11 +62,14 @@ Status CurlMultiLoop::Run(Client* client) {
     Unpause();
     client_->OnTurn();
     progress_.Tick(false);
-    // Also while the pacer holds the next start back (its probe, with
-    // nothing in flight after the first request failed unanswered).
-    if (active_ > 0 || !waiting_.empty() || client_->Held() > 0 ||
-        pacer_.pacing())
+    // Also while the pacer's probe holds the next start back (nothing in
+    // flight after the first request failed unanswered). Once it paces it
+    // lets a request start whenever none is in flight: no wait then.
+    const bool idle = active_ == 0 && waiting_.empty() && client_->Held() == 0;
+    if (!idle || pacer_.probing()) {
+      if (idle) ++idle_waits_;
       curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
+    }
   }
   // The last buffers ran the bucket into debt: paid before the run ends,
   // so a small object does not beat the limit.

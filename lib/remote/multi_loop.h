@@ -127,6 +127,9 @@ class CurlMultiLoop {
 
   // Requests in flight now.
   size_t Active() const { return active_; }
+  // How often the loop waited with nothing in flight, waiting or held: only
+  // while the pacer's probe holds the next start back.
+  size_t IdleWaits() const { return idle_waits_; }
   // The most requests in flight at once since the last call (and now).
   size_t TakePeak() {
     const size_t peak = std::max(peak_, active_);
@@ -165,6 +168,7 @@ class CurlMultiLoop {
   std::atomic<CURLM*> multi_{nullptr};
   size_t active_ = 0;
   size_t peak_ = 0;  // TakePeak's
+  size_t idle_waits_ = 0;
   // Whether any request reached the server (connected); when the first
   // failed to connect or resolve before any did; and whether that went on
   // for unreachable_ms_ (CanRetry).
