@@ -1,17 +1,14 @@
 #include "remote/http_backend.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <thread>
+#include <optional>
+#include <string>
 
 #include "ferry/transfer.h"
+#include "testutil/poll_server.h"
 #include "testutil/test_util.h"
 
 namespace ferry::remote {
@@ -66,26 +63,13 @@ TEST(HttpBackendTest, BadUrlsAndHeadersAreRefused) {
   EXPECT_TRUE(NewHttpBackend("http://h/", o).status().IsInvalidArgument());
 }
 
-// A port nothing listens on (bound, then closed): connecting is refused.
-int RefusingPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // A wrong or dead endpoint: once no request has reached it for
 // unreachable_ms, nothing is retried and every item fails at once (each
 // one's 8 retries took 1,000 files half an hour).
 TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   test::ScratchDir dir;
   auto b = NewHttpBackend(
-      "http://127.0.0.1:" + std::to_string(RefusingPort()) + "/", {});
+      "http://127.0.0.1:" + std::to_string(test::RefusingPort()) + "/", {});
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   std::vector<GetItem> items(40);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -105,34 +89,15 @@ TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   EXPECT_LT(r->retries["connect"], 200u);
 }
 
-// An HTTP/1.1 server on one thread that serves many connections at once
-// (poll): every GET gets `size` bytes of 'x' (a 206 for a Range), but the
-// answer to the first request is held back `hold_ms` (with `headers_first`,
-// only its body: the headers go at once). Counts the connections it
-// accepted before it sent what it held.
+// A server (test::PollServer) that gives every GET `size` bytes of 'x' (a
+// 206 for a Range), but holds back the answer to the first request
+// `hold_ms` (with `headers_first`, only its body: the headers go at once).
+// Counts the connections it accepted before it sent what it held.
 class HoldingServer {
  public:
   HoldingServer(int hold_ms, size_t size, bool headers_first = false)
-      : hold_ms_(hold_ms), size_(size), headers_first_(headers_first) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 64);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~HoldingServer() {
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/";
-  }
+      : hold_ms_(hold_ms), size_(size), headers_first_(headers_first) {}
+  std::string url() const { return server_.url(); }
   int accepted_before_first_answer() const { return before_first_; }
 
  private:
@@ -154,71 +119,41 @@ class HoldingServer {
     return r + "\r\n" + std::string(to - from + 1, 'x');
   }
 
-  void Serve() {
-    std::vector<pollfd> fds{{fd_, POLLIN, 0}};
-    std::vector<std::string> bufs{""};
-    int accepted = 0, held = -1;
-    std::string held_answer;
-    bool first_seen = false;
-    auto deadline = std::chrono::steady_clock::now();
-    while (!stop_) {
-      ::poll(fds.data(), fds.size(), 5);
-      if (held >= 0 && std::chrono::steady_clock::now() >= deadline) {
-        before_first_ = accepted;
-        (void)!::write(held, held_answer.data(), held_answer.size());
-        held = -1;
-      }
-      if (fds[0].revents & POLLIN) {
-        int c = ::accept(fd_, nullptr, nullptr);
-        if (c >= 0) {
-          ++accepted;
-          fds.push_back({c, POLLIN, 0});
-          bufs.emplace_back();
-        }
-      }
-      for (size_t i = 1; i < fds.size(); ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        char tmp[4096];
-        ssize_t n = ::read(fds[i].fd, tmp, sizeof tmp);
-        if (n <= 0) {
-          ::close(fds[i].fd);
-          fds[i].fd = -1;  // poll skips it
-          continue;
-        }
-        bufs[i].append(tmp, size_t(n));
-        for (size_t end;
-             (end = bufs[i].find("\r\n\r\n")) != std::string::npos;) {
-          const std::string answer = Answer(bufs[i].substr(0, end));
-          bufs[i].erase(0, end + 4);
-          if (!first_seen) {
-            first_seen = true;
-            held = fds[i].fd;
-            held_answer = answer;
-            if (headers_first_) {
-              const size_t head = answer.find("\r\n\r\n") + 4;
-              (void)!::write(held, answer.data(), head);
-              held_answer.erase(0, head);
-            }
-            deadline = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(hold_ms_);
-            continue;
-          }
-          (void)!::write(fds[i].fd, answer.data(), answer.size());
-        }
-      }
+  // On the server's thread.
+  std::optional<std::string> OnRequest(const std::string& head, int fd) {
+    std::string answer = Answer(head);
+    if (first_seen_) return answer;
+    first_seen_ = true;
+    held_ = fd;
+    if (headers_first_) {
+      const size_t end = answer.find("\r\n\r\n") + 4;
+      test::PollServer::Send(fd, answer.substr(0, end));
+      answer.erase(0, end);
     }
-    for (size_t i = 1; i < fds.size(); ++i)
-      if (fds[i].fd >= 0) ::close(fds[i].fd);
+    held_answer_ = std::move(answer);
+    deadline_ =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(hold_ms_);
+    return std::nullopt;
+  }
+  void OnTick() {
+    if (held_ < 0 || std::chrono::steady_clock::now() < deadline_) return;
+    before_first_ = server_.accepted();
+    test::PollServer::Send(held_, held_answer_);
+    held_ = -1;
   }
 
   const int hold_ms_;
   const size_t size_;
   const bool headers_first_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
+  bool first_seen_ = false;
+  int held_ = -1;
+  std::string held_answer_;
+  std::chrono::steady_clock::time_point deadline_;
   std::atomic<int> before_first_{-1};
-  std::thread thread_;
+  test::PollServer server_{
+      // last: its thread uses the members above
+      [this](const std::string& head, int fd) { return OnRequest(head, fd); },
+      [this] { OnTick(); }};
 };
 
 // Gets 16 objects of 1000 bytes from a server that holds its first answer

@@ -1,49 +1,26 @@
 #include "remote/multi_loop.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ferry/transfer.h"
+#include "testutil/poll_server.h"
 
 namespace ferry::remote {
 namespace {
 
-// An HTTP/1.1 server on one thread (poll): the first GET /fail is answered
-// 503 at once (the next ones 200); GET /hold waits until `hold_ms` after the
-// first /hold came, then all held ones are answered 200 together; anything else
-// 200 at once.
+// A server (test::PollServer): the first GET /fail is answered 503 at once
+// (the next ones 200); GET /hold waits until `hold_ms` after the first /hold
+// came, then all held ones are answered 200 together; anything else 200 at
+// once.
 class SlowServer {
  public:
-  explicit SlowServer(int hold_ms) : hold_ms_(hold_ms) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 64);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~SlowServer() {
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
+  explicit SlowServer(int hold_ms) : hold_ms_(hold_ms) {}
+  std::string url(const std::string& path) const { return server_.url(path); }
 
  private:
   static std::string Answer(int status) {
@@ -54,81 +31,36 @@ class SlowServer {
            body;
   }
 
-  void Serve() {
-    std::vector<pollfd> fds{{fd_, POLLIN, 0}};
-    std::vector<std::string> bufs{""};
-    std::vector<int> held;
-    bool holding = false, failed = false;
-    auto release = std::chrono::steady_clock::now();
-    while (!stop_) {
-      ::poll(fds.data(), fds.size(), 5);
-      if (holding && std::chrono::steady_clock::now() >= release) {
-        for (int c : held) {
-          const std::string a = Answer(200);
-          (void)!::write(c, a.data(), a.size());
-        }
-        held.clear();
+  // On the server's thread.
+  std::optional<std::string> OnRequest(const std::string& head, int fd) {
+    if (head.rfind("GET /hold ", 0) == 0) {
+      if (!holding_) {
+        holding_ = true;
+        release_ = std::chrono::steady_clock::now() +
+                   std::chrono::milliseconds(hold_ms_);
       }
-      if (fds[0].revents & POLLIN) {
-        int c = ::accept(fd_, nullptr, nullptr);
-        if (c >= 0) {
-          fds.push_back({c, POLLIN, 0});
-          bufs.emplace_back();
-        }
-      }
-      for (size_t i = 1; i < fds.size(); ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        char tmp[4096];
-        ssize_t n = ::read(fds[i].fd, tmp, sizeof tmp);
-        if (n <= 0) {
-          ::close(fds[i].fd);
-          fds[i].fd = -1;  // poll skips it
-          continue;
-        }
-        bufs[i].append(tmp, size_t(n));
-        for (size_t end;
-             (end = bufs[i].find("\r\n\r\n")) != std::string::npos;) {
-          const std::string head = bufs[i].substr(0, end);
-          bufs[i].erase(0, end + 4);
-          if (head.rfind("GET /hold ", 0) == 0) {
-            if (!holding) {
-              holding = true;
-              release = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(hold_ms_);
-            }
-            held.push_back(fds[i].fd);
-            continue;
-          }
-          const bool fail = head.rfind("GET /fail ", 0) == 0 && !failed;
-          failed = failed || fail;
-          const std::string a = Answer(fail ? 503 : 200);
-          (void)!::write(fds[i].fd, a.data(), a.size());
-        }
-      }
+      held_.push_back(fd);
+      return std::nullopt;
     }
-    for (size_t i = 1; i < fds.size(); ++i)
-      if (fds[i].fd >= 0) ::close(fds[i].fd);
+    const bool fail = head.rfind("GET /fail ", 0) == 0 && !failed_;
+    failed_ = failed_ || fail;
+    return Answer(fail ? 503 : 200);
+  }
+  void OnTick() {
+    if (!holding_ || std::chrono::steady_clock::now() < release_) return;
+    for (int c : held_) test::PollServer::Send(c, Answer(200));
+    held_.clear();
   }
 
   const int hold_ms_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::vector<int> held_;
+  bool holding_ = false, failed_ = false;
+  std::chrono::steady_clock::time_point release_;
+  test::PollServer server_{
+      // last: its thread uses the members above
+      [this](const std::string& head, int fd) { return OnRequest(head, fd); },
+      [this] { OnTick(); }};
 };
-
-// A port nothing listens on (bound, then closed): connecting is refused.
-int RefusingPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // A client that GETs `urls` in order, one request each; a 503 is retried
 // (after the loop's backoff), anything else ends the request. Counts the
@@ -203,9 +135,9 @@ TEST(CurlMultiLoopTest, AProbeWithNothingInFlightWaitsAsleep) {
   o.pace_probe_ms = 500;
   TransferReport report;
   CurlMultiLoop loop(HttpSettings{}, o, {.pace_start = true}, &report);
-  UrlClient client(&loop,
-                   {"http://127.0.0.1:" + std::to_string(RefusingPort()) + "/a",
-                    server.url("/b"), server.url("/c")});
+  UrlClient client(
+      &loop, {"http://127.0.0.1:" + std::to_string(test::RefusingPort()) + "/a",
+              server.url("/b"), server.url("/c")});
   ASSERT_TRUE(loop.Run(&client).ok());
   ASSERT_EQ(client.statuses.size(), 3u);
   EXPECT_EQ(client.statuses[0], -long(CURLE_COULDNT_CONNECT));
