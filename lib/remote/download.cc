@@ -346,7 +346,7 @@ Status Download::Verify(bool sync) {
   // The item tells on_installed what landed: after a change during the run
   // (Restart), the object seen at the end, not the listing's.
   item_.info.size = size_;
-  item_.info.etag = etag_;
+  item_.info.etag = etag_unsure_ ? "" : etag_;
   return Status::OK();
 }
 
@@ -373,6 +373,7 @@ Status Download::Restart() {
   known_ = false;
   size_ = 0;
   etag_.clear();
+  etag_unsure_ = false;
   state_.clear();
   hashers_.clear();
   next_todo_ = done_ = resumed_bytes_ = 0;

@@ -40,6 +40,12 @@ class Download {
   bool known() const { return known_; }
   uint64_t size() const { return size_; }
   const std::string& etag() const { return etag_; }
+  // An answer to a GET of the object carried this ETag ("": none). One
+  // without an ETag where the object's is known leaves the bytes'
+  // version unknown: the item's info then says "" (Verify).
+  void AnswerEtag(std::string_view etag) {
+    if (etag.empty() && !etag_.empty()) etag_unsure_ = true;
+  }
   // The object's size and ETag, learned from a stat or the first answer.
   // Objects above the part size get a journal and a full-size part file.
   // part0_in_flight: the answer that told is fetching part 0 already.
@@ -137,6 +143,7 @@ class Download {
   bool known_ = false;
   uint64_t size_ = 0;
   std::string etag_;
+  bool etag_unsure_ = false;  // an answer carried no ETag (AnswerEtag)
   enum : uint8_t { kTodo, kInFlight, kDone };
   std::vector<uint8_t> state_;
   std::vector<ByteRange> pieces_;  // GetItem::ranges cut at the part size

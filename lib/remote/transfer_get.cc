@@ -642,6 +642,7 @@ class GetEngine : public CurlMultiLoop::Client {
         }  // all in flight: a bad one goes back alone
       }
     }
+    r->obj->dl->AnswerEtag(a->etag);
     if (response.status == 206) r->obj->ranged = true;
     r->answer = *a;
     return true;
@@ -686,6 +687,7 @@ class GetEngine : public CurlMultiLoop::Client {
                              r->if_match + ")");
         return false;
       }
+      r->obj->dl->AnswerEtag(a.etag);
       r->obj->ranged = true;  // a 206: Range works
       r->reader = std::make_unique<ByterangesReader>(
           *boundary,
@@ -715,6 +717,7 @@ class GetEngine : public CurlMultiLoop::Client {
                              std::to_string(r->obj->dl->size()) + ")");
         return false;
       }
+      r->obj->dl->AnswerEtag(a->etag);
       r->obj->ranged = true;
       r->current = i;
       r->answer = *a;

@@ -334,9 +334,9 @@ class Fetcher {
     std::set<std::string> failed;
     if (!items.empty()) {
       // A file that changed during its download was fetched again: its
-      // entry takes the size and ETag of the bytes that came, else the
-      // listing's ETag beside the new bytes' hash said "unchanged" once the
-      // file was put back as listed.
+      // entry takes the size and ETag of the bytes that came ("" when the
+      // answer gave none), else the listing's ETag beside the new bytes'
+      // hash said "unchanged" once the file was put back as listed.
       TransferOptions topt = run_.o.transfer;
       topt.on_installed = [&](const GetItem& item) {
         Entry* e = by_key.at(item.key)->entry;

@@ -121,7 +121,8 @@ struct TransferOptions {
   // verified, and with fsync its bytes and folder synced), with the item as
   // given but for its info: the size and ETag of the bytes that landed (an
   // object that changed during the run was fetched again: its new ETag, not
-  // the listing's; an unmanaged sync records that one). Never for an item
+  // the listing's; an unmanaged sync records that one; "" when an answer
+  // carried none: nothing says which version came). Never for an item
   // that fails, nor twice for one; in the order the items land, not their
   // order in the list. Called on the thread that
   // called GetObjects (the engine's event loop runs there), one call at a

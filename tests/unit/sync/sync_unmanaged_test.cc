@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ferry/sync.h"
 #include "remote/file_backend.h"
@@ -45,6 +47,46 @@ class BeforeReadEnv : public EnvWrapper {
 
 class UnmanagedSyncTest : public test::SyncFixture {
  protected:
+  // The files left in the cache's partial/ folders.
+  std::vector<std::string> Partials() {
+    std::vector<std::string> out;
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(cache_ + "/partial"))
+      if (e.is_regular_file()) out.push_back(e.path().filename().string());
+    return out;
+  }
+  // An S3 bucket (a stub) of one object, pre/a, of 5 bytes.
+  SyncOptions S3Options(const test::StubServer& server) {
+    SyncOptions o = Options();
+    o.remote = "s3://bkt/pre/";
+    o.remote_options.endpoint_url = server.url();
+    o.remote_options.addressing = "path";
+    o.remote_options.region = "us-east-1";
+    o.remote_options.no_sign_request = true;
+    o.remote_options.max_retries = 0;
+    return o;
+  }
+  // The stub's answer: a listing of pre/a with the ETag `listed` (none when
+  // empty), and pre/a's bytes, `bytes`, with no ETag.
+  static test::StubServer::Reply OneObject(const std::string& req,
+                                           const std::string& listed,
+                                           const std::string& bytes) {
+    test::StubServer::Reply r;
+    r.headers = "Connection: close\r\n";
+    if (req.rfind("GET /bkt?", 0) == 0) {
+      r.body =
+          "<ListBucketResult><IsTruncated>false</IsTruncated><Contents>"
+          "<Key>pre/a</Key><Size>5</Size>" +
+          (listed.empty() ? "" : "<ETag>&quot;" + listed + "&quot;</ETag>") +
+          "</Contents></ListBucketResult>";
+    } else if (req.rfind("GET /bkt/pre/a", 0) == 0) {
+      r.body = bytes;
+    } else {
+      r.status = 404;
+      r.body = "<Error><Code>NoSuchKey</Code></Error>";
+    }
+    return r;
+  }
   // The ETag DEST's .ferry-sync-files records for path.
   std::string RecordedEtag(const std::string& path) {
     auto list = sync::ReadFileList(
@@ -101,6 +143,27 @@ TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
   EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == listed)
       << "DEST kept the bytes of the change";
   EXPECT_EQ(RecordedEtag("big"), listed_etag);
+}
+
+// Bytes whose GET answer had no ETag, of a file listed with one, are
+// recorded without one: nothing says they are the listed version. They were
+// recorded with the listing's ETag: here a server that ignores If-Match and
+// gives no ETag served a change, and once the file was put back as listed the
+// next sync said "unchanged" over the other bytes.
+TEST_F(UnmanagedSyncTest, BytesAGetBroughtWithoutAnEtagAreNotRecordedAsListed) {
+  std::string bytes = "bravo";
+  test::StubServer server(
+      [&](const std::string& req) { return OneObject(req, "e1", bytes); });
+  auto r = Sync(S3Options(server), env_);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "bravo");
+  EXPECT_EQ(RecordedEtag("a"), "");
+  bytes = "alpha";  // as listed
+  r = Sync(S3Options(server), env_);
+  ASSERT_OK(r.status());
+  EXPECT_FALSE(r->unchanged);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "alpha");
+  EXPECT_EQ(Partials(), std::vector<std::string>{});
 }
 
 // A --list's names are checked as paths below DEST before any request: a
@@ -164,16 +227,6 @@ TEST_F(UnmanagedSyncTest, PathsSayHowEachFileCame) {
 // with the ETag `again`; "a" holds "alpha".
 class RepeatedKeyTest : public UnmanagedSyncTest {
  protected:
-  SyncOptions S3Options(const test::StubServer& server) {
-    SyncOptions o = Options();
-    o.remote = "s3://bkt/pre/";
-    o.remote_options.endpoint_url = server.url();
-    o.remote_options.addressing = "path";
-    o.remote_options.region = "us-east-1";
-    o.remote_options.no_sign_request = true;
-    o.remote_options.max_retries = 0;
-    return o;
-  }
   static test::StubServer::Reply Bucket(const std::string& req,
                                         const std::string& again) {
     test::StubServer::Reply r;
