@@ -39,7 +39,10 @@ Download::Download(GetItem item, uint64_t part_size, std::string url, Env* env,
       env_(env),
       durable_(durable),
       part_path_(item_.dest + ".ferry-part"),
-      journal_path_(item_.dest + ".ferry-part.journal") {
+      journal_path_(item_.dest + ".ferry-part.journal"),
+      listed_(item_.have_info),
+      listed_size_(item_.info.size),
+      listed_etag_(item_.info.etag) {
   for (const ByteRange& r : item_.ranges) {
     for (uint64_t done = 0; done < r.length;) {
       const uint64_t n = std::min(part_size_, r.length - done);
@@ -347,6 +350,9 @@ Status Download::Verify(bool sync) {
   // (Restart), the object seen at the end, not the listing's.
   item_.info.size = size_;
   item_.info.etag = etag_unsure_ ? "" : etag_;
+  if (listed_ && !item_.changed_dest.empty() &&
+      (size_ != listed_size_ || item_.info.etag != listed_etag_))
+    item_.dest = item_.changed_dest;
   return Status::OK();
 }
 

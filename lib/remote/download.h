@@ -42,7 +42,8 @@ class Download {
   const std::string& etag() const { return etag_; }
   // An answer to a GET of the object carried this ETag ("": none). One
   // without an ETag where the object's is known leaves the bytes'
-  // version unknown: the item's info then says "" (Verify).
+  // version unknown: the item's info then says "" (Verify), and, with a
+  // changed_dest, they land there.
   void AnswerEtag(std::string_view etag) {
     if (etag.empty() && !etag_.empty()) etag_unsure_ = true;
   }
@@ -110,6 +111,8 @@ class Download {
   // Finish in two steps, so that many small files can share one syncfs:
   // Verify without sync, then (after the caller synced the file system)
   // Publish without syncing the folder (the caller syncs each folder once).
+  // Verify sets the item's info to what landed and, when that is not the
+  // version its info named at the start, its dest to its changed_dest.
   Status Verify(bool sync);
   Status Publish(bool sync_dir);
   // Whether parts are journalled (and so synced as they complete).
@@ -140,6 +143,10 @@ class Download {
   std::unique_ptr<PartFile> file_;
   std::unique_ptr<JournalFile> journal_;
   std::string journal_header_;
+  // The item's info as given (have_info): the version dest may hold.
+  const bool listed_;
+  const uint64_t listed_size_;
+  const std::string listed_etag_;
   bool known_ = false;
   uint64_t size_ = 0;
   std::string etag_;

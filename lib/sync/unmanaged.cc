@@ -289,6 +289,9 @@ struct Download {
   Entry* entry;
   std::string part;  // <cache>/partial/<rk>/u-<xxh3 of path, etag, size>
   CacheKey lock;     // (rk, that xxh3, size): its ObjectLocks key
+  // Where its bytes are: part, or part + ".changed" when they are not the
+  // listed version (GetItem::changed_dest).
+  std::string landed;
 };
 
 class Fetcher {
@@ -304,10 +307,9 @@ class Fetcher {
     id.push_back('\0');
     id += std::to_string(e->size);
     const Hash128 h = HashBytes(id);
-    return Download{e,
-                    JoinPath(run_.cache_dir,
-                             "partial/" + run_.remote_key + "/u-" + h.ToHex()),
-                    CacheKey{run_.remote_key, h, e->size}};
+    std::string part = JoinPath(
+        run_.cache_dir, "partial/" + run_.remote_key + "/u-" + h.ToHex());
+    return Download{e, part, CacheKey{run_.remote_key, h, e->size}, part};
   }
 
   // Downloads (or takes a complete leftover of a killed run), checks and
@@ -318,6 +320,10 @@ class Fetcher {
     std::map<std::string, Download*> by_key;
     for (Download* d : list) {
       by_key[d->entry->path] = d;
+      // Bytes of another version a killed run got: nothing says which.
+      (void)env->RemoveFile(d->part + ".changed");
+      // A complete file a killed run left at part is the listed version
+      // (the engine puts any other at changed_dest).
       auto info = env->Stat(d->part);
       if (info.ok() && info->size == d->entry->size &&
           !env->FileExists(d->part + ".ferry-part.journal"))
@@ -325,6 +331,7 @@ class Fetcher {
       GetItem item;
       item.key = d->entry->path;
       item.dest = d->part;
+      item.changed_dest = d->part + ".changed";
       item.have_info = true;
       item.info.key = d->entry->path;
       item.info.size = d->entry->size;
@@ -339,10 +346,12 @@ class Fetcher {
       // hash said "unchanged" once the file was put back as listed.
       TransferOptions topt = run_.o.transfer;
       topt.on_installed = [&](const GetItem& item) {
-        Entry* e = by_key.at(item.key)->entry;
+        Download* d = by_key.at(item.key);
+        Entry* e = d->entry;
         report_->bytes += item.info.size - e->size;
         e->size = item.info.size;
         e->etag = item.info.etag;
+        d->landed = item.dest;
       };
       FERRY_ASSIGN_OR_RETURN(
           TransferReport r,
@@ -359,14 +368,15 @@ class Fetcher {
     for (auto& [key, d] : by_key) {
       if (failed.count(key)) continue;
       Hash128 h;
-      Status s = CheckDownload(env, d->part, *d->entry, &h);
+      Status s = CheckDownload(env, d->landed, *d->entry, &h);
       if (!s.ok()) {
-        (void)env->RemoveFile(d->part);
+        (void)env->RemoveFile(d->landed);
         report_->failures.emplace_back(key, s);
         continue;
       }
       d->entry->hash = h;
-      done.emplace_back(CacheKey{run_.remote_key, h, d->entry->size}, d->part);
+      done.emplace_back(CacheKey{run_.remote_key, h, d->entry->size},
+                        d->landed);
       rekey.emplace_back(d->lock, done.back().first);
       listed.push_back(
           ListedObject{d->entry->path, d->entry->etag, d->entry->size, h});

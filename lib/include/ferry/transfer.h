@@ -33,6 +33,14 @@ struct GetItem {
   // Known from a listing or a manifest; empty/unset: the engine stats.
   bool have_info = false;
   ObjectInfo info;
+  // When set (with have_info; a path in dest's folder): bytes that turn
+  // out not to be the object info describes land here, never at dest: the
+  // object changed since it was listed (another ETag or size: fetched
+  // again), or an answer to a GET carried no ETag where info has one
+  // (nothing says which version came). dest then only ever holds bytes
+  // every answer said were info's version, so a caller may take a complete
+  // dest a killed run left as that version (unmanaged sync does).
+  std::string changed_dest;
   // When set, the file is hashed before it gets its final name; a mismatch
   // removes the part file and the item fails with Corruption (exit 3).
   bool have_expected = false;
@@ -122,7 +130,8 @@ struct TransferOptions {
   // given but for its info: the size and ETag of the bytes that landed (an
   // object that changed during the run was fetched again: its new ETag, not
   // the listing's; an unmanaged sync records that one; "" when an answer
-  // carried none: nothing says which version came). Never for an item
+  // carried none), and its dest: where they landed (changed_dest when they
+  // are not the version the item's info named). Never for an item
   // that fails, nor twice for one; in the order the items land, not their
   // order in the list. Called on the thread that
   // called GetObjects (the engine's event loop runs there), one call at a

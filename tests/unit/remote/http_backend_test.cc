@@ -4,11 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "ferry/transfer.h"
 #include "testutil/poll_server.h"
+#include "testutil/stub_server.h"
 #include "testutil/test_util.h"
 
 namespace ferry::remote {
@@ -87,6 +89,68 @@ TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   // for each of the 40 items (320). Loose: a loaded machine (ASan, -j2)
   // spreads the first refusals out.
   EXPECT_LT(r->retries["connect"], 200u);
+}
+
+// Items listed as 5 bytes with the ETag "e1" and a changed_dest: one whose
+// object is still that lands at dest; one that changed since (6 bytes, ETag
+// "e2": the GET conditioned on "e1" fails, the object is fetched again) and
+// one whose answer has no ETag (nothing says which version came) land at
+// their changed_dest, never at dest, and on_installed names it and what
+// landed. They all landed at dest, under the listed version's name.
+TEST(HttpBackendTest, AnObjectThatChangedSinceTheListingLandsAtChangedDest) {
+  test::StubServer server([](const std::string& req) {
+    test::StubServer::Reply r;
+    r.headers = "Connection: close\r\n";
+    if (req == "GET /same") {
+      r.body = "alpha";
+      r.headers += "ETag: \"e1\"\r\n";
+    } else if (req == "GET /changed") {
+      r.body = "bravo!";
+      r.headers += "ETag: \"e2\"\r\n";
+    } else if (req == "GET /no-etag") {
+      r.body = "carol";
+    } else {
+      r.status = 404;
+    }
+    return r;
+  });
+  test::ScratchDir dir;
+  auto b = NewHttpBackend(server.url(), {});
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  std::vector<GetItem> items;
+  for (const char* key : {"same", "changed", "no-etag"}) {
+    GetItem item;
+    item.key = key;
+    item.dest = dir.Join(key);
+    item.changed_dest = item.dest + ".changed";
+    item.have_info = true;
+    item.info.key = key;
+    item.info.size = 5;
+    item.info.etag = "\"e1\"";
+    items.push_back(std::move(item));
+  }
+  TransferOptions o;
+  o.max_retries = 0;
+  o.fsync = false;
+  std::map<std::string, GetItem> installed;
+  o.on_installed = [&](const GetItem& item) { installed[item.key] = item; };
+  auto r = GetObjects(b->get(), std::move(items), o, Env::Default());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->files_done, 3u);
+  Env* env = Env::Default();
+  EXPECT_EQ(test::ReadFile(env, dir.Join("same")), "alpha");
+  EXPECT_FALSE(env->FileExists(dir.Join("same.changed")));
+  EXPECT_EQ(installed["same"].dest, dir.Join("same"));
+  EXPECT_EQ(installed["same"].info.etag, "\"e1\"");
+  EXPECT_EQ(test::ReadFile(env, dir.Join("changed.changed")), "bravo!");
+  EXPECT_FALSE(env->FileExists(dir.Join("changed")));
+  EXPECT_EQ(installed["changed"].dest, dir.Join("changed.changed"));
+  EXPECT_EQ(installed["changed"].info.etag, "\"e2\"");
+  EXPECT_EQ(installed["changed"].info.size, 6u);
+  EXPECT_EQ(test::ReadFile(env, dir.Join("no-etag.changed")), "carol");
+  EXPECT_FALSE(env->FileExists(dir.Join("no-etag")));
+  EXPECT_EQ(installed["no-etag"].dest, dir.Join("no-etag.changed"));
+  EXPECT_EQ(installed["no-etag"].info.etag, "");
 }
 
 // A server (test::PollServer) that gives every GET `size` bytes of 'x' (a

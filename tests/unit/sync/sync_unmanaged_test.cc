@@ -1,7 +1,11 @@
 // ferry sync from unmanaged remotes (docs/sync.md "Unmanaged remotes"):
-// what DEST records of a file that changed while it was fetched.
+// what DEST records of a file that changed while it was fetched, and what
+// a sync takes of the files a killed run left.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -45,8 +49,32 @@ class BeforeReadEnv : public EnvWrapper {
   std::function<void()> then_;
 };
 
+// Kills its process (SIGKILL) as a file is renamed into the cache's
+// objects/: after a download landed in partial/, before it is cached.
+class KillAtCacheEnv : public EnvWrapper {
+ public:
+  explicit KillAtCacheEnv(Env* target) : EnvWrapper(target) {}
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    if (to.find("/cache/objects/") != std::string::npos) ::raise(SIGKILL);
+    return EnvWrapper::RenameFile(from, to);
+  }
+};
+
 class UnmanagedSyncTest : public test::SyncFixture {
  protected:
+  // Runs a sync through env in a child process, SIGKILLed as it moves its
+  // first download into the cache; true when it was.
+  bool KilledAfterADownload(const SyncOptions& o, Env* env) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      KillAtCacheEnv killing(env);
+      (void)Sync(o, &killing);
+      _exit(0);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return false;
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  }
   // The files left in the cache's partial/ folders.
   std::vector<std::string> Partials() {
     std::vector<std::string> out;
@@ -145,11 +173,40 @@ TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
   EXPECT_EQ(RecordedEtag("big"), listed_etag);
 }
 
+// A file that changes while a sync fetches it lands beside the name of the
+// listed version (partial/<rk>/u-<xxh3 of path, ETag, size>.changed), never
+// at it. It landed at it: a run killed after that left the new bytes under
+// the listed version's name, and once the file was put back as listed the
+// next run took them as a complete download of it and installed them.
+TEST_F(UnmanagedSyncTest, AChangedFileLeftByAKilledRunIsNotTakenAsListed) {
+  const std::string file = JoinPath(bucket_, "big");
+  const std::string listed(5000, 'a');
+  WriteFile(env_, file, listed);
+  auto info = env_->Stat(file);
+  ASSERT_OK(info.status());
+  const std::string listed_etag = remote::FileEtag(*info);
+  struct stat st;
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  const timespec was = st.st_mtim;
+  const timespec later = {was.tv_sec + 10, was.tv_nsec};
+  BeforeReadEnv env("/bucket/big", [&] { Overwrite4(file, "XXXX", later); });
+  ASSERT_TRUE(KilledAfterADownload(Options(), &env));
+  ASSERT_NE(ReadFile(env_, file), listed);  // it changed
+  Overwrite4(file, "aaaa", was);  // put back: the listing's ETag again
+  auto r = Sync(Options(), env_);
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == listed)
+      << "the bytes of the change were taken as the listed version";
+  EXPECT_EQ(RecordedEtag("big"), listed_etag);
+  EXPECT_EQ(Partials(), std::vector<std::string>{});
+}
+
 // Bytes whose GET answer had no ETag, of a file listed with one, are
-// recorded without one: nothing says they are the listed version. They were
-// recorded with the listing's ETag: here a server that ignores If-Match and
-// gives no ETag served a change, and once the file was put back as listed the
-// next sync said "unchanged" over the other bytes.
+// recorded without one (and land at the .changed name): nothing says they
+// are the listed version. They were recorded with the listing's ETag: here
+// a server that ignores If-Match and gives no ETag served a change, and
+// once the file was put back as listed the next sync said "unchanged" over
+// the other bytes.
 TEST_F(UnmanagedSyncTest, BytesAGetBroughtWithoutAnEtagAreNotRecordedAsListed) {
   std::string bytes = "bravo";
   test::StubServer server(
