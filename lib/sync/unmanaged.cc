@@ -323,9 +323,11 @@ class Fetcher {
       // Bytes of another version a killed run got: nothing says which.
       (void)env->RemoveFile(d->part + ".changed");
       // A complete file a killed run left at part is the listed version
-      // (the engine puts any other at changed_dest).
+      // (the engine puts any other at changed_dest) when the listing has
+      // an ETag; without one, the same size may be other bytes now.
       auto info = env->Stat(d->part);
-      if (info.ok() && info->size == d->entry->size &&
+      if (!d->entry->etag.empty() && info.ok() &&
+          info->size == d->entry->size &&
           !env->FileExists(d->part + ".ferry-part.journal"))
         continue;  // downloaded whole before a kill
       GetItem item;

@@ -201,6 +201,22 @@ TEST_F(UnmanagedSyncTest, AChangedFileLeftByAKilledRunIsNotTakenAsListed) {
   EXPECT_EQ(Partials(), std::vector<std::string>{});
 }
 
+// A listing without ETags: a complete download a killed run left is not
+// taken, the file is fetched (the same size may be other bytes now). It
+// was taken: after a same-size change the old bytes were installed.
+TEST_F(UnmanagedSyncTest, AFileLeftByAKilledRunIsNotTakenWithoutAnEtag) {
+  std::string bytes = "alpha";
+  test::StubServer server(
+      [&](const std::string& req) { return OneObject(req, "", bytes); });
+  ASSERT_TRUE(KilledAfterADownload(S3Options(server), env_));
+  ASSERT_EQ(Partials().size(), 1u);  // the complete download
+  bytes = "bravo";
+  auto r = Sync(S3Options(server), env_);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "bravo");
+  EXPECT_EQ(r->bytes_fetched, 5u);  // a GET, not the leftover
+}
+
 // Bytes whose GET answer had no ETag, of a file listed with one, are
 // recorded without one (and land at the .changed name): nothing says they
 // are the listed version. They were recorded with the listing's ETag: here
