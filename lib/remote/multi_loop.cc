@@ -106,11 +106,31 @@ void CurlMultiLoop::NoteAnswers() {
 // the pacer allows).
 void CurlMultiLoop::StartNew() {
   NoteAnswers();
+  pacer_.Tick(NowMicros(), report_->bytes, active_);
   while (Room() && pacer_.Allows(NowMicros(), report_->bytes, active_)) {
     if (client_->StartRequest()) continue;
     if (client_->OpenCount() >= max_open_ || !client_->MoreToOpen()) break;
     client_->OpenNext();
   }
+  LogPacer();
+}
+
+// -v: what the pacer decided, once per change (docs/remote.md "Starting
+// gently").
+void CurlMultiLoop::LogPacer() {
+  const int now = !pacer_.pacing() ? -1 : int(pacer_.limit());
+  const bool holding = pacer_.holding();
+  if (now == logged_limit_ && holding == logged_holding_) return;
+  if (settings_.log && logged_limit_ != -2) {
+    settings_.log(now < 0 ? "pacing: every connection in use"
+                  : holding
+                      ? "pacing: holding at " + std::to_string(now) +
+                            " requests in flight (more did not raise the rate)"
+                      : "pacing: up to " + std::to_string(now) +
+                            " requests in flight");
+  }
+  logged_limit_ = now;
+  logged_holding_ = holding;
 }
 
 void CurlMultiLoop::Start(LoopRequest* r) {

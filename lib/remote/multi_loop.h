@@ -150,6 +150,7 @@ class CurlMultiLoop {
   void NoteAnswers();
   void StartRipe();
   void StartNew();
+  void LogPacer();
   void Finish(LoopRequest* r, CURLcode rc);
   void Release(LoopRequest* r);  // its easy handle back to the pool
   void Unpause();
@@ -169,6 +170,8 @@ class CurlMultiLoop {
   size_t active_ = 0;
   size_t peak_ = 0;  // TakePeak's
   size_t idle_waits_ = 0;
+  int logged_limit_ = -2;  // LogPacer's last: -1 pacing over
+  bool logged_holding_ = false;
   // Whether any request reached the server (connected); when the first
   // failed to connect or resolve before any did; and whether that went on
   // for unreachable_ms_ (CanRetry).

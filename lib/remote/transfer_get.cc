@@ -265,21 +265,6 @@ class GetEngine : public CurlMultiLoop::Client {
       loop_.Start(r);
       return true;
     }
-    static const uint64_t stagger = [] {
-      const char* e = std::getenv("FERRY_EXP_STAGGER_US");
-      return e ? std::strtoull(e, nullptr, 10) : 0ull;
-    }();
-    static const uint64_t stagger_for = [] {
-      const char* e = std::getenv("FERRY_EXP_STAGGER_FOR_US");
-      return e ? std::strtoull(e, nullptr, 10) : 1000000ull;
-    }();
-    if (stagger > 0) {
-      const uint64_t now = NowMicros();
-      if (exp_t0_ == 0) exp_t0_ = now;
-      if (now - exp_t0_ < stagger_for && now - exp_last_ < stagger)
-        return false;
-      exp_last_ = now;
-    }
     auto part = o->stream ? std::nullopt : dl.TakePart();
     if (!part) return false;
     if (StartMulti(o, *part)) return true;
@@ -1133,7 +1118,6 @@ class GetEngine : public CurlMultiLoop::Client {
   uint64_t rate_bytes_ = 0;
   double rate_ = 0;
   double best_rate_ = 0;
-  uint64_t exp_t0_ = 0, exp_last_ = 0;
   size_t best_active_ = 0;  // the most requests in flight in its window
   Publisher publisher_{env_, opt_.fsync, fds_.publish};  // after env_, opt_
   // After loop_ (its wake-ups) and open_ (its downloads): goes first.

@@ -16,6 +16,32 @@ size_t FillAt(StartPacer& p, uint64_t now, uint64_t bytes, size_t* active,
   return *active;
 }
 
+// A run on a simulated link: each step of 50 ms brings rate(n) bytes with
+// n requests in flight (as many as the limit lets start); returns the
+// limit after `steps` steps. `t`, `bytes` and `active` carry the run on.
+template <typename Rate>
+size_t RunSteps(StartPacer& p, int steps, Rate rate, uint64_t* t,
+                uint64_t* bytes, size_t* active) {
+  for (int i = 0; i < steps; ++i) {
+    FillAt(p, *t, *bytes, active);
+    p.Tick(*t, *bytes, *active);  // as the loop does every turn
+    *bytes += rate(*active);
+    *t += 50000;
+    p.Tick(*t, *bytes, *active);
+    *active = std::min(*active, p.limit());  // requests end, not replaced
+  }
+  return p.limit();
+}
+
+// A quick probe answer at t = 1 ms.
+StartPacer Paced(uint64_t* t, size_t* active, StartPacer::Options o = {}) {
+  StartPacer p(16, true, o);
+  FillAt(p, 1000, 0, active);
+  p.OnAnswer(2000, 0);
+  *t = 2000;
+  return p;
+}
+
 TEST(StartPacerTest, OffStartsEverythingAtOnce) {
   StartPacer p(16, /*enabled=*/false, {});
   size_t active = 0;
@@ -25,8 +51,8 @@ TEST(StartPacerTest, OffStartsEverythingAtOnce) {
 }
 
 // Until the first request is answered, nothing else starts; a quick answer
-// (a short path) starts the pacing at one in flight.
-TEST(StartPacerTest, AQuickAnswerStartsTheRampAtOne) {
+// (a short path) starts the pacing at one in flight, doubled per 50 ms.
+TEST(StartPacerTest, AQuickAnswerStartsAtOneAndDoublesPerStep) {
   StartPacer p(16, true, {});
   size_t active = 0;
   EXPECT_EQ(FillAt(p, 1000, 0, &active), 1u);  // the probe goes alone
@@ -34,10 +60,11 @@ TEST(StartPacerTest, AQuickAnswerStartsTheRampAtOne) {
   p.OnAnswer(4000, 0);  // 3 ms after it started
   EXPECT_TRUE(p.pacing());
   EXPECT_EQ(FillAt(p, 4000, 0, &active), 1u);
-  // One more per 25 ms.
-  EXPECT_EQ(FillAt(p, 4000 + 25000, 0, &active), 2u);
-  EXPECT_EQ(FillAt(p, 4000 + 49000, 0, &active), 2u);
-  EXPECT_EQ(FillAt(p, 4000 + 50000, 0, &active), 3u);
+  EXPECT_EQ(p.WaitMicros(4000), 50000u);
+  EXPECT_EQ(FillAt(p, 4000 + 49999, 1000, &active), 1u);
+  EXPECT_EQ(p.WaitMicros(4000 + 49999), 1u);
+  EXPECT_EQ(FillAt(p, 4000 + 50000, 1000, &active), 2u);
+  EXPECT_EQ(FillAt(p, 4000 + 100000, 3000, &active), 4u);  // rate 2x
 }
 
 // No answer within the probe time (a long round trip): everything starts,
@@ -60,41 +87,111 @@ TEST(StartPacerTest, ASlowAnswerLiftsTheLimitAfterTheProbe) {
   EXPECT_EQ(FillAt(q, 11000, 0, &active), 16u);
 }
 
-// Bytes received and requests ended grow the limit too: a fast link or
-// many small objects ramp up in a few milliseconds.
-TEST(StartPacerTest, BytesAndEndedRequestsGrowTheLimit) {
-  StartPacer p(16, true, {});
+// Where each connection adds its own rate (a server that limits each one,
+// or small objects a round trip each), the limit doubles to the run's
+// connections in four steps, and the pacing ends.
+TEST(StartPacerTest, ConnectionsThatEachAddRateReachAllInFourSteps) {
+  uint64_t t = 0, bytes = 0;
   size_t active = 0;
-  FillAt(p, 1000, 0, &active);
-  p.OnAnswer(1500, 0);
-  EXPECT_EQ(FillAt(p, 2000, (1u << 20) - 1, &active), 1u);
-  EXPECT_EQ(FillAt(p, 2000, 1u << 20, &active), 2u);
-  EXPECT_EQ(FillAt(p, 2100, 3u << 20, &active), 4u);  // 2 MiB more: 2 more
-  // A request that ends frees its slot and adds one.
-  p.OnEnd();
-  --active;
-  EXPECT_EQ(FillAt(p, 2200, 3u << 20, &active), 5u);
-  // At the run's connections the pacing is over.
-  EXPECT_EQ(FillAt(p, 2300, 20u << 20, &active), 16u);
+  StartPacer p = Paced(&t, &active);
+  auto per_connection = [](size_t limit) { return limit * 100000; };
+  EXPECT_EQ(RunSteps(p, 3, per_connection, &t, &bytes, &active), 8u);
+  EXPECT_EQ(RunSteps(p, 1, per_connection, &t, &bytes, &active), 16u);
+  EXPECT_TRUE(p.pacing());
+  RunSteps(p, 1, per_connection, &t, &bytes, &active);
   EXPECT_FALSE(p.pacing());
+  EXPECT_EQ(FillAt(p, t, bytes, &active), 16u);
 }
 
-// Whatever the limit, pacing ends after max_us; WaitMicros says when the
-// clock next matters.
-TEST(StartPacerTest, PacingEndsAfterASecond) {
-  StartPacer::Options o;
-  o.gap_us = 400000;  // slower than max_us / connections
-  StartPacer p(16, true, o);
+// A link one connection fills (200 Mbit/s): the doubling to two brings
+// nothing, and the run holds at two (not one: small objects' round trips
+// would leave one connection's link idle between them).
+TEST(StartPacerTest, ALinkOneConnectionFillsHoldsAtTwo) {
+  uint64_t t = 0, bytes = 0;
   size_t active = 0;
-  FillAt(p, 1, 0, &active);
-  p.OnAnswer(2, 0);
-  EXPECT_EQ(p.WaitMicros(2), 400000u);
-  EXPECT_EQ(FillAt(p, 500000, 0, &active), 2u);
-  EXPECT_EQ(FillAt(p, 999999, 0, &active), 3u);
-  EXPECT_EQ(p.WaitMicros(999999), 2u);
-  EXPECT_EQ(FillAt(p, 1000001, 0, &active), 16u);
+  StartPacer p = Paced(&t, &active);
+  auto link = [](size_t) { return uint64_t(1250000); };
+  EXPECT_EQ(RunSteps(p, 2, link, &t, &bytes, &active), 2u);
+  EXPECT_TRUE(p.holding());
+  EXPECT_EQ(RunSteps(p, 30, link, &t, &bytes, &active), 2u);  // 1.5 s
+  EXPECT_EQ(FillAt(p, t, bytes, &active), 2u);
+}
+
+// Many small objects, a round trip each: every request that ends lets one
+// more start, so the requests in flight double per round of answers
+// within a step.
+TEST(StartPacerTest, EndedRequestsGrowTheLimit) {
+  uint64_t t = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  EXPECT_EQ(FillAt(p, 3000, 0, &active), 1u);
+  p.OnEnd();
+  --active;
+  EXPECT_EQ(FillAt(p, 4000, 100, &active), 2u);
+  for (int i = 0; i < 2; ++i) {
+    p.OnEnd();
+    --active;
+  }
+  EXPECT_EQ(FillAt(p, 5000, 300, &active), 4u);
+}
+
+// A step whose requests in flight did not grow (the run had no more to
+// ask for, though the limit let it) says nothing about the link: the run
+// does not hold on it.
+TEST(StartPacerTest, AStepWithNoMoreInFlightDecidesNothing) {
+  uint64_t t = 0, bytes = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  auto link = [](size_t) { return uint64_t(1000); };
+  for (int i = 0; i < 3; ++i) {  // one request in flight, whatever the limit
+    FillAt(p, t, bytes, &active, /*connections=*/1);
+    bytes += link(active);
+    t += 50000;
+    p.Tick(t, bytes, active);
+  }
+  EXPECT_FALSE(p.holding());
+  EXPECT_EQ(p.limit(), 8u);
+}
+
+// A link three connections fill: 1 -> 2 -> 4 pay, 4 -> 8 does not, and the
+// run holds at 4.
+TEST(StartPacerTest, ADoublingThatDoesNotPayIsUndone) {
+  uint64_t t = 0, bytes = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  auto link = [](size_t limit) { return std::min<uint64_t>(limit, 3) * 1000; };
+  EXPECT_EQ(RunSteps(p, 3, link, &t, &bytes, &active), 8u);
+  EXPECT_EQ(RunSteps(p, 1, link, &t, &bytes, &active), 4u);
+  EXPECT_TRUE(p.holding());
+}
+
+// Holding, the run tries a doubling again after 2 s, then after 4, 8, 16,
+// 16 s ...: when the link has freed up (another transfer ended) it grows
+// on; when not, it returns to what it held.
+TEST(StartPacerTest, AHeldRunTriesAgainLater) {
+  uint64_t t = 0, bytes = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  uint64_t capacity = 2;  // connections' worth the link carries
+  auto link = [&capacity](size_t limit) {
+    return std::min<uint64_t>(limit, capacity) * 1000;
+  };
+  RunSteps(p, 3, link, &t, &bytes, &active);  // 1, 2, 4: holds at 2
+  ASSERT_TRUE(p.holding());
+  ASSERT_EQ(p.limit(), 2u);
+  const uint64_t held = t;
+  size_t probes = 0;
+  while (t < held + 2000000 + 4000000 + 100000) {
+    RunSteps(p, 1, link, &t, &bytes, &active);
+    if (p.limit() > 2) ++probes;
+  }
+  EXPECT_EQ(probes, 2u);  // at 2 s and at 6 s, one step each
+  EXPECT_EQ(p.limit(), 2u);
+  capacity = 16;
+  while (p.pacing() && t < held + 30000000)
+    RunSteps(p, 1, link, &t, &bytes, &active);
   EXPECT_FALSE(p.pacing());
-  EXPECT_EQ(p.WaitMicros(1000001), UINT64_MAX);
+  EXPECT_LT(t, held + 2000000 + 4000000 + 8000000 + 500000);
 }
 
 }  // namespace
