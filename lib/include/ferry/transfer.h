@@ -109,10 +109,10 @@ struct TransferOptions {
   // seconds, not after each one's retries (1,000 files took half an hour).
   uint64_t unreachable_ms = 30000;
   // Downloads: the run's first request goes alone; when it is answered
-  // within 10 ms
-  // (a server on the same host or LAN) the requests in flight grow from 1
-  // to `connections` over at most a second instead of all starting at once
-  // (docs/remote.md "Starting gently"). false: all at once.
+  // within pace_probe_ms (a server on the same host or LAN) the requests in
+  // flight grow from 1 while more raise the rate, and hold where they no
+  // longer do (docs/remote.md "Starting gently, and holding at what fills
+  // the link"). false: all at once.
   bool pace_start = true;
   uint64_t pace_probe_ms = 10;  // the answer time below which it paces
   uint64_t low_speed_limit = 1024;
