@@ -130,7 +130,8 @@ class StartPacer {
   // A step is over: its rate against the previous step's decides the limit.
   void EndStep(uint64_t now_us, uint64_t bytes) {
     const double span = double(now_us - step_us_);
-    const double rate = double(bytes - step_bytes_) / span;
+    const double rate =
+        bytes > step_bytes_ ? double(bytes - step_bytes_) / span : 0.0;
     const double active = active_us_ / span;
     if (state_ == State::kGrow) {
       const double k =
