@@ -165,6 +165,15 @@ Result<std::unique_ptr<Db>> OpenIndex(const std::string& path, bool durable) {
   return db;
 }
 
+// Drops what reservation slot `owner` holds, in a transaction of its own.
+Status DropReservations(Db* db, int64_t owner) {
+  return InTransaction(db, [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(
+        auto del, db->Prepare("DELETE FROM reserved WHERE owner = ?1"));
+    return del.Bind(1, owner).Run();
+  });
+}
+
 }  // namespace
 
 std::string IndexPath(const std::string& cache_dir) {
@@ -263,12 +272,7 @@ Cache::Cache(Env* env, std::string dir, std::unique_ptr<Db> db)
 Cache::~Cache() {
   // The reservation's rows, then its slot (another process may take it
   // once free, and drops what it finds there).
-  if (slot_ >= 0)
-    (void)InTransaction(db_.get(), [&]() -> Status {
-      FERRY_ASSIGN_OR_RETURN(
-          auto del, db_->Prepare("DELETE FROM reserved WHERE owner = ?1"));
-      return del.Bind(1, slot_).Run();
-    });
+  if (slot_ >= 0) (void)DropReservations(db_.get(), slot_);
   slot_lock_.reset();
   db_.reset();  // closed before its private copy goes
   if (!temp_dir_.empty()) (void)RemoveTree(env_, temp_dir_);
@@ -793,11 +797,7 @@ Status Cache::TakeSlot() {
     if (s.IsUnavailable()) continue;
     FERRY_RETURN_IF_ERROR(s);
     // Ours now: what is there is a killed process's.
-    FERRY_RETURN_IF_ERROR(InTransaction(db_.get(), [&]() -> Status {
-      FERRY_ASSIGN_OR_RETURN(
-          auto del, db_->Prepare("DELETE FROM reserved WHERE owner = ?1"));
-      return del.Bind(1, slot).Run();
-    }));
+    FERRY_RETURN_IF_ERROR(DropReservations(db_.get(), slot));
     slot_ = slot;
     slot_lock_ = std::move(set);
     return Status::OK();

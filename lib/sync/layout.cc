@@ -86,8 +86,8 @@ Result<std::string> NoFolder(Backend* backend, const std::string& dir,
 // (told as a problem — a FIFO, a device, a link out of the folder or a
 // dangling one, the folder itself unreadable as one — or a folder of keys
 // by its name).
-Status CheckNothingAt(Backend* backend, std::string_view ref,
-                      const std::string& key, const std::string& remedy) {
+Status CheckNothingAt(Backend* backend, const std::string& key,
+                      const std::string& remedy) {
   if (!backend->caps().listing) return Status::OK();
   for (size_t slash = key.find('/'); slash != std::string::npos;
        slash = key.find('/', slash + 1)) {
@@ -229,9 +229,9 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
     // An IOError may be a folder above the key that is none (file://: "Not
     // a directory"): named when the check finds it, else left as it is.
     if (strict && got.status().IsNotFound())
-      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, ref, key, Remedy(ref)));
+      FERRY_RETURN_IF_ERROR(CheckNothingAt(backend, key, Remedy(ref)));
     if (strict && got.status().IsIOError()) {
-      Status there = CheckNothingAt(backend, ref, key, Remedy(ref));
+      Status there = CheckNothingAt(backend, key, Remedy(ref));
       if (there.IsFailedPrecondition()) return there;
     }
     return got.status();
@@ -242,7 +242,7 @@ Result<Ref> ReadRef(Backend* backend, std::string_view ref, bool strict) {
 
 Status CheckRefAbsent(Backend* backend, std::string_view ref) {
   FERRY_ASSIGN_OR_RETURN(std::string key, RefKey(ref));
-  return CheckNothingAt(backend, ref, key, ReaderRemedy(ref));
+  return CheckNothingAt(backend, key, ReaderRemedy(ref));
 }
 
 Result<std::string> FetchManifest(Backend* backend, const Hash128& id) {
