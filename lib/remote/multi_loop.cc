@@ -182,7 +182,11 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   const bool refused = rc == CURLE_COULDNT_CONNECT ||
                        rc == CURLE_COULDNT_RESOLVE_HOST ||
                        rc == CURLE_COULDNT_RESOLVE_PROXY;
+  r->last_unreached = refused && !reached_;
   if (!refused) {
+    // The server is there: the retries waiting for it go now.
+    if (!reached_)
+      for (LoopRequest* w : waiting_) w->not_before_us = 0;
     reached_ = true;
   } else if (!reached_) {
     const uint64_t now = NowMicros();
@@ -212,11 +216,21 @@ void CurlMultiLoop::Release(LoopRequest* r) {
 
 void CurlMultiLoop::Retry(LoopRequest* r) {
   Release(r);
-  ++r->attempt;
-  r->not_before_us =
-      NowMicros() + uint64_t(policy_.BackoffMs(
-                        r->attempt, RetryAfterSeconds(r->ex.response))) *
-                        1000;
+  const uint64_t now = NowMicros();
+  if (r->last_unreached && !reached_) {
+    // No answer to honour; the backoff grows as for any retry, but the
+    // window's end is when the run decides.
+    ++r->unreached;
+    r->not_before_us =
+        std::min(now + uint64_t(policy_.BackoffMs(r->unreached)) * 1000,
+                 UnreachableDeadline());
+  } else {
+    ++r->attempt;
+    r->not_before_us =
+        now + uint64_t(policy_.BackoffMs(r->attempt,
+                                         RetryAfterSeconds(r->ex.response))) *
+                  1000;
+  }
   waiting_.push_back(r);
 }
 

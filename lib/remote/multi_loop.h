@@ -38,6 +38,11 @@ struct LoopRequest {
   virtual ~LoopRequest() = default;
   const void* owner = nullptr;  // the object it belongs to (Cancel)
   int attempt = 0;              // retries so far
+  // Tries that did not reach the server before any request of the run
+  // had (CurlMultiLoop::Retry): not counted in attempt, only in the
+  // backoff.
+  int unreached = 0;
+  bool last_unreached = false;  // the last try was one
   uint64_t not_before_us = 0;   // a waiting retry starts at this time
   HttpRequest http;
   CurlExchange ex;
@@ -106,14 +111,19 @@ class CurlMultiLoop {
   }
   // Puts a registered request in flight.
   void Start(LoopRequest* r);
-  // Whether r may be tried again under the retry policy.
-  // Not once the server looks unreachable: no request of the run has
-  // reached it, and connecting has failed for TransferOptions::
-  // unreachable_ms.
+  // Whether r may be tried again under the retry policy. A try that did
+  // not reach the server (refused, not resolved) before any request of the
+  // run had is not counted (Retry): a server that comes up late costs no
+  // request its retries. Not once the server looks unreachable: no request
+  // of the run has reached it, and connecting has failed for
+  // TransferOptions::unreachable_ms since the first such failure.
   bool CanRetry(const LoopRequest* r) const {
     return r->attempt < policy_.max_retries && !unreachable_;
   }
   // Schedules r's next attempt after the backoff (Retry-After honoured).
+  // Before any request has reached the server, no later than the end of
+  // the unreachable window (and the first request that reaches it starts
+  // every waiting retry at once).
   void Retry(LoopRequest* r);
   // Starts r again as soon as there is room, not counted as a retry (it
   // was redirected).
@@ -174,7 +184,10 @@ class CurlMultiLoop {
   bool logged_holding_ = false;
   // Whether any request reached the server (connected); when the first
   // failed to connect or resolve before any did; and whether that went on
-  // for unreachable_ms_ (CanRetry).
+  // for unreachable_ms_ (CanRetry). Retries wait at most until then.
+  uint64_t UnreachableDeadline() const {
+    return first_refused_us_ + unreachable_ms_ * 1000;
+  }
   bool reached_ = false;
   bool unreachable_ = false;
   uint64_t first_refused_us_ = 0;

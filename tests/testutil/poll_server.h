@@ -4,7 +4,8 @@
 // head goes to `on_request`, which returns the answer to send now, or
 // nothing to hold it: it keeps the connection and sends later from
 // `on_tick` (run every turn, at least every 5 ms) with Send. Both run on the
-// server's thread. Also RefusingPort: a port nothing listens on.
+// server's thread. Also RefusingPort: a port nothing listens on, and
+// SilentPort: one that never completes a connection.
 #ifndef FERRY_TESTS_TESTUTIL_POLL_SERVER_H_
 #define FERRY_TESTS_TESTUTIL_POLL_SERVER_H_
 
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -28,13 +30,18 @@ class PollServer {
  public:
   using OnRequest = std::function<std::optional<std::string>(
       const std::string& head, int fd)>;
+  // port 0: a free one; else that port (a server that comes up late on a
+  // RefusingPort).
   explicit PollServer(OnRequest on_request,
-                      std::function<void()> on_tick = nullptr)
+                      std::function<void()> on_tick = nullptr, int port = 0)
       : on_request_(std::move(on_request)), on_tick_(std::move(on_tick)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(uint16_t(port));
     ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
     ::listen(fd_, 64);
     socklen_t len = sizeof a;
@@ -119,6 +126,37 @@ inline int RefusingPort() {
   ::close(fd);
   return ntohs(a.sin_port);
 }
+
+// A port whose SYNs go unanswered, as behind a firewall's DROP rule (on
+// loopback, without touching the machine's rules): a listening socket
+// with a one-place accept queue, filled by a connection never accepted;
+// the kernel drops every further SYN, and a connect times out.
+class SilentPort {
+ public:
+  SilentPort() {
+    listen_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(listen_, 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    filler_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    (void)!::connect(filler_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  }
+  ~SilentPort() {
+    ::close(filler_);
+    ::close(listen_);
+  }
+  SilentPort(const SilentPort&) = delete;
+  SilentPort& operator=(const SilentPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int listen_ = -1, filler_ = -1, port_ = 0;
+};
 
 }  // namespace ferry::test
 

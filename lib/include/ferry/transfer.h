@@ -103,10 +103,14 @@ struct TransferOptions {
   int64_t keep_uploads_younger_s = 0;
   uint64_t bwlimit = 0;  // bytes/s over all transfers; 0: none
   int max_retries = 8;   // per request, after the first attempt
-  // A run none of whose requests has reached the server (every one failed
-  // to connect or resolve) retries no more once this long has passed since
-  // the first such failure: a wrong or dead endpoint fails every item in
-  // seconds, not after each one's retries (1,000 files took half an hour).
+  // Until one request of the run has reached the server, a try that could
+  // not (refused, not resolved) uses up none of its request's retries: a
+  // server that comes up late loses no item. Such retries wait no longer
+  // than this after the run's first such failure, and the first request
+  // that reaches the server starts them all at once. When this long has
+  // passed and none has reached it, the run retries no more: a wrong or
+  // dead endpoint fails every item then (docs/remote.md "A server that is
+  // not there").
   uint64_t unreachable_ms = 30000;
   // Downloads: the run's first request goes alone; when it is answered
   // within pace_probe_ms (a server on the same host or LAN) the requests in

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferry/transfer.h"
@@ -100,11 +102,98 @@ class UrlClient : public CurlMultiLoop::Client {
   std::vector<long> statuses;  // of the requests that ended, in order
   size_t turns = 0;
 
- private:
+ protected:
   CurlMultiLoop* loop_;
+
+ private:
   std::vector<std::string> urls_;
   size_t next_ = 0;
 };
+
+// A UrlClient that also retries every request that ended unanswered, as
+// long as the loop lets it. Notes when the first one failed, the latest
+// time a retry was set to start at, and how many retries were set to start
+// later than the run's first answer came.
+class RetryingClient : public UrlClient {
+ public:
+  using UrlClient::UrlClient;
+  void OnDone(LoopRequest* r, CURLcode rc, long status) override {
+    const uint64_t now = NowMicros();
+    waiting_.erase(r);
+    if (rc != CURLE_OK && loop_->CanRetry(r)) {
+      if (first_failure_us == 0) first_failure_us = now;
+      loop_->Retry(r);
+      latest_retry_us = std::max(latest_retry_us, r->not_before_us);
+      waiting_.insert(r);
+      return;
+    }
+    if (rc == CURLE_OK && !answered_) {
+      answered_ = true;
+      for (const LoopRequest* w : waiting_)
+        if (w->not_before_us > now) ++later_than_first_answer;
+    }
+    UrlClient::OnDone(r, rc, status);
+  }
+
+  uint64_t first_failure_us = 0, latest_retry_us = 0;
+  size_t later_than_first_answer = 0;
+
+ private:
+  bool answered_ = false;
+  std::set<const LoopRequest*> waiting_;
+};
+
+std::string RefusingUrl(int port) {
+  return "http://127.0.0.1:" + std::to_string(port) + "/a";
+}
+
+// Before any request has reached the server a retry waits no longer than
+// the run's unreachable window (TransferOptions::unreachable_ms, counted
+// from the first failure), so a dead endpoint is given up on when the
+// window ends: the backoff of a request's later retries (up to 20 s) made
+// a 30 s window 45 s.
+TEST(CurlMultiLoopTest, RetriesBeforeAnyAnswerWaitNoLongerThanTheWindow) {
+  TransferOptions o;
+  o.connections = 8;
+  o.max_retries = 100;
+  o.unreachable_ms = 500;
+  TransferReport report;
+  CurlMultiLoop loop(HttpSettings{}, o, {}, &report);
+  RetryingClient client(
+      &loop, std::vector<std::string>(8, RefusingUrl(test::RefusingPort())));
+  ASSERT_TRUE(loop.Run(&client).ok());
+  EXPECT_EQ(client.statuses,
+            std::vector<long>(8, -long(CURLE_COULDNT_CONNECT)));
+  ASSERT_GT(client.first_failure_us, 0u);
+  EXPECT_LE(client.latest_retry_us, client.first_failure_us + 500 * 1000);
+}
+
+// A server that comes up late: the first request that reaches it starts
+// every retry that waits at once (they waited out their backoff, up to
+// the window's end, though the server was there).
+TEST(CurlMultiLoopTest, TheFirstAnswerStartsEveryWaitingRetry) {
+  const int port = test::RefusingPort();
+  std::optional<test::PollServer> server;
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    server.emplace(
+        [](const std::string&, int) {
+          return std::optional<std::string>(
+              "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+        },
+        nullptr, port);
+  });
+  TransferOptions o;
+  o.connections = 8;
+  o.max_retries = 100;
+  TransferReport report;
+  CurlMultiLoop loop(HttpSettings{}, o, {}, &report);
+  RetryingClient client(&loop, std::vector<std::string>(8, RefusingUrl(port)));
+  ASSERT_TRUE(loop.Run(&client).ok());
+  late.join();
+  EXPECT_EQ(client.statuses, std::vector<long>(8, 200));
+  EXPECT_EQ(client.later_than_first_answer, 0u);
+}
 
 // A retry whose backoff has passed while every connection is busy waits
 // for one to end; the loop sleeps meanwhile. Here the retry of /fail is
