@@ -167,8 +167,8 @@ Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings) {
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT,
-                   long(settings.connect_timeout));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                   long(settings.connect_timeout_ms));
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT,
                    long(settings.low_speed_limit));
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, long(settings.low_speed_time));

@@ -52,7 +52,7 @@ struct HttpSettings {
   Headers extra_headers;  // --header, never logged
   uint64_t low_speed_limit = 1024;
   int low_speed_time = 30;
-  int connect_timeout = 20;
+  int connect_timeout_ms = 20000;
   // Redirects are followed (http(s):// remotes; remote/redirect.h); other
   // backends see a 3xx as an answer.
   bool follow_redirects = false;

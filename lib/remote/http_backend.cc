@@ -169,6 +169,7 @@ Result<HttpSettings> HttpSettingsFrom(const RemoteOptions& options) {
   s.ca_bundle = options.ca_bundle;
   s.low_speed_limit = options.low_speed_limit;
   s.low_speed_time = options.low_speed_time;
+  s.connect_timeout_ms = options.connect_timeout_ms;
   s.log = options.log;
   for (const std::string& h : options.headers) {
     size_t colon = h.find(':');

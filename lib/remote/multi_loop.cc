@@ -5,6 +5,42 @@
 #include <thread>
 
 namespace ferry::remote {
+namespace {
+
+// Whether the request that ended with rc got a connection to the server:
+// not when connecting was refused, the name was not resolved, or the
+// connect timed out (a port whose SYNs are dropped; "timed out" with no
+// connection made), which all say nothing of the server but that it is
+// not there (yet).
+bool Connected(CURL* easy, CURLcode rc) {
+  switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return false;
+    case CURLE_OPERATION_TIMEDOUT: {
+      curl_off_t connect_us = 0;
+      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+      return connect_us > 0;
+    }
+    default:
+      return true;
+  }
+}
+
+// "scheme://host:port" of a URL: what names a server in a message (no
+// userinfo, path or query).
+std::string Origin(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  size_t end = url.find_first_of("/?#", scheme + 3);
+  std::string_view authority = url.substr(scheme + 3, end - (scheme + 3));
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos)
+    authority.remove_prefix(at + 1);
+  return std::string(url.substr(0, scheme + 3)) + std::string(authority);
+}
+
+}  // namespace
 
 CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
                              const TransferOptions& options,
@@ -80,6 +116,13 @@ Status CurlMultiLoop::Run(Client* client) {
 
 // Retries whose time has come go first, while there is room.
 void CurlMultiLoop::StartRipe() {
+  // Given up: the retries waiting fail now, unsent (one that failed takes
+  // the others of its object with it).
+  while (unreachable_ && !waiting_.empty()) {
+    LoopRequest* r = waiting_.back();
+    waiting_.pop_back();
+    Start(r);
+  }
   uint64_t now = NowMicros();
   for (size_t i = 0; i < waiting_.size() && Room();) {
     LoopRequest* r = waiting_[i];
@@ -136,6 +179,7 @@ void CurlMultiLoop::LogPacer() {
 void CurlMultiLoop::Start(LoopRequest* r) {
   r->ex = CurlExchange();
   r->paused = false;
+  if (unreachable_) return client_->OnStartFailed(r, NotSent());
   Status s = client_->Prepare(r);
   if (!s.ok()) return client_->OnStartFailed(r, s);
   r->ex.request = &r->http;
@@ -178,12 +222,10 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   LogRequest(settings_, r->http, status);
   if (r->ex.headers_done) pacer_.OnAnswer(r->ex.headers_us, report_->bytes);
   pacer_.OnEnd();
+  const bool unreached = !Connected(r->easy, rc);
   Release(r);
-  const bool refused = rc == CURLE_COULDNT_CONNECT ||
-                       rc == CURLE_COULDNT_RESOLVE_HOST ||
-                       rc == CURLE_COULDNT_RESOLVE_PROXY;
-  r->last_unreached = refused && !reached_;
-  if (!refused) {
+  r->last_unreached = unreached && !reached_;
+  if (!unreached) {
     // The server is there: the retries waiting for it go now.
     if (!reached_)
       for (LoopRequest* w : waiting_) w->not_before_us = 0;
@@ -191,15 +233,25 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   } else if (!reached_) {
     const uint64_t now = NowMicros();
     if (first_refused_us_ == 0) first_refused_us_ = now;
-    if (now - first_refused_us_ >= unreachable_ms_ * 1000) {
-      if (!unreachable_ && settings_.log)
-        settings_.log("no request reached the server in " +
-                      std::to_string(unreachable_ms_ / 1000) +
-                      " s: not retried any more");
-      unreachable_ = true;
-    }
+    if (now - first_refused_us_ >= unreachable_ms_ * 1000 && !unreachable_)
+      GiveUp(r);
   }
   client_->OnDone(r, rc, status);
+}
+
+void CurlMultiLoop::GiveUp(const LoopRequest* r) {
+  unreachable_ = true;
+  server_ = Origin(r->http.url);
+  const uint64_t ms = unreachable_ms_;
+  const std::string window = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s"
+                                            : std::to_string(ms) + " ms";
+  report_->warnings.push_back(
+      "server unreachable: no request reached " + server_ + " in " + window +
+      " (connections refused or timed out): gave up, nothing more is sent");
+}
+
+Status CurlMultiLoop::NotSent() const {
+  return Status::Unavailable(server_, "not sent: the run gave up on it");
 }
 
 void CurlMultiLoop::Wakeup() {

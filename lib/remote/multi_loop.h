@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -112,11 +113,10 @@ class CurlMultiLoop {
   // Puts a registered request in flight.
   void Start(LoopRequest* r);
   // Whether r may be tried again under the retry policy. A try that did
-  // not reach the server (refused, not resolved) before any request of the
-  // run had is not counted (Retry): a server that comes up late costs no
-  // request its retries. Not once the server looks unreachable: no request
-  // of the run has reached it, and connecting has failed for
-  // TransferOptions::unreachable_ms since the first such failure.
+  // not reach the server (refused, not resolved, the connect timed out)
+  // before any request of the run had is not counted (Retry): a server
+  // that comes up late costs no request its retries. Not once the run has
+  // given up (GaveUp).
   bool CanRetry(const LoopRequest* r) const {
     return r->attempt < policy_.max_retries && !unreachable_;
   }
@@ -134,6 +134,15 @@ class CurlMultiLoop {
 
   // Ends the loop's current wait at once; from any thread.
   void Wakeup();
+
+  // Whether the run gave up on the server: no request of it has reached
+  // the server, and connecting has failed for TransferOptions::
+  // unreachable_ms since the first such failure. Nothing is sent from
+  // then on: a request started fails at once (OnStartFailed, NotSent), as
+  // do the retries waiting, and the report has one warning that says so.
+  bool GaveUp() const { return unreachable_; }
+  // Why an item was not sent after the run gave up.
+  Status NotSent() const;
 
   // Requests in flight now.
   size_t Active() const { return active_; }
@@ -162,7 +171,8 @@ class CurlMultiLoop {
   void StartNew();
   void LogPacer();
   void Finish(LoopRequest* r, CURLcode rc);
-  void Release(LoopRequest* r);  // its easy handle back to the pool
+  void GiveUp(const LoopRequest* r);  // the warning, once
+  void Release(LoopRequest* r);       // its easy handle back to the pool
   void Unpause();
   int PollTimeoutMs();
 
@@ -183,8 +193,8 @@ class CurlMultiLoop {
   int logged_limit_ = -2;  // LogPacer's last: -1 pacing over
   bool logged_holding_ = false;
   // Whether any request reached the server (connected); when the first
-  // failed to connect or resolve before any did; and whether that went on
-  // for unreachable_ms_ (CanRetry). Retries wait at most until then.
+  // failed to connect before any did; and whether that went on for
+  // unreachable_ms_ (GaveUp). Retries wait at most until then.
   uint64_t UnreachableDeadline() const {
     return first_refused_us_ + unreachable_ms_ * 1000;
   }
@@ -192,6 +202,7 @@ class CurlMultiLoop {
   bool unreachable_ = false;
   uint64_t first_refused_us_ = 0;
   uint64_t unreachable_ms_ = 30000;
+  std::string server_;  // scheme://host:port of the server given up on
   std::unordered_map<LoopRequest*, std::unique_ptr<LoopRequest>> reqs_;
   std::vector<LoopRequest*> waiting_;
   std::vector<CURL*> pool_;

@@ -666,6 +666,7 @@ Result<std::unique_ptr<HttpBackend>> NewS3Backend(
   settings.ca_bundle = config.ca_bundle;
   settings.low_speed_limit = options.low_speed_limit;
   settings.low_speed_time = options.low_speed_time;
+  settings.connect_timeout_ms = options.connect_timeout_ms;
   settings.log = options.log;
   return std::unique_ptr<HttpBackend>(
       new S3Backend(std::move(bucket), std::move(prefix), config,

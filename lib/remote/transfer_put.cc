@@ -161,6 +161,8 @@ class PutEngine : public CurlMultiLoop::Client {
     u->item = std::move(items_[next_item_++]);
     Up* raw = u.get();
     open_.push_back(std::move(u));
+    // Not even a multipart upload's first request (a synchronous one).
+    if (loop_.GaveUp()) return Fail(raw, loop_.NotSent());
     auto src = FileSource::Open(env_, raw->item.src, raw->item.root);
     if (!src.ok()) return Fail(raw, src.status());
     raw->src = std::move(*src);

@@ -58,6 +58,7 @@ void CountTransfer(const TransferReport& r, SyncReport* report) {
   report->bytes_fetched += r.bytes;
   report->bytes_resumed += r.bytes_resumed;
   for (const auto& [cause, n] : r.retries) report->retries[cause] += n;
+  for (const std::string& w : r.warnings) report->warnings.push_back(w);
 }
 
 }  // namespace ferry::sync

@@ -68,7 +68,7 @@ Status MakeRoomForMissing(
     const std::function<Result<bool>(std::vector<CacheKey>*)>& still,
     EvictReport* report);
 
-// Adds a transfer's requests, bytes and retries to report.
+// Adds a transfer's requests, bytes, retries and warnings to report.
 void CountTransfer(const TransferReport& r, SyncReport* report);
 
 }  // namespace ferry::sync

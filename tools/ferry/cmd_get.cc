@@ -207,6 +207,7 @@ int RunGet(GetArgs& a) {
     total.requests += r->requests;
     for (const auto& [cause, n] : r->retries) total.retries[cause] += n;
     for (auto& f : r->failures) total.failures.push_back(std::move(f));
+    for (auto& w : r->warnings) total.warnings.push_back(std::move(w));
   }
   return ReportTransfer("get", total, a.common.json, t0);
 }

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "ferry/json.h"
@@ -154,6 +155,9 @@ TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {
   t.low_speed_limit = r.low_speed_limit;
   t.low_speed_time = r.low_speed_time;
   t.dry_run = dry_run;
+  // For tests of a dead endpoint (tests/cli/unreachable_test.sh).
+  if (const char* ms = std::getenv("FERRY_TEST_UNREACHABLE_MS"); ms && *ms)
+    t.unreachable_ms = std::strtoull(ms, nullptr, 10);
   return t;
 }
 
@@ -221,6 +225,10 @@ int ReportFailures(
 int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
                    std::chrono::steady_clock::time_point t0) {
   int rc = ReportFailures(r.failures);
+  // After the failures: the last line says what they have in common.
+  for (const std::string& w : r.warnings)
+    std::fprintf(stderr, "ferry: warning: %s\n",
+                 Printable(RedactUrls(w)).c_str());
   if (json) {
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -255,6 +263,8 @@ int ReportTransfer(std::string_view command, const TransferReport& r, bool json,
           .String(RedactUrls(s.ToString()))
           .EndObject();
     }
+    w.EndArray().Key("warnings").BeginArray();
+    for (const std::string& warning : r.warnings) w.String(RedactUrls(warning));
     w.EndArray().Key("seconds").Double(secs).EndObject();
     std::fputc('\n', stdout);
   }

@@ -184,6 +184,9 @@ struct RemoteOptions {
   int max_retries = 8;
   uint64_t low_speed_limit = 1024;  // bytes/s ...
   int low_speed_time = 30;          // ... for this many seconds is a stall
+  // A connection not made in this long is given up (and counts as the
+  // server not reached: docs/remote.md "A server that is not there").
+  int connect_timeout_ms = 20000;
   // -v: one line per request (method, URL, status; secrets redacted).
   std::function<void(std::string_view)> log;
 };

@@ -104,13 +104,13 @@ struct TransferOptions {
   uint64_t bwlimit = 0;  // bytes/s over all transfers; 0: none
   int max_retries = 8;   // per request, after the first attempt
   // Until one request of the run has reached the server, a try that could
-  // not (refused, not resolved) uses up none of its request's retries: a
-  // server that comes up late loses no item. Such retries wait no longer
-  // than this after the run's first such failure, and the first request
-  // that reaches the server starts them all at once. When this long has
-  // passed and none has reached it, the run retries no more: a wrong or
-  // dead endpoint fails every item then (docs/remote.md "A server that is
-  // not there").
+  // not (refused, not resolved, the connect timed out) uses up none of its
+  // request's retries: a server that comes up late loses no item. Such
+  // retries wait no longer than this after the run's first such failure,
+  // and the first request that reaches the server starts them all at once.
+  // When this long has passed and none has reached it, the run gives up:
+  // nothing more is sent, every item fails, and the report has one warning
+  // (docs/remote.md "A server that is not there").
   uint64_t unreachable_ms = 30000;
   // Downloads: the run's first request goes alone; when it is answered
   // within pace_probe_ms (a server on the same host or LAN) the requests in
@@ -162,6 +162,10 @@ struct TransferReport {
   std::map<std::string, uint64_t> retries;  // by cause: "503", "reset", ...
   // Each failed item: its key (get) or source (put), and why.
   std::vector<std::pair<std::string, Status>> failures;
+  // What the run as a whole ran into, said once (not with each item it
+  // failed): "server unreachable: ..." when it gave up on a server no
+  // request reached.
+  std::vector<std::string> warnings;
 };
 
 // Where an object listed below a prefix goes in the local folder dst

@@ -92,6 +92,10 @@ TEST(HttpBackendTest, AServerNoRequestReachesIsNotRetriedForEver) {
   auto r = GetObjects(b->get(), std::move(items), o, Env::Default());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->files_failed, 40u);
+  // Said once, not once per file.
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("server unreachable"), std::string::npos)
+      << r->warnings[0];
   // The first connections' retries until the 200 ms had passed, not 8
   // for each of the 40 items (320). Loose: a loaded machine (ASan, -j2)
   // spreads the first refusals out.
@@ -158,6 +162,35 @@ TEST(HttpBackendTest, AnObjectThatChangedSinceTheListingLandsAtChangedDest) {
   EXPECT_FALSE(env->FileExists(dir.Join("no-etag")));
   EXPECT_EQ(installed["no-etag"].dest, dir.Join("no-etag.changed"));
   EXPECT_EQ(installed["no-etag"].info.etag, "");
+}
+
+// A port that drops SYNs (a firewall, a host that is down): a connect
+// that times out did not reach the server either. Once the run gives up
+// (here 500 ms after the first timeout) nothing more is sent: the objects
+// not started fail at once, and the one warning says why (each timed out
+// connect counted as a reach, so each of the 20 objects took its 3
+// attempts: a dead endpoint took 12 s here, and 200 files at the default
+// 20 s connect timeout were killed after 300 s with none done).
+TEST(HttpBackendTest, ConnectTimeoutsBeforeAnyAnswerGiveUpAndSendNoMore) {
+  test::SilentPort silent;
+  test::ScratchDir dir;
+  RemoteOptions ro;
+  ro.connect_timeout_ms = 200;
+  auto b = NewHttpBackend(
+      "http://127.0.0.1:" + std::to_string(silent.port()) + "/", ro);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  TransferOptions o;
+  o.connections = 1;  // 4 objects open at once
+  o.max_retries = 2;
+  o.unreachable_ms = 500;
+  o.fsync = false;
+  auto r = GetObjects(b->get(), GetItems(20, dir), o, Env::Default());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files_failed, 20u);
+  EXPECT_LT(r->requests, 20u);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("server unreachable"), std::string::npos)
+      << r->warnings[0];
 }
 
 // A server (test::PollServer) that gives every GET `size` bytes of 'x' (a
