@@ -76,6 +76,16 @@ Status ViewPins::Pin(const std::vector<CacheKey>& keys) {
   return Status::OK();
 }
 
+HalfBuiltView::~HalfBuiltView() {
+  if (view_.empty()) return;
+  if (env_->FileExists(JoinPath(view_, std::string(kViewStateName)))) return;
+  std::string cur;
+  auto kind = InspectDest(env_, paths_, &cur);
+  if (!kind.ok() || (*kind == DestKind::kView && cur == view_)) return;
+  if (!RemoveTree(env_, view_).ok()) return;  // best effort
+  (void)env_->RemoveDir(paths_.views);        // fails unless empty
+}
+
 Result<bool> DestIntact(Env* env, const DestPaths& paths,
                         const std::string& cache_dir,
                         const std::string& remote_key, bool in_place,

@@ -57,6 +57,26 @@ class ViewPins {
   bool pinned_ = false;
 };
 
+// The view folder a sync created (PrepareView) and did not complete: when
+// the sync ends early (refused, failed, returned with failures) the folder
+// goes, and so does the views folder if nothing else is in it (a cold sync's
+// first). Left as it is once the view is complete (it has its state; the
+// next run reuses it) or DEST links to it. view empty: nothing to do (a
+// reused view, --in-place). Lives under DEST's lock.
+class HalfBuiltView {
+ public:
+  HalfBuiltView(Env* env, const DestPaths& paths, std::string view)
+      : env_(env), paths_(paths), view_(std::move(view)) {}
+  HalfBuiltView(const HalfBuiltView&) = delete;
+  HalfBuiltView& operator=(const HalfBuiltView&) = delete;
+  ~HalfBuiltView();
+
+ private:
+  Env* env_;
+  const DestPaths& paths_;
+  std::string view_;
+};
+
 // For a no-op: whether DEST's files (its view's, or DEST's own --in-place)
 // are as the last sync stamped them (ViewIntact). Stamps that another DEST's
 // links changed are rewritten as they are now, under DEST's lock (skipped

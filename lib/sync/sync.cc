@@ -633,6 +633,9 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   FERRY_ASSIGN_OR_RETURN(
       bool reuse,
       sync::PrepareView(env, o.in_place, view, id.ToHex(), rk, sel_key));
+  // A sync that is refused or fails before its view is complete removes the
+  // folder it created (declared before the builder, which empties it first).
+  sync::HalfBuiltView half_built(env, paths, o.in_place || reuse ? "" : view);
   // Pinned before anything is looked up, so no other process evicts what
   // this view is about to link.
   sync::ViewPins pins(env, cache.get(), view, o.in_place);

@@ -711,6 +711,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   report.view = view;
   FERRY_ASSIGN_OR_RETURN(
       bool reuse, PrepareView(env, o.in_place, view, id, rk, run.sel_key));
+  // Removed if the sync ends before the view is complete.
+  HalfBuiltView half_built(env, paths, o.in_place || reuse ? "" : view);
   ViewPins pins(env, cache.get(), view, o.in_place);
   FERRY_RETURN_IF_ERROR(pins.Pin(KeysOf(files, rk)));
   for (const Entry& e : files) {

@@ -100,6 +100,20 @@ size=$(cache_bytes)
 expect_rc 4 "$FERRY" sync bucketb nodes/b --cache cache --cache-limit 15MiB
 grep -q "needs 10000000 more bytes; 10000000 in use, 0 of them evictable" err.txt \
   || { cat err.txt; fail "B's refusal on its own"; }
+# A refused sync leaves no view folder behind (before: an empty
+# .b.ferry-views/<id> per refused version, and the views folder, until a
+# sync of that version succeeded), however often it is refused; one into a
+# DEST that is a view keeps that view, and only it.
+for _ in 1 2 3; do
+  expect_rc 4 "$FERRY" sync bucketb nodes/b --cache cache --cache-limit 15MiB
+done
+[ ! -e nodes/.b.ferry-views ] || { find nodes/.b.ferry-views; fail "the refused sync left its view"; }
+[ ! -e nodes/b ] || fail "the refused sync made its DEST"
+views_a=$(ls -A nodes/.a.ferry-views)
+expect_rc 4 "$FERRY" sync bucketb nodes/a --cache cache --cache-limit 15MiB
+[ "$(ls -A nodes/.a.ferry-views)" = "$views_a" ] \
+  || { ls -A nodes/.a.ferry-views; fail "the refused sync into a view left its view"; }
+same_tree ta nodes/a
 
 # 3. A's view gone (its objects evictable). C (1 MB) makes its room, then B
 # (evicting A's objects), and both wait; B is killed (kill -9) there, C
