@@ -96,6 +96,14 @@ expect_rc 0 timeout 60 "$FERRY" sync --json bucket d --cache cache
 grep -q "warning: the cache's index was damaged" err.txt || { cat err.txt; fail "no warning"; }
 [ -f cache/index.sqlite.damaged ] || fail "the damaged index is not kept"
 /usr/bin/python3 -c "import json; r=json.load(open('out.txt')); assert r['objects_fetched']==0, r"
+# --json carries what stderr warned of (before: no "warnings" key).
+/usr/bin/python3 - out.txt <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))["warnings"]
+assert len(w) == 1 and w[0].startswith("the cache's index was damaged"), w
+PY
+expect_rc 0 timeout 60 "$FERRY" sync --json bucket d --cache cache
+/usr/bin/python3 -c "import json; w=json.load(open('out.txt'))['warnings']; assert w == [], w"
 diff -r --exclude='.ferry-*' tree d || fail "d differs after the damaged index"
 # A dry run changes nothing: it reads such an index as empty, and says so.
 rm -f d

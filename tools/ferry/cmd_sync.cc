@@ -336,6 +336,10 @@ void PrintJson(const SyncReport& r, bool dry_run, double secs) {
         .Key("error")
         .String(RedactUrls(s.ToString()))
         .EndObject();
+  // What stderr shows as "ferry: warning: ..." (a server unreachable, what
+  // the cache's opening cleared away), as get/put's --json.
+  w.EndArray().Key("warnings").BeginArray();
+  for (const std::string& warning : r.warnings) w.String(RedactUrls(warning));
   w.EndArray().Key("seconds").Double(secs).EndObject();
   std::fputc('\n', stdout);
 }
