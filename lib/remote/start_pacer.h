@@ -20,8 +20,14 @@
 //    two, since one connection's round trips between small objects leave
 //    a link idle), and after `reprobe_us` a doubling is tried again (the
 //    wait doubles after each that does not pay, up to `max_reprobe_us`):
-//    the link or the server may have freed up. A step at the run's
-//    connections that paid ends the pacing.
+//    the link or the server may have freed up. Sooner when the held rate,
+//    taken over windows of `check_us`, is two windows in a row more than
+//    25 % above or below the rate the hold was decided on: the link freed
+//    up; or the steps it was decided on were bursts (each new connection's
+//    first bytes, as nginx's limit_rate sends them) and the held requests
+//    carry far less; or they stalled, and with the limit reached nothing
+//    else could start, not even the endgame's hand-over of a stalled part.
+//    A step at the run's connections that paid ends the pacing.
 //  - no answer by then (a cloud bucket, 20 ms or more away): the limit is
 //    lifted at once, as if there were no pacing. There slow start takes many
 //    round trips and parallel connections are what fill the link; the cost
@@ -36,6 +42,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 namespace ferry::remote {
 
@@ -46,6 +53,7 @@ class StartPacer {
     uint64_t step_us = 50000;
     uint64_t reprobe_us = 2000000;
     uint64_t max_reprobe_us = 16000000;
+    uint64_t check_us = 200000;  // holding: the window its rate is taken over
   };
 
   // connections: the run's limit; enabled false: never paces.
@@ -147,12 +155,33 @@ class StartPacer {
         else
           limit_ = std::min(2 * limit_, connections_);
       }
-    } else if (now_us >= hold_until_us_) {
-      state_ = State::kGrow;
-      prev_rate_ = rate;
-      prev_active_ = active;
-      have_prev_ = true;
-      limit_ = std::min(2 * limit_, connections_);
+    } else {
+      // Holding: the rate over windows of `check_us`; two in a row more
+      // than 25 % off the rate the hold was decided on try the doubling at
+      // once (two: one window's dip and catch-up may be this machine's
+      // CPU, not the link).
+      held_us_ += span;
+      held_bytes_ += rate * span;
+      held_active_us_ += active_us_;
+      const double held = held_bytes_ / held_us_;
+      const bool checked = held_us_ >= double(options_.check_us);
+      if (checked) {
+        const int dir = held > 1.25 * held_rate_   ? 1
+                        : 1.25 * held < held_rate_ ? -1
+                                                   : 0;
+        held_moved_ = dir == 0 || (held_moved_ > 0) != (dir > 0)
+                          ? dir
+                          : held_moved_ + dir;
+      }
+      if (std::abs(held_moved_) >= 2 || now_us >= hold_until_us_) {
+        state_ = State::kGrow;
+        prev_rate_ = held;  // the held window's, not one step's
+        prev_active_ = held_active_us_ / held_us_;
+        have_prev_ = true;
+        limit_ = std::min(2 * limit_, connections_);
+      } else if (checked) {
+        held_us_ = held_bytes_ = held_active_us_ = 0;
+      }
     }
     NewStep(now_us, bytes);
   }
@@ -163,6 +192,9 @@ class StartPacer {
     state_ = State::kHold;
     hold_until_us_ = now_us + reprobe_us_;
     reprobe_us_ = std::min(2 * reprobe_us_, options_.max_reprobe_us);
+    held_rate_ = prev_rate_;
+    held_us_ = held_bytes_ = held_active_us_ = 0;
+    held_moved_ = 0;
   }
 
   size_t connections_;
@@ -182,6 +214,13 @@ class StartPacer {
   double prev_active_ = 0;
   uint64_t hold_until_us_ = 0;
   uint64_t reprobe_us_;
+  // Holding: the rate it was decided on (the held level's), and this
+  // window's time, bytes and requests in flight integrated over time.
+  double held_rate_ = 0;
+  double held_us_ = 0;
+  double held_bytes_ = 0;
+  double held_active_us_ = 0;
+  int held_moved_ = 0;  // windows in a row above (> 0) or below (< 0) it
 };
 
 }  // namespace ferry::remote

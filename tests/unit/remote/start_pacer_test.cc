@@ -194,5 +194,81 @@ TEST(StartPacerTest, AHeldRunTriesAgainLater) {
   EXPECT_LT(t, held + 2000000 + 4000000 + 8000000 + 500000);
 }
 
+// A server that limits each connection but lets each new one send a burst
+// first (nginx's limit_rate with sendfile: 2 MiB at once, then 4 MiB/s as
+// 2 MiB every half second): the first steps' rates are the bursts', and the
+// doubling to two looks as if it did not pay. Held, the two requests'
+// rate falls far below what the hold was decided on: the run tries the
+// doubling again at once (not 2 s later) and grows to every connection.
+TEST(StartPacerTest, AHoldThatABurstDecidedIsRetriedWhenTheHeldRateFalls) {
+  uint64_t t = 0, bytes = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  const uint64_t burst = 2 << 20, per_step = 200 << 10;  // 4 MiB/s
+  size_t started = active;  // the probe's burst comes in the first step
+  auto step = [&] {
+    const size_t before = active;
+    FillAt(p, t, bytes, &active);
+    p.Tick(t, bytes, active);
+    started += active - before;
+    bytes += started * burst + active * per_step;
+    started = 0;
+    t += 50000;
+    p.Tick(t, bytes, active);
+    active = std::min(active, p.limit());
+  };
+  step();  // 1 in flight: its burst
+  step();  // 2: one new burst, not 25 % more
+  ASSERT_TRUE(p.holding());
+  ASSERT_EQ(p.limit(), 2u);
+  const uint64_t held = t;
+  while (p.pacing() && t < held + 1000000) step();
+  EXPECT_FALSE(p.pacing());
+  EXPECT_EQ(FillAt(p, t, bytes, &active), 16u);
+}
+
+// Held at two, both requests stall (a server's hiccup): with the limit
+// reached nothing else starts, not even the endgame's hand-over of a
+// stalled part, so the run would wait for the re-probe (2 to 16 s) or the
+// low-speed timeout. The held rate fell to nothing: more may start at once.
+TEST(StartPacerTest, AHeldRunWhoseRequestsStallLetsMoreStartAtOnce) {
+  uint64_t t = 0, bytes = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  uint64_t link = 1250000;
+  auto rate = [&link](size_t) { return link; };
+  RunSteps(p, 2, rate, &t, &bytes, &active);
+  ASSERT_TRUE(p.holding());
+  ASSERT_EQ(RunSteps(p, 10, rate, &t, &bytes, &active), 2u);
+  link = 0;
+  const uint64_t stalled = t;
+  while (FillAt(p, t, bytes, &active) <= 2 && t < stalled + 1000000)
+    RunSteps(p, 1, rate, &t, &bytes, &active);
+  EXPECT_GT(active, 2u);
+  EXPECT_LT(t, stalled + 600000);
+}
+
+// Held at two on a link two connections fill, each connection limited by
+// its server: when the link frees up, the two held requests' rate rises,
+// and the run tries a doubling at once rather than at the next re-probe.
+TEST(StartPacerTest, AHeldRunWhoseRateRisesTriesAgainAtOnce) {
+  uint64_t t = 0, bytes = 0;
+  size_t active = 0;
+  StartPacer p = Paced(&t, &active);
+  uint64_t link = 1500;  // per step; each connection carries 1000
+  auto rate = [&link](size_t n) { return std::min<uint64_t>(n * 1000, link); };
+  RunSteps(p, 3, rate, &t, &bytes, &active);  // 1, 2 pay, 4 does not
+  ASSERT_TRUE(p.holding());
+  ASSERT_EQ(p.limit(), 2u);
+  EXPECT_EQ(RunSteps(p, 10, rate, &t, &bytes, &active), 2u);  // 0.5 s
+  EXPECT_TRUE(p.holding());
+  link = 16000;
+  const uint64_t freed = t;
+  while (p.pacing() && t < freed + 1400000)
+    RunSteps(p, 1, rate, &t, &bytes, &active);
+  EXPECT_FALSE(p.pacing());
+  EXPECT_LT(t, freed + 1000000);  // the re-probe was due at freed + 1.5 s
+}
+
 }  // namespace
 }  // namespace ferry::remote
