@@ -46,11 +46,11 @@ Status CheckCacheApart(const DestPaths& paths, const std::string& cache_dir) {
   return Status::OK();
 }
 
-Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
+Result<bool> PrepareView(Env* env, bool in_place, std::string* view,
                          const std::string& id, const std::string& remote_key,
                          const std::string& sel_key) {
   if (in_place) return false;
-  const std::string state_path = JoinPath(view, std::string(kViewStateName));
+  const std::string state_path = JoinPath(*view, std::string(kViewStateName));
   if (env->FileExists(state_path)) {
     auto st = ReadOwnFile(env, state_path, 1 << 20);
     auto parsed =
@@ -58,9 +58,11 @@ Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
     if (parsed.ok() && parsed->id == id && parsed->remote_key == remote_key &&
         parsed->selection == sel_key)
       return true;
+    *view += ".other-" + std::to_string(env->NowMicros());
+  } else {
+    FERRY_RETURN_IF_ERROR(RemoveTree(env, *view));  // half-built
   }
-  FERRY_RETURN_IF_ERROR(RemoveTree(env, view));  // half-built
-  FERRY_RETURN_IF_ERROR(env->CreateDirs(view));
+  FERRY_RETURN_IF_ERROR(env->CreateDirs(*view));
   return false;
 }
 

@@ -28,9 +28,13 @@ Status CheckDestMode(const DestPaths& paths, DestKind kind, bool in_place);
 Status CheckCacheApart(const DestPaths& paths, const std::string& cache_dir);
 
 // Readies the folder of a view: true when it is complete for this id,
-// remote and selection (reused as it is); else emptied (a half-built view)
-// and created. Nothing to do --in-place (false).
-Result<bool> PrepareView(Env* env, bool in_place, const std::string& view,
+// remote and selection (reused as it is). A folder there without a view's
+// state is half-built: emptied and created again. A complete view of
+// something else (the same manifest id from another remote: a mirrored
+// bucket) is never touched — it may be what DEST shows — and *view becomes
+// a new name beside it (`.other-<µs>`), swapped in like a new version.
+// Nothing to do --in-place (false).
+Result<bool> PrepareView(Env* env, bool in_place, std::string* view,
                          const std::string& id, const std::string& remote_key,
                          const std::string& sel_key);
 

@@ -632,7 +632,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   }
   FERRY_ASSIGN_OR_RETURN(
       bool reuse,
-      sync::PrepareView(env, o.in_place, view, id.ToHex(), rk, sel_key));
+      sync::PrepareView(env, o.in_place, &view, id.ToHex(), rk, sel_key));
+  report.view = view;
   // A sync that is refused or fails before its view is complete removes the
   // folder it created (declared before the builder, which empties it first).
   sync::HalfBuiltView half_built(env, paths, o.in_place || reuse ? "" : view);

@@ -710,7 +710,8 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   report.manifest_id = id;
   report.view = view;
   FERRY_ASSIGN_OR_RETURN(
-      bool reuse, PrepareView(env, o.in_place, view, id, rk, run.sel_key));
+      bool reuse, PrepareView(env, o.in_place, &view, id, rk, run.sel_key));
+  report.view = view;
   // Removed if the sync ends before the view is complete.
   HalfBuiltView half_built(env, paths, o.in_place || reuse ? "" : view);
   ViewPins pins(env, cache.get(), view, o.in_place);

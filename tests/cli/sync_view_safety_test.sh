@@ -139,4 +139,20 @@ rm -f "fcache/manifests/$m" && mkfifo "fcache/manifests/$m"
 sync_in 0 bucket f2 --cache fcache
 diff -r --exclude='.ferry-*' tree f2 || fail "f2 differs"
 [ -f "fcache/manifests/$m" ] || fail "the cached manifest's FIFO was not replaced"
+# A mirror of the bucket (the same manifest id from another remote) synced
+# into a DEST that shows the original's view: the new view is built beside
+# it and swapped in, the shown one never emptied. It was emptied and built
+# again in place, and the sync failed (exit 4, NotFound adopting a file
+# from it): DEST showed an empty dataset.
+cp -a bucket mirror
+expect_rc 0 "$FERRY" sync bucket m1 --cache mcache
+orig=$(readlink m1)
+exec 8< m1/readme.txt
+expect_rc 0 "$FERRY" sync mirror m1 --cache mcache
+[ "$(readlink m1)" != "$orig" ] || fail "the mirror's view was built in the shown one"
+diff -r --exclude='.ferry-*' tree m1 || fail "m1 differs after the mirror's sync"
+[ "$(cat <&8)" = "$(cat tree/readme.txt)" ] || fail "a reader of the old view lost its file"
+exec 8<&-
+expect_rc 0 "$FERRY" sync mirror m1 --cache mcache
+diff -r --exclude='.ferry-*' tree m1 || fail "m1 differs after a second sync"
 echo OK
