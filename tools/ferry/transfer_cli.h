@@ -107,8 +107,8 @@ int ReportFailures(const std::vector<std::pair<std::string, Status>>& failures);
 
 // Prints each failure ("ferry: KEY: why"), then each of the run's warnings
 // ("ferry: warning: ..."), and, with json, the summary (with a "warnings"
-// array); returns the exit code: 3 when an integrity check failed, 4 for any other
-// failure left after retries, else 0.
+// array); returns the exit code: 3 when an integrity check failed, 4 for any
+// other failure left after retries, else 0.
 int ReportTransfer(std::string_view command, const TransferReport& report,
                    bool json, std::chrono::steady_clock::time_point t0);
 

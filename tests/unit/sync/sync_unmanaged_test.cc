@@ -127,6 +127,25 @@ class UnmanagedSyncTest : public test::SyncFixture {
   }
 };
 
+// bucket/big, 5000 bytes of 'a' as listed (its ETag and mtime kept), which
+// a test changes in place (Overwrite4 at `later`) when a sync first reads it.
+struct ChangingFile {
+  std::string file, listed, listed_etag;
+  timespec was{}, later{};
+};
+void MakeChangingFile(const std::string& bucket, Env* env, ChangingFile* c) {
+  c->file = JoinPath(bucket, "big");
+  c->listed.assign(5000, 'a');
+  WriteFile(env, c->file, c->listed);
+  auto info = env->Stat(c->file);
+  ASSERT_OK(info.status());
+  c->listed_etag = remote::FileEtag(*info);
+  struct stat st;
+  ASSERT_EQ(::stat(c->file.c_str(), &st), 0);
+  c->was = st.st_mtim;
+  c->later = {c->was.tv_sec + 10, c->was.tv_nsec};
+}
+
 // Overwrites 4 bytes of path in place (same inode) and sets its mtime.
 void Overwrite4(const std::string& path, const std::string& bytes,
                 const timespec& mtime) {
@@ -143,23 +162,18 @@ void Overwrite4(const std::string& path, const std::string& bytes,
 // It recorded the listing's, beside the new bytes' hash: once the file was
 // put back as listed, the next sync said "unchanged" over other bytes.
 TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
-  const std::string file = JoinPath(bucket_, "big");
-  const std::string listed(5000, 'a');
-  WriteFile(env_, file, listed);
-  auto info = env_->Stat(file);
-  ASSERT_OK(info.status());
-  const std::string listed_etag = remote::FileEtag(*info);
-  struct stat st;
-  ASSERT_EQ(::stat(file.c_str(), &st), 0);
-  const timespec was = st.st_mtim;
-  const timespec later = {was.tv_sec + 10, was.tv_nsec};
-  BeforeReadEnv env("/bucket/big", [&] { Overwrite4(file, "XXXX", later); });
+  ChangingFile c;
+  ASSERT_NO_FATAL_FAILURE(MakeChangingFile(bucket_, env_, &c));
+  const std::string &file = c.file, &listed = c.listed;
+  const std::string& listed_etag = c.listed_etag;
+  const timespec was = c.was;
+  BeforeReadEnv env("/bucket/big", [&] { Overwrite4(file, "XXXX", c.later); });
   auto r = Sync(Options(), &env);
   ASSERT_OK(r.status());
   std::string changed = listed;
   changed.replace(100, 4, "XXXX");
   EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == changed);
-  info = env_->Stat(file);
+  auto info = env_->Stat(file);
   ASSERT_OK(info.status());
   EXPECT_EQ(RecordedEtag("big"), remote::FileEtag(*info));
   // Put back as listed: the same bytes, mtime and inode, so the listing's
@@ -179,17 +193,12 @@ TEST_F(UnmanagedSyncTest, AFileChangedWhileFetchedIsRecordedAsFetched) {
 // the listed version's name, and once the file was put back as listed the
 // next run took them as a complete download of it and installed them.
 TEST_F(UnmanagedSyncTest, AChangedFileLeftByAKilledRunIsNotTakenAsListed) {
-  const std::string file = JoinPath(bucket_, "big");
-  const std::string listed(5000, 'a');
-  WriteFile(env_, file, listed);
-  auto info = env_->Stat(file);
-  ASSERT_OK(info.status());
-  const std::string listed_etag = remote::FileEtag(*info);
-  struct stat st;
-  ASSERT_EQ(::stat(file.c_str(), &st), 0);
-  const timespec was = st.st_mtim;
-  const timespec later = {was.tv_sec + 10, was.tv_nsec};
-  BeforeReadEnv env("/bucket/big", [&] { Overwrite4(file, "XXXX", later); });
+  ChangingFile c;
+  ASSERT_NO_FATAL_FAILURE(MakeChangingFile(bucket_, env_, &c));
+  const std::string &file = c.file, &listed = c.listed;
+  const std::string& listed_etag = c.listed_etag;
+  const timespec was = c.was;
+  BeforeReadEnv env("/bucket/big", [&] { Overwrite4(file, "XXXX", c.later); });
   ASSERT_TRUE(KilledAfterADownload(Options(), &env));
   ASSERT_NE(ReadFile(env_, file), listed);  // it changed
   Overwrite4(file, "aaaa", was);  // put back: the listing's ETag again
