@@ -122,6 +122,15 @@ Status Download::Open() {
   return Status::OK();
 }
 
+Status Download::AnswerEtag(std::string_view etag) {
+  if (!etag.empty() || etag_.empty() || etag_unsure_) return Status::OK();
+  etag_unsure_ = true;
+  if (!journal_) return Status::OK();
+  // The syncer may still append records (to the removed file): harmless.
+  FERRY_RETURN_IF_ERROR(IgnoreNotFound(env_->RemoveFile(journal_path_)));
+  return durable_ ? env_->SyncDir(DirName(journal_path_)) : Status::OK();
+}
+
 Status Download::SetKnown(uint64_t size, std::string etag,
                           bool part0_in_flight) {
   if (item_.have_expected_size && size != item_.expected_size)
@@ -388,8 +397,9 @@ Status Download::Restart() {
 
 void Download::Abandon() {
   if (!file_) return;
-  // Without a journal nothing in the part file can be trusted later.
-  if (!journal_) (void)env_->RemoveFile(part_path_);
+  // Without a journal (or with one removed: AnswerEtag) nothing in the part
+  // file can be trusted later.
+  if (!journal_ || etag_unsure_) (void)env_->RemoveFile(part_path_);
   journal_.reset();
   file_.reset();
 }

@@ -43,10 +43,11 @@ class Download {
   // An answer to a GET of the object carried this ETag ("": none). One
   // without an ETag where the object's is known leaves the bytes'
   // version unknown: the item's info then says "" (Verify), and, with a
-  // changed_dest, they land there.
-  void AnswerEtag(std::string_view etag) {
-    if (etag.empty() && !etag_.empty()) etag_unsure_ = true;
-  }
+  // changed_dest, they land there. Its journal, which names that ETag, is
+  // removed (durably) before any of the answer's bytes are written: no
+  // later run resumes them as that version (the part file is discarded).
+  // Call it before the answer's first byte is written.
+  Status AnswerEtag(std::string_view etag);
   // The object's size and ETag, learned from a stat or the first answer.
   // Objects above the part size get a journal and a full-size part file.
   // part0_in_flight: the answer that told is fetching part 0 already.

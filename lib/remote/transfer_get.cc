@@ -627,7 +627,10 @@ class GetEngine : public CurlMultiLoop::Client {
         }  // all in flight: a bad one goes back alone
       }
     }
-    r->obj->dl->AnswerEtag(a->etag);
+    if (Status s = r->obj->dl->AnswerEtag(a->etag); !s.ok()) {
+      r->body_status = s;
+      return false;
+    }
     if (response.status == 206) r->obj->ranged = true;
     r->answer = *a;
     return true;
@@ -672,7 +675,10 @@ class GetEngine : public CurlMultiLoop::Client {
                              r->if_match + ")");
         return false;
       }
-      r->obj->dl->AnswerEtag(a.etag);
+      if (Status s = r->obj->dl->AnswerEtag(a.etag); !s.ok()) {
+        r->body_status = s;
+        return false;
+      }
       r->obj->ranged = true;  // a 206: Range works
       r->reader = std::make_unique<ByterangesReader>(
           *boundary,
@@ -702,7 +708,10 @@ class GetEngine : public CurlMultiLoop::Client {
                              std::to_string(r->obj->dl->size()) + ")");
         return false;
       }
-      r->obj->dl->AnswerEtag(a->etag);
+      if (Status s = r->obj->dl->AnswerEtag(a->etag); !s.ok()) {
+        r->body_status = s;
+        return false;
+      }
       r->obj->ranged = true;
       r->current = i;
       r->answer = *a;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "ferry/sync.h"
 #include "remote/file_backend.h"
+#include "remote/journal.h"
 #include "sync/in_place.h"
 #include "testutil/stub_server.h"
 #include "testutil/sync_fixture.h"
@@ -245,6 +247,115 @@ TEST_F(UnmanagedSyncTest, BytesAGetBroughtWithoutAnEtagAreNotRecordedAsListed) {
   ASSERT_OK(r.status());
   EXPECT_FALSE(r->unchanged);
   EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "alpha");
+  EXPECT_EQ(Partials(), std::vector<std::string>{});
+}
+
+// The stub's answer for pre/big, `size` bytes of `fill` listed with the
+// ETag "e1": a listing, or a GET (ranged: 206) whose answer carries the ETag
+// only when `etag` says so.
+test::StubServer::Reply BigObject(const std::string& req,
+                                  const std::string& head, uint64_t size,
+                                  char fill, bool etag) {
+  test::StubServer::Reply r;
+  r.headers = "Connection: close\r\n";
+  if (req.rfind("GET /bkt?", 0) == 0) {
+    r.body =
+        "<ListBucketResult><IsTruncated>false</IsTruncated><Contents>"
+        "<Key>pre/big</Key><Size>" +
+        std::to_string(size) +
+        "</Size><ETag>&quot;e1&quot;</ETag></Contents></ListBucketResult>";
+    return r;
+  }
+  if (req.rfind("GET /bkt/pre/big", 0) != 0) {
+    r.status = 404;
+    r.body = "<Error><Code>NoSuchKey</Code></Error>";
+    return r;
+  }
+  uint64_t first = 0, last = size - 1;
+  const size_t at = head.find("ange: bytes=");
+  if (at != std::string::npos) {
+    first = std::stoull(head.substr(at + 12));
+    last = std::min<uint64_t>(
+        last, std::stoull(head.substr(head.find('-', at + 12) + 1)));
+    r.status = 206;
+    r.headers += "Content-Range: bytes " + std::to_string(first) + "-" +
+                 std::to_string(last) + "/" + std::to_string(size) + "\r\n";
+  }
+  if (etag) r.headers += "ETag: \"e1\"\r\n";
+  r.body.assign(last - first + 1, fill);
+  return r;
+}
+
+// The bytes a download's journal in dir says are done (0 without one).
+uint64_t JournalledBytes(Env* env, const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    const std::string path = e.path().string();
+    if (!path.ends_with(".journal")) continue;
+    auto bytes = ReadFileToString(env, path, 1u << 20);
+    auto state = bytes.ok() ? remote::ParseJournal(*bytes)
+                            : Result<remote::JournalState>(bytes.status());
+    return state.ok() ? state->done_bytes : 0;
+  }
+  return 0;
+}
+
+// A download journalled from answers without an ETag is not resumed as the
+// listed version: bytes are taken as a version only when every answer that
+// brought them named it. A run whose GETs came without an ETag journalled
+// its parts under the listing's; once it was killed, a run whose answers
+// carried that ETag resumed them and recorded the whole file as the listed
+// version (here its first part(s) were another version's: 'b', not 'a').
+TEST_F(UnmanagedSyncTest, PartsAnswersWithoutAnEtagBroughtAreNotResumed) {
+  constexpr uint64_t kSize = 4096, kPart = 1024;
+  bool etag = false;
+  char fill = 'b';
+  std::atomic<pid_t> child{-1};  // the first run, until killed
+  test::StubServer* srv = nullptr;
+  test::StubServer server([&](const std::string& req) {
+    const std::string head = srv->heads().back();
+    // The first run is killed as it asks for part 2, once its journal
+    // holds a part (or is gone).
+    if (child > 0 &&
+        head.find("bytes=" + std::to_string(2 * kPart)) != std::string::npos) {
+      for (int i = 0; i < 500; ++i) {
+        if (!Partials().empty() &&
+            (JournalledBytes(env_, cache_ + "/partial") > 0 ||
+             std::ranges::none_of(Partials(), [](const std::string& n) {
+               return n.ends_with(".journal");
+             })))
+          break;
+        ::usleep(10000);
+      }
+      const pid_t pid = child.exchange(-1);
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    return BigObject(req, head, kSize, fill, etag);
+  });
+  srv = &server;
+  SyncOptions o = S3Options(server);
+  o.transfer.part_size = kPart;
+  o.transfer.connections = 1;  // the parts in order
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    (void)Sync(o, env_);
+    _exit(0);
+  }
+  ASSERT_GT(pid, 0);
+  child = pid;
+  ::waitpid(pid, nullptr, 0);  // (or reaped by the stub)
+  ASSERT_EQ(child, -1) << "the first run was not killed";
+  ASSERT_FALSE(Partials().empty());  // what the killed run left
+  etag = true;  // the listed version now, its ETag in every answer
+  fill = 'a';
+  auto r = Sync(o, env_);
+  ASSERT_OK(r.status());
+  ASSERT_TRUE(r->failures.empty()) << r->failures[0].second.ToString();
+  EXPECT_EQ(r->bytes_resumed, 0u);
+  EXPECT_TRUE(ReadFile(env_, dest_ + "/big") == std::string(kSize, 'a'))
+      << "bytes of answers without an ETag were taken as the listed version";
+  EXPECT_EQ(RecordedEtag("big"), "\"e1\"");
   EXPECT_EQ(Partials(), std::vector<std::string>{});
 }
 
