@@ -285,6 +285,53 @@ Status CheckDownload(Env* env, const std::string& path, const Entry& e,
   return Status::OK();
 }
 
+// What names a listed file's download in partial/<rk>/ (u-<hex>) before
+// its hash is known, and locks it: XXH3-128 of (path, ETag, size).
+Hash128 ListedId(const Entry& e) {
+  std::string id = e.path;
+  id.push_back('\0');
+  id += e.etag;
+  id.push_back('\0');
+  id += std::to_string(e.size);
+  return HashBytes(id);
+}
+
+// Removes what killed runs left in partial/<rk>/ for files the listing no
+// longer gives (their ETag moved on, or they are gone): u-<id> and its
+// .ferry-part, journal, .changed (or an older ferry's .lock), for each id
+// no listed file has. Each under the id's object lock, taken without
+// waiting: another sync downloading that file holds it (its listing may be
+// newer), and its files stay. Other names (a managed object's, pack-*) are
+// not looked at. Best effort: what cannot be removed waits for a later
+// sync. They were never removed: one set more per killed run of a changing
+// bucket.
+void RemoveStalePartials(Env* env, const std::string& cache_dir,
+                         const std::string& rk,
+                         const std::vector<Entry>& listed) {
+  const std::string dir = JoinPath(cache_dir, "partial/" + rk);
+  auto children = env->GetChildren(dir);
+  if (!children.ok()) return;
+  std::map<std::string, std::vector<std::string>> by_id;  // hex: names
+  for (const DirEntry& c : *children) {
+    if (c.name.size() < 34 || c.name.rfind("u-", 0) != 0 ||
+        (c.name.size() > 34 && c.name[34] != '.'))
+      continue;
+    by_id[c.name.substr(2, 32)].push_back(c.name);
+  }
+  if (by_id.empty()) return;  // the usual case: no listed file hashed
+  for (const Entry& e : listed) by_id.erase(ListedId(e).ToHex());
+  ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
+  for (const auto& [hex, names] : by_id) {
+    auto id = Hash128::FromHex(hex);
+    if (!id.ok()) continue;
+    const CacheKey k{rk, *id, 0};  // the size is no part of a lock
+    if (!locks.Lock(k, /*wait=*/false).ok()) continue;
+    for (const std::string& name : names)
+      (void)env->RemoveFile(JoinPath(dir, name));
+    (void)locks.Unlock(k);
+  }
+}
+
 struct Download {
   Entry* entry;
   std::string part;  // <cache>/partial/<rk>/u-<xxh3 of path, etag, size>
@@ -301,12 +348,7 @@ class Fetcher {
 
   // A listed file before its hash is known: named by (path, ETag, size).
   Download Of(Entry* e) const {
-    std::string id = e->path;
-    id.push_back('\0');
-    id += e->etag;
-    id.push_back('\0');
-    id += std::to_string(e->size);
-    const Hash128 h = HashBytes(id);
+    const Hash128 h = ListedId(*e);
     std::string part = JoinPath(
         run_.cache_dir, "partial/" + run_.remote_key + "/u-" + h.ToHex());
     return Download{e, part, CacheKey{run_.remote_key, h, e->size}, part};
@@ -440,6 +482,7 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
 
   // 1. The listing, this node's share, and what DEST recorded last time.
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> all, ListFiles(run, &report));
+  if (!o.dry_run) RemoveStalePartials(env, run.cache_dir, rk, all);
   FERRY_ASSIGN_OR_RETURN(std::vector<Entry> files,
                          SelectSome(std::move(all), o.selection));
   report.objects = files.size();

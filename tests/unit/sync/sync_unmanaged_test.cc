@@ -18,6 +18,7 @@
 #include "ferry/sync.h"
 #include "remote/file_backend.h"
 #include "remote/journal.h"
+#include "sync/fetching.h"
 #include "sync/in_place.h"
 #include "testutil/stub_server.h"
 #include "testutil/sync_fixture.h"
@@ -357,6 +358,76 @@ TEST_F(UnmanagedSyncTest, PartsAnswersWithoutAnEtagBroughtAreNotResumed) {
       << "bytes of answers without an ETag were taken as the listed version";
   EXPECT_EQ(RecordedEtag("big"), "\"e1\"");
   EXPECT_EQ(Partials(), std::vector<std::string>{});
+}
+
+// What killed runs leave in partial/<rk>/ under names no later listing
+// gives (the file's ETag moved on) is removed by the next sync: a changing
+// bucket's partials do not pile up. They stayed for ever, one more (a
+// download, or its .changed) per killed run.
+TEST_F(UnmanagedSyncTest, PartialsOfAChangingBucketDoNotPileUp) {
+  const std::string file = JoinPath(bucket_, "big");
+  std::vector<size_t> left;
+  for (int run = 0; run < 4; ++run) {
+    // Another size each time, so another ETag; on odd runs the file also
+    // changes as it is read (its bytes land at u-<...>.changed).
+    WriteFile(env_, file, std::string(5000 + run, 'a'));
+    const timespec later{::time(nullptr) + 100 + run, 0};
+    BeforeReadEnv env("/bucket/big", [&] {
+      if (run % 2) Overwrite4(file, "XXXX", later);
+    });
+    ASSERT_TRUE(KilledAfterADownload(Options(), &env));
+    left.push_back(Partials().size());
+  }
+  EXPECT_EQ(left, (std::vector<size_t>{1, 1, 1, 1}))
+      << "partials of earlier runs stayed";
+  WriteFile(env_, file, "settled");
+  auto r = Sync(Options(), env_);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(ReadFile(env_, dest_ + "/big"), "settled");
+  EXPECT_EQ(Partials(), std::vector<std::string>{});
+}
+
+// The sweep of partial/<rk>/ leaves alone what is not this remote's stale
+// download: a download another sync of the cache holds (its object lock),
+// another remote's partials, and names that are not an unmanaged file's
+// (pack-*, managed objects).
+TEST_F(UnmanagedSyncTest, PartialsOthersUseAreKept) {
+  const std::string file = JoinPath(bucket_, "big");
+  WriteFile(env_, file, std::string(5000, 'a'));
+  ASSERT_TRUE(KilledAfterADownload(Options(), env_));
+  std::vector<std::string> names = Partials();
+  ASSERT_EQ(names.size(), 1u);
+  std::string rk;
+  for (const auto& e : std::filesystem::directory_iterator(cache_ + "/partial"))
+    rk = e.path().filename().string();
+  const std::string dir = cache_ + "/partial/" + rk;
+  const std::string stale = dir + "/" + names[0];
+  auto hash = Hash128::FromHex(names[0].substr(2, 32));
+  ASSERT_OK(hash.status());
+  // Another sync downloading it (as Fetch does: under its object lock).
+  sync::ObjectLocks theirs(env_, cache_ + "/locks");
+  ASSERT_OK(theirs.Lock(sync::CacheKey{rk, *hash, 5000}, false));
+  const std::string pack =
+      dir + "/pack-" + std::string(32, 'c') + "-" + std::string(16, 'd');
+  const std::string other_rk = std::string(32, 'e');
+  const std::vector<std::string> kept = {
+      pack + ".ferry-part", pack + ".ferry-part.journal",
+      dir + "/" + std::string(32, 'f'),  // a managed object's download
+      cache_ + "/partial/" + other_rk + "/u-" + std::string(32, '1'),
+      cache_ + "/partial/" + other_rk + "/u-" + std::string(32, '2') +
+          ".changed"};
+  for (const std::string& path : kept) WriteFile(env_, path, "x");
+  WriteFile(env_, file, std::string(5001, 'a'));  // the ETag moves on
+  auto r = Sync(Options(), env_);
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(env_->FileExists(stale)) << "removed while another sync held it";
+  ASSERT_OK(theirs.UnlockAll());
+  WriteFile(env_, file, std::string(5002, 'a'));
+  r = Sync(Options(), env_);
+  ASSERT_OK(r.status());
+  EXPECT_FALSE(env_->FileExists(stale));
+  for (const std::string& path : kept)
+    EXPECT_TRUE(env_->FileExists(path)) << path;
 }
 
 // A --list's names are checked as paths below DEST before any request: a
