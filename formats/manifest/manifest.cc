@@ -79,10 +79,11 @@ uint64_t PartCount(uint64_t size, uint64_t part_size) {
 }
 
 Status CheckHeader(const Header& header) {
-  if (header.format_version() != kFormatVersion) {
+  if (header.format_version() != kFormatVersion &&
+      header.format_version() != kPackFormatVersion) {
     return Status::Corruption("format version " +
                               std::to_string(header.format_version()) +
-                              " (this ferry reads 1)");
+                              " (this ferry reads 1 and 2)");
   }
   if (header.part_size() == 0) return Status::Corruption("part_size is 0");
   if (!header.parent_id().empty() && header.parent_id().size() != 16) {
@@ -156,7 +157,43 @@ static Status CheckDeltaFields(const File& file) {
   return Status::OK();
 }
 
-Status CheckFile(const File& file, uint64_t part_size) {
+// Format version 2's fields: where in a pack the file's bytes are.
+static Status CheckPackFields(const File& file, uint32_t format_version) {
+  if (file.pack().empty()) {
+    if (file.pack_offset() != 0 || file.pack_size() != 0)
+      return Status::Corruption("pack_offset or pack_size without a pack");
+    return Status::OK();
+  }
+  if (format_version < kPackFormatVersion)
+    return Status::Corruption("a pack in a format version " +
+                              std::to_string(format_version) + " manifest");
+  if (file.pack().size() != 16)
+    return Status::Corruption("pack is " + std::to_string(file.pack().size()) +
+                              " bytes, not 16");
+  if (file.size() == 0) return Status::Corruption("an empty file in a pack");
+  if (file.pack_size() > kMaxFileSize)
+    return Status::Corruption("pack_size " + std::to_string(file.pack_size()) +
+                              " exceeds 2^50");
+  if (file.pack_offset() > file.pack_size() ||
+      file.size() > file.pack_size() - file.pack_offset())
+    return Status::Corruption(
+        "bytes " + std::to_string(file.pack_offset()) + " + " +
+        std::to_string(file.size()) + " outside the pack's " +
+        std::to_string(file.pack_size()));
+  return Status::OK();
+}
+
+PackIdHasher::PackIdHasher() { h_.Update("ferry-pack-1\n"); }
+
+void PackIdHasher::Add(const Hash128& hash, uint64_t size) {
+  h_.Update(HashToBytes(hash));
+  char le[8];
+  for (int i = 0; i < 8; ++i) le[i] = static_cast<char>(size >> (8 * i));
+  h_.Update(std::string_view(le, 8));
+}
+
+Status CheckFile(const File& file, uint64_t part_size,
+                 uint32_t format_version) {
   FERRY_RETURN_IF_ERROR(CheckPath(file.path()));
   if (file.xxh3_128().size() != 16) {
     return Status::Corruption("xxh3_128 is " +
@@ -177,6 +214,7 @@ Status CheckFile(const File& file, uint64_t part_size) {
   if (file.mode() & ~uint32_t{0777}) {
     return Status::Corruption("mode has bits beyond the permission bits");
   }
+  FERRY_RETURN_IF_ERROR(CheckPackFields(file, format_version));
   return CheckDeltaFields(file);
 }
 
@@ -275,6 +313,7 @@ Status ManifestWriter::Begin(const Header& in) {
   }
   XXH3_64bits_reset(zstd_->records);
   part_size_ = header.part_size();
+  format_version_ = header.format_version();
   state_ = State::kOpen;
   s = Emit(kMagic);
   if (!s.ok()) return Fail(s);
@@ -287,7 +326,7 @@ Status ManifestWriter::Add(const File& file) {
     return Fail(Status::InvalidArgument("manifest: Add outside Begin/Finish"));
   }
   const std::string where = "manifest file " + Printable(file.path());
-  Status s = CheckFile(file, part_size_);
+  Status s = CheckFile(file, part_size_, format_version_);
   if (!s.ok()) return Fail(Status::InvalidArgument(where, s.message()));
   if (file_count_ > 0 && !(last_path_ < file.path())) {
     return Fail(Status::InvalidArgument(
@@ -507,7 +546,8 @@ Status ManifestReader::Next(File* file, bool* done) {
   if (!file->ParseFromArray(record.data(), static_cast<int>(record.size()))) {
     return Corrupt("file record does not parse");
   }
-  Status s = CheckFile(*file, header_.part_size());
+  Status s =
+      CheckFile(*file, header_.part_size(), header_.format_version());
   if (!s.ok()) return Corrupt(s.message(), file->path());
   if (file_count_ > 0 && !(last_path_ < file->path())) {
     return Corrupt("path not after the previous one, " + Printable(last_path_),

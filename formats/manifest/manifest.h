@@ -24,6 +24,8 @@ namespace ferry::manifest {
 
 inline constexpr std::string_view kMagic = "FERRYMF1";
 inline constexpr uint32_t kFormatVersion = 1;
+// A manifest with a file in a pack (README "Packs"); a reader takes 1 and 2.
+inline constexpr uint32_t kPackFormatVersion = 2;
 inline constexpr uint64_t kMaxRecordBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMaxFileSize = uint64_t{1} << 50;
 inline constexpr uint64_t kDefaultPartSize = uint64_t{8} << 20;
@@ -86,7 +88,21 @@ uint64_t PartCount(uint64_t size, uint64_t part_size);
 // says which rule failed; callers add the record number and path.
 Status CheckHeader(const Header& header);
 Status CheckPath(std::string_view path);
-Status CheckFile(const File& file, uint64_t part_size);
+// With format_version (the header's): a file in a pack needs version 2.
+Status CheckFile(const File& file, uint64_t part_size,
+                 uint32_t format_version = kPackFormatVersion);
+
+// A pack's id (README "Packs"): XXH3-128 of "ferry-pack-1\n" and, per file in
+// pack order, its 16 hash bytes and its size (8 bytes, little-endian).
+class PackIdHasher {
+ public:
+  PackIdHasher();
+  void Add(const Hash128& hash, uint64_t size);
+  Hash128 Digest() const { return h_.Digest(); }
+
+ private:
+  Hasher128 h_;
+};
 
 // Checks that the manifest's bytes hash to the id asked for (32 hex digits or
 // the Hash128): bytes whole, or a hasher that has seen all of them.
@@ -127,6 +143,7 @@ class ManifestWriter {
   enum class State { kNew, kOpen, kDone } state_ = State::kNew;
   Hasher128 id_hasher_;
   uint64_t part_size_ = 0;
+  uint32_t format_version_ = 0;
   uint64_t file_count_ = 0;
   uint64_t total_bytes_ = 0;
   uint64_t bytes_written_ = 0;

@@ -92,3 +92,72 @@ Status FileSource::Changed() const {
 }
 
 }  // namespace ferry::remote
+
+namespace ferry::remote {
+
+ConcatSource::ConcatSource(Env* env, std::vector<PutPart> parts,
+                           std::string root)
+    : env_(env), parts_(std::move(parts)), root_(std::move(root)) {
+  for (const PutPart& p : parts_) {
+    starts_.push_back(size_);
+    size_ += p.size;
+  }
+  starts_.push_back(size_);
+}
+
+Status ConcatSource::OpenPart(size_t i) {
+  if (open_ == i) return Status::OK();
+  if (file_) {
+    Status s = file_->CheckUnchanged();
+    file_.reset();
+    open_ = SIZE_MAX;
+    FERRY_RETURN_IF_ERROR(s);
+  }
+  FERRY_ASSIGN_OR_RETURN(file_, FileSource::Open(env_, parts_[i].path, root_));
+  if (file_->size() != parts_[i].size) {
+    Status s = Status::IOError(
+        parts_[i].path, "changed while being uploaded (" +
+                            std::to_string(file_->size()) + " bytes, was " +
+                            std::to_string(parts_[i].size) + ")");
+    file_.reset();
+    return s;
+  }
+  open_ = i;
+  return Status::OK();
+}
+
+Status ConcatSource::ReadAt(uint64_t offset, size_t n, char* scratch,
+                            size_t* got) {
+  *got = 0;
+  while (*got < n && offset < size_) {
+    // The part holding offset (empty parts are skipped over).
+    size_t i = static_cast<size_t>(
+        std::upper_bound(starts_.begin(), starts_.end(), offset) -
+        starts_.begin() - 1);
+    FERRY_RETURN_IF_ERROR(OpenPart(i));
+    const uint64_t in = offset - starts_[i];
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(n - *got, parts_[i].size - in));
+    size_t read = 0;
+    FERRY_RETURN_IF_ERROR(file_->ReadAt(in, want, scratch + *got, &read));
+    if (read < want) return Status::IOError(parts_[i].path, "read short");
+    *got += read;
+    offset += read;
+  }
+  return Status::OK();
+}
+
+Status ConcatSource::CheckUnchanged() const {
+  return file_ ? file_->CheckUnchanged() : Status::OK();
+}
+
+Result<std::unique_ptr<CheckedSource>> OpenPutSource(Env* env,
+                                                     const PutItem& item) {
+  if (!item.srcs.empty())
+    return std::unique_ptr<CheckedSource>(
+        std::make_unique<ConcatSource>(env, item.srcs, item.root));
+  FERRY_ASSIGN_OR_RETURN(auto f, FileSource::Open(env, item.src, item.root));
+  return std::unique_ptr<CheckedSource>(std::move(f));
+}
+
+}  // namespace ferry::remote

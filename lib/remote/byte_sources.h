@@ -7,9 +7,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ferry/env.h"
 #include "ferry/remote.h"
+#include "ferry/transfer.h"
 
 namespace ferry::remote {
 
@@ -24,8 +26,15 @@ class StringSource : public ByteSource {
   std::string_view data_;
 };
 
+// The body of an upload: its bytes unchanged from start to end is checked
+// after the last one went.
+class CheckedSource : public ByteSource {
+ public:
+  virtual Status CheckUnchanged() const = 0;
+};
+
 // A local regular file as the body of requests, its size taken at Open.
-class FileSource : public ByteSource {
+class FileSource : public CheckedSource {
  public:
   // InvalidArgument for anything but a regular file (a FIFO, a device, a
   // socket: "not a regular file (FIFO)"), never opened; IOError "changed
@@ -41,7 +50,7 @@ class FileSource : public ByteSource {
   // After the last byte went: the file still has its size (and no byte
   // past it), and its name the same file with the same mtime and ctime (not
   // written since Open).
-  Status CheckUnchanged() const;
+  Status CheckUnchanged() const override;
 
  private:
   Status Changed() const;
@@ -53,6 +62,33 @@ class FileSource : public ByteSource {
   Env* env_ = nullptr;
   FileInfo info_;  // at Open
 };
+
+// Local files one after another (a pack, PutItem::srcs): each opened as
+// FileSource (same checks, one open at a time, when a read reaches it) and
+// held to the size given (the size the publisher hashed); one that is not,
+// or that changed by the time a read moves past it, fails the upload.
+class ConcatSource : public CheckedSource {
+ public:
+  ConcatSource(Env* env, std::vector<PutPart> parts, std::string root);
+  uint64_t size() const override { return size_; }
+  Status ReadAt(uint64_t offset, size_t n, char* scratch, size_t* got) override;
+  Status CheckUnchanged() const override;
+
+ private:
+  Status OpenPart(size_t i);
+
+  Env* env_;
+  std::vector<PutPart> parts_;
+  std::vector<uint64_t> starts_;  // offset of each part; size_ after the last
+  std::string root_;
+  uint64_t size_ = 0;
+  size_t open_ = SIZE_MAX;  // the part file_ holds
+  std::unique_ptr<FileSource> file_;
+};
+
+// PutItem's body: its srcs one after another, else its src.
+Result<std::unique_ptr<CheckedSource>> OpenPutSource(Env* env,
+                                                     const PutItem& item);
 
 }  // namespace ferry::remote
 

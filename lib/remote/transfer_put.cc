@@ -48,7 +48,7 @@ uint64_t PartSizeFor(uint64_t size, const TransferOptions& opt) {
 
 struct Up {
   PutItem item;
-  std::unique_ptr<FileSource> src;
+  std::unique_ptr<CheckedSource> src;
   uint64_t part_size = 0, parts = 0, next_part = 0, done_parts = 0;
   bool multipart = false;
   std::string upload_id;
@@ -163,7 +163,7 @@ class PutEngine : public CurlMultiLoop::Client {
     open_.push_back(std::move(u));
     // Not even a multipart upload's first request (a synchronous one).
     if (loop_.GaveUp()) return Fail(raw, loop_.NotSent());
-    auto src = FileSource::Open(env_, raw->item.src, raw->item.root);
+    auto src = OpenPutSource(env_, raw->item);
     if (!src.ok()) return Fail(raw, src.status());
     raw->src = std::move(*src);
     uint64_t size = raw->src->size();
@@ -286,7 +286,7 @@ Result<TransferReport> PutObjects(Backend* backend, std::vector<PutItem> items,
   };
   for (const PutItem& item : items) {
     Status s;
-    auto src = remote::FileSource::Open(env, item.src, item.root);
+    auto src = remote::OpenPutSource(env, item);
     bool added = false;
     for (int attempt = 0; src.ok(); ++attempt) {
       ++report.requests;

@@ -52,6 +52,7 @@
 #include "ferry/env.h"
 #include "ferry/hash.h"
 #include "sync/cache.h"
+#include "sync/layout.h"
 #include "sync/plan.h"
 
 namespace ferry::sync {
@@ -117,12 +118,7 @@ class CachedBases {
   bool loaded_ = false;
   size_t manifests_read_ = 0;
   std::vector<Candidate> candidates_;
-  struct HashOf {
-    size_t operator()(const Hash128& h) const {
-      return static_cast<size_t>(h.low ^ (h.high * 0x9E3779B97F4A7C15u));
-    }
-  };
-  std::unordered_map<Hash128, uint32_t, HashOf> by_hash_;
+  std::unordered_map<Hash128, uint32_t, Hash128Hasher> by_hash_;
   // (part XXH3-64, candidate), sorted: of manifests with current's part size.
   std::vector<std::pair<uint64_t, uint32_t>> postings_;
   // (XXH3-64 of a path, candidate listed there), sorted.

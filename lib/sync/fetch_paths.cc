@@ -674,6 +674,8 @@ void RemoveEngineFile(Env* env, const std::string& path) {
 
 void RemoveKilledWork(Env* env, const Cache& cache, const CacheKey& key) {
   (void)env->RemoveFile(PatchPath(cache, key));
+  // An object a killed run was cutting out of a pack (landing.h).
+  (void)env->RemoveFile(cache.PartialPath(key) + ".cut");
   // Signatures, ranges and parts fetched again are not resumed (the
   // .blocks file is).
   RemoveEngineFile(env, SigPath(cache, key));

@@ -22,6 +22,7 @@ bool HashLess(const Hash128& a, const Hash128& b) {
 struct Kept {
   std::vector<Hash128> manifests;  // sorted
   std::vector<Hash128> objects;    // sorted, unique
+  std::vector<Hash128> packs;      // sorted, unique
 };
 
 Status KeepVersion(Backend* backend, const Hash128& id, Kept* kept,
@@ -34,6 +35,7 @@ Status KeepVersion(Backend* backend, const Hash128& id, Kept* kept,
         Hash128 h;
         manifest::HashFromBytes(f.xxh3_128(), &h);
         kept->objects.push_back(h);
+        if (manifest::HashFromBytes(f.pack(), &h)) kept->packs.push_back(h);
         return Status::OK();
       });
 }
@@ -97,6 +99,9 @@ Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
   std::sort(kept.objects.begin(), kept.objects.end(), HashLess);
   kept.objects.erase(std::unique(kept.objects.begin(), kept.objects.end()),
                      kept.objects.end());
+  std::sort(kept.packs.begin(), kept.packs.end(), HashLess);
+  kept.packs.erase(std::unique(kept.packs.begin(), kept.packs.end()),
+                   kept.packs.end());
 
   const int64_t now = static_cast<int64_t>(env->NowMicros()) * 1000;
   const int64_t cutoff = now - o.grace_s * 1000000000;
@@ -174,6 +179,18 @@ Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
       },
       &report.objects_deleted));
   FERRY_RETURN_IF_ERROR(sweep(
+      sync::kPacksDir,
+      [&](const std::string& key) {
+        Hash128 h;
+        if (!sync::ParsePackKey(key, &h)) return Verdict::kNotOurs;
+        if (!std::binary_search(kept.packs.begin(), kept.packs.end(), h,
+                                HashLess))
+          return Verdict::kDrop;
+        ++report.packs_kept;
+        return Verdict::kKeep;
+      },
+      &report.packs_deleted));
+  FERRY_RETURN_IF_ERROR(sweep(
       sync::kSigsDir,
       [&](const std::string& key) {
         Hash128 h;
@@ -208,7 +225,8 @@ Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
   if (auto* sweeper = dynamic_cast<remote::IncompleteUploadSweeper*>(backend)) {
     auto ours = [](std::string_view key) {
       Hash128 a, b;
-      return sync::ParseObjectKey(key, &a) || sync::ParseManifestKey(key, &a) ||
+      return sync::ParseObjectKey(key, &a) || sync::ParsePackKey(key, &a) ||
+             sync::ParseManifestKey(key, &a) ||
              sync::ParseSigKey(key, &a) || sync::ParseDeltaKey(key, &a, &b);
     };
     remote::UploadSweep swept;

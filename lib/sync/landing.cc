@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "ferry/hash.h"
+
 namespace ferry::sync {
 
 Landing::Landing(Cache* cache, ViewBuilder* builder)
@@ -16,6 +18,70 @@ void Landing::Add(const CacheKey& key) {
     queue_.push_back(key);
   }
   cv_.notify_one();
+}
+
+void Landing::AddPack(Env* env, std::string path, std::string pack,
+                      std::vector<PackMember> members, bool fsync) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    packs_.push_back(PackJob{env, std::move(path), std::move(pack),
+                             std::move(members), fsync});
+  }
+  cv_.notify_one();
+}
+
+void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
+  Env* env = job.env;
+  auto fail_rest = [&](size_t from, const Status& s) {
+    for (size_t i = from; i < job.members.size(); ++i)
+      failed_.emplace_back(job.members[i].key, s);
+  };
+  auto pack = env->NewRandomAccessFile(job.path);
+  if (!pack.ok()) return fail_rest(0, pack.status());
+  std::string buf;
+  std::vector<CacheKey> cut;
+  for (size_t i = 0; i < job.members.size(); ++i) {
+    const PackMember& m = job.members[i];
+    buf.resize(m.key.size);
+    std::string_view got;
+    Status s = (*pack)->Read(m.offset, m.key.size, &got, buf.data());
+    if (s.ok() && got.size() != m.key.size)
+      s = Status::Corruption(
+          job.pack, "ends before byte " + std::to_string(m.offset + m.key.size));
+    if (!s.ok()) return fail_rest(i, s);
+    if (HashBytes(got) != m.key.hash) {
+      failed_.emplace_back(
+          m.key, Status::Corruption(
+                     job.pack, "bytes " + std::to_string(m.offset) + ".." +
+                                   std::to_string(m.offset + m.key.size) +
+                                   " are not object " + m.key.hash.ToHex()));
+      continue;
+    }
+    // Written beside, then renamed: PartialPath only ever holds a whole,
+    // checked object (a killed run's is taken as one).
+    const std::string dest = cache_->PartialPath(m.key);
+    const std::string tmp = dest + ".cut";
+    auto f = env->NewWritableFile(tmp);
+    s = f.status();
+    if (s.ok()) s = (*f)->Append(got);
+    if (s.ok()) s = (*f)->Close();
+    if (s.ok()) s = env->RenameFile(tmp, dest);
+    if (!s.ok()) {
+      (void)env->RemoveFile(tmp);
+      return fail_rest(i, s);
+    }
+    cut.push_back(m.key);
+  }
+  pack->reset();
+  if (job.fsync && !cut.empty()) {
+    Status s = env->SyncFileSystem(cache_->PartialPath(cut.front()));
+    if (!s.ok()) {
+      for (const CacheKey& k : cut) failed_.emplace_back(k, s);
+      cut.clear();
+    }
+  }
+  (void)env->RemoveFile(job.path);
+  keys->insert(keys->end(), cut.begin(), cut.end());
 }
 
 Status Landing::Close() {
@@ -32,13 +98,19 @@ Status Landing::Close() {
 void Landing::Run() {
   for (;;) {
     std::vector<CacheKey> batch;
+    std::vector<PackJob> jobs;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-      if (queue_.empty()) return;
+      cv_.wait(lock, [this] {
+        return closing_ || !queue_.empty() || !packs_.empty();
+      });
+      if (queue_.empty() && packs_.empty()) return;
       batch.swap(queue_);
+      jobs.swap(packs_);
     }
     if (!status_.ok()) continue;  // drained, not moved: the sync fails
+    for (const PackJob& job : jobs) Cut(job, &batch);
+    if (batch.empty()) continue;
     std::vector<std::pair<CacheKey, std::string>> items;
     items.reserve(batch.size());
     for (const CacheKey& k : batch)

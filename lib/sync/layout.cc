@@ -129,17 +129,27 @@ bool ParseHashHex(std::string_view hex, Hash128* hash) {
   return true;
 }
 
-std::string ObjectKey(const Hash128& hash) {
+static std::string FannedKey(std::string_view dir, const Hash128& hash) {
   std::string hex = hash.ToHex();
-  std::string key(kObjectsDir);
+  std::string key(dir);
   key.append(hex, 0, 2);
   key += '/';
   key += hex;
   return key;
 }
 
+std::string ObjectKey(const Hash128& hash) {
+  return FannedKey(kObjectsDir, hash);
+}
+
 bool ParseObjectKey(std::string_view key, Hash128* hash) {
   return ParseHashKey(key, kObjectsDir, true, hash);
+}
+
+std::string PackKey(const Hash128& id) { return FannedKey(kPacksDir, id); }
+
+bool ParsePackKey(std::string_view key, Hash128* id) {
+  return ParseHashKey(key, kPacksDir, true, id);
 }
 
 std::string ManifestKey(const Hash128& id) {

@@ -20,6 +20,7 @@ namespace ferry::sync {
 inline constexpr std::string_view kFerryDir = ".ferry";
 inline constexpr std::string_view kObjectsDir = ".ferry/objects/";
 inline constexpr std::string_view kManifestsDir = ".ferry/manifests/";
+inline constexpr std::string_view kPacksDir = ".ferry/packs/";
 inline constexpr std::string_view kRefsDir = ".ferry/refs/";
 inline constexpr std::string_view kTagsDir = ".ferry/refs/tags/";
 // The ref every publish moves.
@@ -30,12 +31,22 @@ inline constexpr uint64_t kMaxRefBytes = 1024;
 // (10 M files take ~300 MB), below what would exhaust memory.
 inline constexpr uint64_t kMaxManifestBytes = uint64_t{4} << 30;
 
+// For unordered containers keyed by a hash (its bits are already uniform).
+struct Hash128Hasher {
+  size_t operator()(const Hash128& h) const {
+    return static_cast<size_t>(h.low ^ (h.high * 0x9E3779B97F4A7C15u));
+  }
+};
+
 // A hash as keys spell it: 32 lowercase hex digits; false for anything else.
 bool ParseHashHex(std::string_view hex, Hash128* hash);
 // ".ferry/objects/<first 2 hex>/<32 hex>".
 std::string ObjectKey(const Hash128& hash);
 // The hash an object key names; false for any other key.
 bool ParseObjectKey(std::string_view key, Hash128* hash);
+// ".ferry/packs/<first 2 hex>/<32 hex>" (formats/manifest "Packs").
+std::string PackKey(const Hash128& id);
+bool ParsePackKey(std::string_view key, Hash128* id);
 // ".ferry/manifests/<32 hex>".
 std::string ManifestKey(const Hash128& id);
 bool ParseManifestKey(std::string_view key, Hash128* id);

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "formats/manifest/manifest.h"
+#include "sync/layout.h"
 
 namespace ferry::sync {
 
@@ -23,6 +25,7 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
   info.id = id;
   info.part_size = reader.header().part_size();
   manifest::File f;
+  std::unordered_map<Hash128, uint32_t, Hash128Hasher> pack_of;
   auto is_file = [&](std::string_view p) {  // files so far are sorted
     auto it = std::lower_bound(
         info.files.begin(), info.files.end(), p,
@@ -49,6 +52,24 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
         return Status::Corruption(e.path, "a delta's source is not 16 bytes");
       src.size = d.size();
       info.deltas.push_back(src);
+    }
+    if (!f.pack().empty()) {
+      PackRef p;
+      manifest::HashFromBytes(f.pack(), &p.id);  // 16 bytes: the reader checked
+      p.size = f.pack_size();
+      auto [it, added] = pack_of.emplace(
+          p.id, static_cast<uint32_t>(info.packs.size() + 1));
+      if (added) {
+        info.packs.push_back(p);
+      } else if (info.packs[it->second - 1].size != p.size) {
+        return Status::Corruption(
+            "manifest " + id.ToHex(),
+            "'" + e.path + "' gives pack " + p.id.ToHex() + " " +
+                std::to_string(p.size) + " bytes, an earlier file " +
+                std::to_string(info.packs[it->second - 1].size));
+      }
+      e.pack = it->second;
+      e.pack_offset = f.pack_offset();
     }
     e.first_part = info.part_hashes.size();
     info.part_hashes.insert(info.part_hashes.end(), f.part_xxh3_64().begin(),

@@ -32,6 +32,16 @@ struct Entry {
   // This file's deltas (File.deltas): ManifestInfo::deltas[first_delta,
   // first_delta + delta_count).
   uint32_t first_delta = 0, delta_count = 0;
+  // Where the file's bytes are in a pack (File.pack): 1 + its index in
+  // ManifestInfo::packs; 0: its own object (formats/manifest "Packs").
+  uint32_t pack = 0;
+  uint64_t pack_offset = 0;
+};
+
+// A pack the manifest names: .ferry/packs/<2 hex>/<id>.
+struct PackRef {
+  Hash128 id;
+  uint64_t size = 0;
 };
 
 // A delta listed in the manifest: .ferry/deltas/<from>-<file's hash>.
@@ -49,6 +59,8 @@ struct ManifestInfo {
   std::vector<uint64_t> part_hashes;
   // Every file's deltas, one after another (docs/delta.md "Sync side").
   std::vector<DeltaSource> deltas;
+  // Every pack a file names, in the order first named.
+  std::vector<PackRef> packs;
 };
 
 // Reads a whole manifest (bytes that must hash to id) and checks every rule;

@@ -205,6 +205,84 @@ Status RunPuts(Backend* backend, std::vector<PutItem> items,
   return Status::OK();
 }
 
+// Files the parent has keep their place: the pack it put them in (an
+// unchanged republish writes the same records), else their own object.
+void CarryPackFields(std::vector<LocalFile>* files,
+                     const std::vector<manifest::File>& parent) {
+  std::unordered_map<std::string, const manifest::File*> packed;  // hash bytes
+  for (const manifest::File& f : parent)
+    if (!f.pack().empty()) packed.emplace(f.xxh3_128(), &f);
+  if (packed.empty()) return;
+  for (LocalFile& f : *files) {
+    auto it = packed.find(f.entry.xxh3_128());
+    if (it == packed.end()) continue;
+    f.entry.set_pack(it->second->pack());
+    f.entry.set_pack_offset(it->second->pack_offset());
+    f.entry.set_pack_size(it->second->pack_size());
+  }
+}
+
+struct PackPlan {
+  Hash128 id;
+  uint64_t size = 0;
+  std::vector<Upload> members;  // in pack order
+};
+
+// New objects below 1 MiB (no signature or delta is made of them) leave
+// *wanted for packs of files in path order, each closing before it would
+// pass the part size (1 MiB to 64 MiB); every file with a packed object's
+// bytes gets its place (formats/manifest "Packs").
+std::vector<PackPlan> PlanPacks(std::vector<LocalFile>* files,
+                                std::vector<Upload>* wanted,
+                                uint64_t part_size) {
+  const uint64_t target = std::clamp<uint64_t>(
+      part_size, sync::kMinDeltaObject, uint64_t{64} << 20);
+  std::vector<Upload> small, loose;
+  for (const Upload& u : *wanted) {
+    const uint64_t size = (*files)[u.file].info.size;
+    (size > 0 && size < sync::kMinDeltaObject ? small : loose).push_back(u);
+  }
+  *wanted = std::move(loose);
+  std::sort(small.begin(), small.end(),
+            [](const Upload& a, const Upload& b) { return a.file < b.file; });
+  std::vector<PackPlan> packs;
+  for (const Upload& u : small) {
+    const uint64_t size = (*files)[u.file].info.size;
+    if (packs.empty() || packs.back().size + size > target)
+      packs.emplace_back();
+    packs.back().members.push_back(u);
+    packs.back().size += size;
+  }
+  struct Place {
+    size_t pack;
+    uint64_t offset;
+  };
+  std::unordered_map<Hash128, Place, sync::Hash128Hasher> place;
+  for (size_t i = 0; i < packs.size(); ++i) {
+    manifest::PackIdHasher id;
+    uint64_t offset = 0;
+    for (const Upload& u : packs[i].members) {
+      const uint64_t size = (*files)[u.file].info.size;
+      id.Add(u.hash, size);
+      place.emplace(u.hash, Place{i, offset});
+      offset += size;
+    }
+    packs[i].id = id.Digest();
+  }
+  if (place.empty()) return packs;
+  for (LocalFile& f : *files) {
+    Hash128 h;
+    manifest::HashFromBytes(f.entry.xxh3_128(), &h);
+    auto it = place.find(h);
+    if (it == place.end()) continue;
+    const PackPlan& p = packs[it->second.pack];
+    f.entry.set_pack(manifest::HashToBytes(p.id));
+    f.entry.set_pack_offset(it->second.offset);
+    f.entry.set_pack_size(p.size);
+  }
+  return packs;
+}
+
 Status Conflict(Backend* backend, const Parent& parent) {
   auto now = sync::ReadRef(backend, sync::kHead);
   std::string cur = now.ok()                    ? now->id.ToHex()
@@ -401,9 +479,10 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
              ": not published: " + std::string(p.status.message()));
   }
 
-  // 3. The manifest (deterministic bytes: sorted paths, SOURCE_DATE_EPOCH).
-  // Files the parent had keep its deltas; signatures are listed by size.
+  // 3. What the version holds. Files the parent had keep its deltas and
+  // their places (pack or own object); signatures are listed by size.
   sync::CarryDeltaFields(&scan.files, parent.files);
+  CarryPackFields(&scan.files, parent.files);
   ContentDigest digest(o.part_size);
   for (const LocalFile& f : scan.files) {
     digest.Add(f.entry);
@@ -435,25 +514,6 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   report.delta_refine_bytes_read = work.refine_bytes_read;
   report.delta_refine_requests = work.refine_requests;
 
-  manifest::Header header;
-  header.set_format_version(manifest::kFormatVersion);
-  if (parent.exists) header.set_parent_id(manifest::HashToBytes(parent.ref.id));
-  header.set_created_unix_s(CreatedTime(env));
-  header.set_ferry_version(FERRY_VERSION_STRING);
-  header.set_message(o.message);
-  header.set_part_size(o.part_size);
-  manifest::StringSink sink;
-  manifest::ManifestWriter writer(&sink);
-  FERRY_RETURN_IF_ERROR(writer.Begin(header));
-  for (const LocalFile& f : scan.files) {
-    Status s = writer.Add(f.entry);
-    if (!s.ok())
-      return Status::InvalidArgument(JoinPath(source, f.path), s.message());
-  }
-  FERRY_ASSIGN_OR_RETURN(Hash128 id, writer.Finish());
-  report.manifest_bytes = sink.bytes().size();
-  report.id = id;
-
   // 4. Objects the remote lacks: not in the parent, not found in the bucket.
   std::vector<Upload> wanted;
   {
@@ -482,6 +542,37 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   report.objects_uploaded = wanted.size();
   for (const Upload& u : wanted)
     report.bytes_uploaded += scan.files[u.file].info.size;
+  const std::vector<PackPlan> packs =
+      o.packs ? PlanPacks(&scan.files, &wanted, o.part_size)
+              : std::vector<PackPlan>{};
+  report.packs_uploaded = packs.size();
+  report.objects_packed = report.objects_uploaded - wanted.size();
+
+  // 5. The manifest (deterministic bytes: sorted paths, SOURCE_DATE_EPOCH);
+  // version 2 when a file is in a pack.
+  manifest::Header header;
+  const bool packed = std::any_of(
+      scan.files.begin(), scan.files.end(),
+      [](const LocalFile& f) { return !f.entry.pack().empty(); });
+  header.set_format_version(packed ? manifest::kPackFormatVersion
+                                   : manifest::kFormatVersion);
+  if (parent.exists) header.set_parent_id(manifest::HashToBytes(parent.ref.id));
+  header.set_created_unix_s(CreatedTime(env));
+  header.set_ferry_version(FERRY_VERSION_STRING);
+  header.set_message(o.message);
+  header.set_part_size(o.part_size);
+  manifest::StringSink sink;
+  manifest::ManifestWriter writer(&sink);
+  FERRY_RETURN_IF_ERROR(writer.Begin(header));
+  for (const LocalFile& f : scan.files) {
+    Status s = writer.Add(f.entry);
+    if (!s.ok())
+      return Status::InvalidArgument(JoinPath(source, f.path), s.message());
+  }
+  FERRY_ASSIGN_OR_RETURN(Hash128 id, writer.Finish());
+  report.manifest_bytes = sink.bytes().size();
+  report.id = id;
+
   if (o.dry_run) {
     if (o.mirror)
       FERRY_RETURN_IF_ERROR(
@@ -492,24 +583,37 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   for (const Upload& u : wanted)
     puts.push_back(PutItem{JoinPath(source, scan.files[u.file].path),
                            sync::ObjectKey(u.hash)});
+  for (const PackPlan& p : packs) {
+    PutItem item;
+    item.key = sync::PackKey(p.id);
+    item.src = JoinPath(source, ".ferry pack " + p.id.ToHex());
+    for (const Upload& u : p.members)
+      item.srcs.push_back(PutPart{JoinPath(source, scan.files[u.file].path),
+                                  scan.files[u.file].info.size});
+    puts.push_back(std::move(item));
+  }
   puts.insert(puts.end(), work.puts.begin(), work.puts.end());
   uint64_t moved = 0;
   FERRY_RETURN_IF_ERROR(
       RunPuts(backend, std::move(puts), o.transfer, env, &moved));
   // A file rewritten since it was hashed would have uploaded other bytes
   // under its hash: refuse the version (sync would refuse the object).
-  for (const Upload& u : wanted) {
+  auto unchanged = [&](const Upload& u, const std::string& key) {
     const LocalFile& f = scan.files[u.file];
     auto now = env->Stat(JoinPath(source, f.path));
-    if (!now.ok() || !sync::SameFile(f.info, *now)) {
-      (void)backend->Delete(sync::ObjectKey(u.hash));
-      return Status::IOError(JoinPath(source, f.path),
-                             "changed while it was published: nothing "
-                             "published; rerun");
-    }
-  }
+    if (now.ok() && sync::SameFile(f.info, *now)) return Status::OK();
+    (void)backend->Delete(key);
+    return Status::IOError(JoinPath(source, f.path),
+                           "changed while it was published: nothing "
+                           "published; rerun");
+  };
+  for (const Upload& u : wanted)
+    FERRY_RETURN_IF_ERROR(unchanged(u, sync::ObjectKey(u.hash)));
+  for (const PackPlan& p : packs)
+    for (const Upload& u : p.members)
+      FERRY_RETURN_IF_ERROR(unchanged(u, sync::PackKey(p.id)));
 
-  // 5. The manifest, then HEAD (last: until then readers see the parent).
+  // 6. The manifest, then HEAD (last: until then readers see the parent).
   FERRY_RETURN_IF_ERROR(
       sync::WriteObject(backend, sync::ManifestKey(id), sink.bytes()).status());
   FERRY_RETURN_IF_ERROR(WriteHead(backend, parent, id, o, &report));

@@ -3,6 +3,7 @@
 #include "ferry/sync.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -196,16 +197,74 @@ struct Fetcher {
     if (!item->part_hashes.empty()) item->part_hash_size = info->part_size;
   }
 
+  // The entry of a missing object that lies in a pack, or null.
+  const Entry* PackedEntry(const CacheKey& k) const {
+    auto it = first_entry->find(k.hash.ToHex());
+    if (it == first_entry->end() || it->second->pack == 0 ||
+        it->second->pack > info->packs.size())
+      return nullptr;
+    return it->second;
+  }
+
+  // One GET of a pack for the members it holds (formats/manifest "Packs"):
+  // all of it when they are half of it or more (or whole is asked: the
+  // server ignored a Range), else their ranges, merged across gaps below
+  // 64 KiB. Its download goes beside the objects' partial files, named by
+  // the pack and the members, so a rerun for the same members resumes it.
+  GetItem PackItem(const sync::PackRef& pack,
+                   std::vector<sync::Landing::PackMember>* members,
+                   bool whole) const {
+    std::sort(members->begin(), members->end(),
+              [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    uint64_t need = 0;
+    std::string set;
+    for (const auto& m : *members) {
+      need += m.key.size;
+      set.append(reinterpret_cast<const char*>(&m.offset), 8);
+      set.append(reinterpret_cast<const char*>(&m.key.size), 8);
+    }
+    GetItem item;
+    item.key = sync::PackKey(pack.id);
+    char tag[17];
+    std::snprintf(tag, sizeof tag, "%016llx",
+                  static_cast<unsigned long long>(HashBytes(set).low));
+    item.dest = DirName(cache->PartialPath(members->front().key)) + "/pack-" +
+                pack.id.ToHex() + "-" + tag;
+    item.have_expected_size = true;
+    item.expected_size = pack.size;
+    if (whole || need * 2 >= pack.size) return item;
+    constexpr uint64_t kGap = 64 << 10;
+    for (const auto& m : *members) {
+      const uint64_t end = m.offset + m.key.size;
+      if (!item.ranges.empty() &&
+          m.offset <= item.ranges.back().offset + item.ranges.back().length +
+                          kGap) {
+        ByteRange& r = item.ranges.back();
+        r.length = std::max(r.offset + r.length, end) - r.offset;
+      } else {
+        item.ranges.push_back(ByteRange{m.offset, m.key.size});
+      }
+    }
+    return item;
+  }
+
   // Downloads keys (their locks held) into the cache. When the file system
   // is full (ENOSPC), LRU objects no view pins are evicted and the failed
   // keys fetched once more (their parts resume; dropped first if the disk
-  // is too full for the index to record the eviction).
-  Status Fetch(const std::vector<CacheKey>& keys, bool retry_full = true) {
+  // is too full for the index to record the eviction). Objects in packs
+  // come with their packs' GETs and are cut out as each lands.
+  Status Fetch(const std::vector<CacheKey>& keys, bool retry_full = true,
+               bool whole_packs = false) {
     if (keys.empty()) return Status::OK();
     std::vector<GetItem> items;
     items.reserve(keys.size());
     std::map<std::string, const CacheKey*> by_key;
+    std::map<uint32_t, std::vector<sync::Landing::PackMember>> by_pack;
     for (const CacheKey& k : keys) {
+      if (const Entry* e = PackedEntry(k)) {
+        by_pack[e->pack].push_back({k, e->pack_offset});
+        continue;
+      }
       GetItem item;
       item.key = sync::ObjectKey(k.hash);
       item.dest = cache->PartialPath(k);
@@ -217,13 +276,29 @@ struct Fetcher {
       by_key[item.key] = &k;
       items.push_back(std::move(item));
     }
+    std::map<std::string, std::vector<sync::Landing::PackMember>> packs;
+    std::set<std::string> ranged;  // pack items that asked for ranges
+    for (auto& [index, members] : by_pack) {
+      GetItem item = PackItem(info->packs[index - 1], &members, whole_packs);
+      if (!item.ranges.empty()) ranged.insert(item.key);
+      packs[item.key] = std::move(members);
+      items.push_back(std::move(item));
+    }
     // Each object enters the cache (and the new view) as it lands, on
     // landing's thread, while the others download.
     TransferOptions opt = *transfer;
     sync::Landing landing(cache, builder);
     opt.on_installed = [&](const GetItem& item) {
       auto it = by_key.find(item.key);
-      if (it != by_key.end()) landing.Add(*it->second);
+      if (it != by_key.end()) {
+        landing.Add(*it->second);
+        return;
+      }
+      auto p = packs.find(item.key);
+      if (p != packs.end())
+        landing.AddPack(env, item.dest,
+                        JoinPath(backend->Describe(), item.key), p->second,
+                        transfer->fsync);
     };
     auto got = GetObjects(backend, std::move(items), opt, env);
     Status landed = landing.Close();
@@ -234,20 +309,41 @@ struct Fetcher {
     std::set<std::string> failed;
     bool full = false;
     for (const auto& f : r.failures) full = full || sync::IsNoSpace(f.second);
-    std::vector<CacheKey> again;
+    std::vector<CacheKey> again, again_whole;
     uint64_t again_bytes = 0;
+    auto fail = [&](const CacheKey& k, const Status& s) {
+      if (full && retry_full) {
+        again.push_back(k);
+        again_bytes += k.size;
+        return;
+      }
+      report->failures.emplace_back(ObjectName(k, *first_path), s);
+    };
     for (auto& [key, s] : r.failures) {
       failed.insert(key);
       auto it = by_key.find(key);
-      if (full && retry_full && it != by_key.end()) {
-        again.push_back(*it->second);
-        again_bytes += it->second->size;
+      if (it != by_key.end()) {
+        fail(*it->second, s);
         continue;
       }
-      std::string name =
-          it == by_key.end() ? key : ObjectName(*it->second, *first_path);
-      report->failures.emplace_back(name, s);
+      auto p = packs.find(key);
+      if (p == packs.end()) {
+        report->failures.emplace_back(key, s);
+        continue;
+      }
+      // A server that ignores Range answers the ranges' GET with the whole
+      // pack, refused as data: the pack is fetched whole instead.
+      const bool whole_instead =
+          s.IsNotSupported() && ranged.count(key) && !whole_packs;
+      for (const auto& m : p->second) {
+        if (whole_instead) {
+          again_whole.push_back(m.key);
+        } else {
+          fail(m.key, s);
+        }
+      }
     }
+    for (const auto& [k, s] : landing.failed()) fail(k, s);
     std::set<std::string> in;  // moved in by landing
     for (const CacheKey& k : landing.landed())
       in.insert(sync::ObjectKey(k.hash));
@@ -259,7 +355,17 @@ struct Fetcher {
       ++report->objects_whole;
       report->bytes_whole += k->size;
     }
+    for (const auto& [key, members] : packs) {
+      for (const auto& m : members) {
+        if (!in.count(sync::ObjectKey(m.key.hash))) continue;
+        ++report->objects_fetched;
+        ++report->objects_whole;
+        report->bytes_whole += m.key.size;
+      }
+    }
     FERRY_RETURN_IF_ERROR(cache->InsertAll(done));
+    if (!again_whole.empty())
+      FERRY_RETURN_IF_ERROR(Fetch(again_whole, retry_full, true));
     if (again.empty()) return Status::OK();
     sync::EvictReport ev;
     Status s = cache->FreeRoom(again_bytes, &ev);
@@ -272,7 +378,7 @@ struct Fetcher {
     FERRY_RETURN_IF_ERROR(s);
     report->evicted_objects += ev.objects;
     report->evicted_bytes += ev.bytes;
-    return Fetch(again, /*retry_full=*/false);
+    return Fetch(again, /*retry_full=*/false, whole_packs);
   }
 };
 

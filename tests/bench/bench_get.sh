@@ -76,7 +76,7 @@ for link in $links; do
   line="  median of $rounds (ms):"
   for t in $tools; do line+=" $t $(median "${walls[$link-$t]}")${failed[$link-$t]:+ (FAILED)}"; done
   echo "$line"
-  ratio() { echo "scale=2; $(median "${walls[$link-$1]}") / $(median "${walls[$link-$2]}")" | bc; }
+  ratio() { printf "%.3f" "$(echo "scale=6; $(median "${walls[$link-$1]}") / $(median "${walls[$link-$2]}")" | bc)"; }
   echo "  durable:     curl+sync / ferry $(ratio curlsync ferry)x, aria2c+sync / ferry" \
     "$(ratio aria2sync ferry)x${base:+, base / ferry $(ratio base ferry)x};" \
     "ferry $(echo "scale=0; $bytes / 1000 / $f" | bc) MB/s"

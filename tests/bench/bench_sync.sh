@@ -56,7 +56,7 @@ own_stop() {
 }
 trap 'own_stop; net_stop; rm -rf "$work"' EXIT
 export FERRY_CACHE=$work/unused-cache
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { printf "%.3f" "$(echo "scale=6; $1 / $2" | bc)"; }
 m() { median "${walls[$1]}"; }
 
 # The trees. v1's files are dated two hours back, so v2's rewritten files

@@ -35,8 +35,17 @@ v1=$(json 'd["id"]')
 [ "$(cat bucket/.ferry/refs/HEAD)" = "$v1" ] || fail "HEAD names the version"
 [ "$(cat bucket/.ferry/refs/tags/v1)" = "$v1" ] || fail "the tag names the version"
 [ -f "bucket/.ferry/manifests/$v1" ] || fail "manifest stored under its id"
+# Files below 1 MiB go up in one pack, their bytes one after another in
+# path order (a.txt, "line\nbreak", sub/b.bin); nothing as its own object.
+[ "$(json 'd["packs_uploaded"]')" = 1 ] || fail "one pack: $(cat out.txt)"
+[ "$(cat bucket/.ferry/packs/*/*)" = oneoddtwo ] || fail "pack: $(cat bucket/.ferry/packs/*/*)"
+[ ! -e bucket/.ferry/objects ] || fail "small files went up as objects: $(find bucket/.ferry/objects)"
+# --no-packs: each its own object under its XXH3-128 (what a ferry before
+# packs reads).
+expect_rc 0 "$FERRY" publish src "file://$work/loose" --no-packs --json
 h=$(xxhsum -H2 < src/a.txt | cut -d' ' -f1)
-[ "$(cat "bucket/.ferry/objects/${h:0:2}/$h")" = one ] || fail "object under its XXH3-128"
+[ "$(cat "loose/.ferry/objects/${h:0:2}/$h")" = one ] || fail "object under its XXH3-128"
+[ ! -e loose/.ferry/packs ] || fail "--no-packs made packs"
 grep -rq secret-ish bucket && fail "the file a link out of the tree names went up"
 
 # Unchanged: no file content read, no new version, nothing written.
@@ -222,10 +231,10 @@ expect_rc 0 "$FERRY" gc bucket --keep 1 --grace 0 --json
 [ "$(json 'd["versions_kept"]')" = 2 ] || fail "gc keeps HEAD and the tag: $(cat out.txt)"
 [ "$(json 'd["manifests_deleted"]')" = 2 ] || fail "v2 and A's manifest go: $(cat out.txt)"
 [ ! -f "bucket/.ferry/manifests/$v2" ] && [ -f "bucket/.ferry/manifests/$v1" ] || fail "gc kept the wrong manifests"
-h=$(printf 'three' | xxhsum -H2 | cut -d' ' -f1)
-[ ! -f "bucket/.ferry/objects/${h:0:2}/$h" ] || fail "v2-only object kept"
-h=$(printf 'one' | xxhsum -H2 | cut -d' ' -f1)
-[ -f "bucket/.ferry/objects/${h:0:2}/$h" ] || fail "the tagged version's object deleted"
+[ "$(json 'd["packs_deleted"]')" = 2 ] || fail "v2's and A's packs go: $(cat out.txt)"
+[ "$(json 'd["packs_kept"]')" = 2 ] || fail "v1's and B's packs stay: $(cat out.txt)"
+grep -rq three bucket/.ferry/packs && fail "v2-only pack kept"
+grep -rqx oneoddtwo bucket/.ferry/packs || fail "the tagged version's pack deleted"
 expect_rc 0 "$FERRY" log bucket --ref v1
 grep -q "^$v1" out.txt || fail "the tagged version reads after gc"
 

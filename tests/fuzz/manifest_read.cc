@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     File file;
     s = reader.Next(&file, &done);
     if (!s.ok() || done) break;
-    if (!CheckFile(file, reader.header().part_size()).ok()) std::abort();
+    if (!CheckFile(file, reader.header().part_size(),
+                   reader.header().format_version()).ok()) std::abort();
     if (files > 0 && !(last < file.path())) std::abort();
     last = file.path();
     ++files;

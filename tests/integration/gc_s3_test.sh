@@ -25,7 +25,7 @@ publish() {
   for v in 1 2; do
     for i in $(seq "$1"); do echo "v$v $i" > "src-$2/f$i"; done
     sleep 0.3
-    expect_rc 0 "$FERRY" publish "src-$2" "s3://$FERRY_TEST_S3_BUCKET/$2" -q
+    expect_rc 0 "$FERRY" publish "src-$2" "s3://$FERRY_TEST_S3_BUCKET/$2" -q --no-packs
   done
 }
 

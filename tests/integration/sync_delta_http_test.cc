@@ -461,3 +461,70 @@ TEST_F(SyncDeltaHttpTest, APartThatDoesNotTellTheObjectsSizeIsNeverKept) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+using test::FaultRule;
+using test::RandomBytes;
+
+// Packs (formats/manifest "Packs") over HTTP: a node that needs some of a
+// pack's files asks for their ranges only; a server that ignores Range
+// answers with the whole pack, which is refused as data and fetched whole.
+class SyncPackHttpTest : public SyncDeltaHttpTest {
+ protected:
+  // p0..p7 of 100,000 bytes (one pack with small.txt) and big.tfrecord.
+  void PublishPacked() {
+    for (int i = 0; i < 8; ++i)
+      test::WriteFile(env_, dir_.Join("src/p" + std::to_string(i)),
+                      RandomBytes(100000, 40 + i));
+    Publish(V1());
+  }
+  SyncReport SyncSome() {
+    SyncOptions o;
+    o.remote = proxy_->url() + "/" + prefix_;
+    o.ref = id_;
+    o.dest = dir_.Join("dest");
+    o.cache_dir = dir_.Join("cache");
+    o.selection.filters = {{false, "*"}, {true, "p3"}, {true, "p6"}};
+    auto r = ferry::Sync(o, env_);
+    EXPECT_OK(r.status());
+    return r.ok() ? *r : SyncReport{};
+  }
+  std::string PackPath() {
+    auto files = ListFilesRecursive(env_, bucket_ + "/.ferry/packs");
+    EXPECT_TRUE(files.ok() && files->size() == 1u);
+    return files.ok() && !files->empty() ? ".ferry/packs/" + (*files)[0] : "";
+  }
+  void ExpectSome(const SyncReport& r) {
+    EXPECT_EQ(r.objects_fetched, 2u);
+    EXPECT_TRUE(r.failures.empty());
+    for (const char* p : {"p3", "p6"})
+      EXPECT_TRUE(test::ReadFile(env_, dir_.Join(std::string("dest/") + p)) ==
+                  test::ReadFile(env_, dir_.Join(std::string("src/") + p)))
+          << p;
+    EXPECT_FALSE(env_->FileExists(dir_.Join("dest/p2")));
+    EXPECT_TRUE(Partial().empty()) << Partial()[0];
+  }
+};
+
+TEST_F(SyncPackHttpTest, SomeFilesOfAPackComeAsTheirRangesOnly) {
+  PublishPacked();
+  SyncReport r = SyncSome();
+  ExpectSome(r);
+  auto seen = Seen(PackPath());
+  EXPECT_EQ(seen.requests, 1);  // both ranges in one GET
+  EXPECT_LT(seen.bytes_sent, 200000 + 1000);  // with multipart framing
+  EXPECT_EQ(r.bytes_fetched, 200000u);
+}
+
+TEST_F(SyncPackHttpTest, RangeIgnoredSendsThePackWhole) {
+  PublishPacked();
+  ASSERT_TRUE(proxy_->Add(FaultRule::IgnoreRange().RangeOnly().Times(0)).ok());
+  SyncReport r = SyncSome();
+  ExpectSome(r);
+  EXPECT_LE(Seen(PackPath()).requests, 3);
+}
+
+}  // namespace
+}  // namespace ferry

@@ -89,6 +89,10 @@ int RunGc(GcArgs& a) {
         .Uint(r.bytes_deleted)
         .Key("manifests_deleted")
         .Uint(r.manifests_deleted)
+        .Key("packs_kept")
+        .Uint(r.packs_kept)
+        .Key("packs_deleted")
+        .Uint(r.packs_deleted)
         .Key("young_kept")
         .Uint(r.young_kept)
         .Key("already_gone")
@@ -108,12 +112,15 @@ int RunGc(GcArgs& a) {
   } else if (!a.common.quiet && counts) {
     const char* verb = a.gc.dry_run ? "would delete" : "deleted";
     std::printf(
-        "%s: %skept %llu versions (%llu objects); %s %llu objects (%llu "
-        "bytes) and %llu manifests; %llu unreferenced younger than %s kept\n",
+        "%s: %skept %llu versions (%llu objects, %llu packs); %s %llu "
+        "objects and %llu packs (%llu bytes) and %llu manifests; %llu "
+        "unreferenced younger than %s kept\n",
         Printable(a.url).c_str(), s.ok() ? "" : "stopped by an error: ",
         static_cast<unsigned long long>(r.versions_kept),
-        static_cast<unsigned long long>(r.objects_kept), verb,
+        static_cast<unsigned long long>(r.objects_kept),
+        static_cast<unsigned long long>(r.packs_kept), verb,
         static_cast<unsigned long long>(r.objects_deleted),
+        static_cast<unsigned long long>(r.packs_deleted),
         static_cast<unsigned long long>(r.bytes_deleted),
         static_cast<unsigned long long>(r.manifests_deleted),
         static_cast<unsigned long long>(r.young_kept),

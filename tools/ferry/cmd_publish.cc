@@ -21,6 +21,7 @@ struct PublishArgs {
   std::string src, url;
   PathFilters filters;
   PublishOptions publish;
+  bool no_packs = false;
 };
 
 // Tests race two publishers here: FERRY_TEST_PUBLISH_PAUSE=<file> makes
@@ -67,6 +68,10 @@ void PrintJson(const PublishArgs& a, const PublishReport& r, double secs) {
       .Uint(r.bytes_uploaded)
       .Key("objects_present")
       .Uint(r.objects_present)
+      .Key("objects_packed")
+      .Uint(r.objects_packed)
+      .Key("packs_uploaded")
+      .Uint(r.packs_uploaded)
       .Key("manifest_bytes")
       .Uint(r.manifest_bytes)
       .Key("signatures_uploaded")
@@ -116,13 +121,16 @@ void PrintText(const PublishArgs& a, const PublishReport& r) {
   } else {
     std::printf(
         "%s: version %s %spublished (parent %s): %llu files, %llu bytes; "
-        "%llu objects %suploaded (%llu bytes), %llu already there\n",
+        "%llu objects %suploaded (%llu bytes; %llu of them in %llu packs), "
+        "%llu already there\n",
         Printable(a.url).c_str(), r.id.ToHex().c_str(), would,
         r.has_parent ? r.parent.ToHex().c_str() : "none",
         static_cast<unsigned long long>(r.files),
         static_cast<unsigned long long>(r.bytes),
         static_cast<unsigned long long>(r.objects_uploaded), would,
         static_cast<unsigned long long>(r.bytes_uploaded),
+        static_cast<unsigned long long>(r.objects_packed),
+        static_cast<unsigned long long>(r.packs_uploaded),
         static_cast<unsigned long long>(r.objects_present));
   }
   std::printf(
@@ -152,6 +160,7 @@ int RunPublish(PublishArgs& a) {
   if (!backend.ok()) return Fail(backend.status());
   PublishOptions& o = a.publish;
   o.part_size = a.remote.part_size;
+  o.packs = !a.no_packs;
   o.jobs = a.common.ResolvedJobs();
   o.transfer = TransferOptionsFrom(a.remote, false);
   const bool quiet = a.common.quiet || a.common.json;
@@ -206,6 +215,9 @@ Runner RegisterPublish(CLI::App* app) {
                 "Say what would be uploaded; write nothing");
   cmd->add_flag("--mirror", a->publish.mirror,
                 "Also write each file at its own path under REMOTE");
+  cmd->add_flag("--no-packs", a->no_packs,
+                "Upload each new file as its own object, also those below "
+                "1 MiB (no packs: a ferry from before packs can sync it)");
   a->filters.AddOptions(cmd, "");
   cmd->add_option("--cache", a->publish.cache_dir,
                   "Folder of the stat cache (default $FERRY_CACHE or "

@@ -56,6 +56,10 @@ struct PublishOptions {
   bool dry_run = false;  // read everything, write nothing (not even the cache)
   bool mirror = false;   // also write each file at its path under the prefix
   uint64_t part_size = uint64_t{8} << 20;
+  // New files below 1 MiB go up in packs (formats/manifest "Packs"; the
+  // manifest is then format version 2). false (--no-packs): every file is
+  // its own object, version 1, as ferry wrote before packs.
+  bool packs = true;
   // Which files of SRC to publish (path relative to SRC); null: all.
   std::function<bool(std::string_view path)> take;
   // The stat cache's folder ("" : $FERRY_CACHE, else ~/.cache/ferry).
@@ -82,6 +86,9 @@ struct PublishReport {
   uint64_t skipped = 0;                     // not regular files
   uint64_t objects_uploaded = 0, bytes_uploaded = 0;
   uint64_t objects_present = 0;  // already in the bucket
+  // Of objects_uploaded, those below 1 MiB put in packs, and the packs
+  // (formats/manifest "Packs").
+  uint64_t objects_packed = 0, packs_uploaded = 0;
   uint64_t manifest_bytes = 0;
   // Issue 13 (docs/delta.md): signatures of new objects, deltas of changed
   // paths stored (zstd bytes), and deltas not stored (not below half the
@@ -135,6 +142,9 @@ struct GcReport {
   uint64_t versions_kept = 0;
   uint64_t objects_kept = 0, objects_deleted = 0, bytes_deleted = 0;
   uint64_t manifests_deleted = 0;
+  // Packs (formats/manifest "Packs"): kept while a kept version names one;
+  // deleted ones' bytes count in bytes_deleted.
+  uint64_t packs_kept = 0, packs_deleted = 0;
   uint64_t young_kept = 0;  // unreferenced but within the grace period
   // Unreferenced and old, but gone when deleted: another gc running at the
   // same time removed them (counted there, not here). A backend that cannot

@@ -71,14 +71,25 @@ struct GetItem {
   std::vector<ByteRange> ranges;
 };
 
+// One file of a PutItem's srcs: its bytes must be `size` long.
+struct PutPart {
+  std::string path;
+  uint64_t size = 0;
+};
+
 struct PutItem {
-  std::string src;  // local file
+  std::string src;  // local file (with srcs: names the item in failures)
   std::string key;  // in the backend
   // When set: src was found walking this folder (its real path, links
   // resolved), and the file opened must still lie below it: a link put in
   // its place since the walk that leads outside fails the item, nothing
   // uploaded (the walk skips such links; this closes the window after it).
   std::string root;
+  // When not empty, the object's bytes are these files one after another
+  // (publish's packs, formats/manifest "Packs"), src unused but as a name:
+  // each is checked as src would be (below root when set), and must have
+  // the size given and be unchanged when the upload ends.
+  std::vector<PutPart> srcs;
 };
 
 struct TransferProgress {

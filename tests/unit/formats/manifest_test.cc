@@ -318,8 +318,8 @@ TEST(ManifestTest, ReaderRefusesBadFileFields) {
 
 TEST(ManifestTest, ReaderRefusesBadHeaders) {
   Header h = MakeHeader();
-  h.set_format_version(2);
-  ExpectCorrupt(Raw(h, {}), "format version 2");
+  h.set_format_version(3);
+  ExpectCorrupt(Raw(h, {}), "format version 3 (this ferry reads 1 and 2)");
   h = MakeHeader();
   h.set_format_version(1);
   h.set_part_size(0);
@@ -333,6 +333,76 @@ TEST(ManifestTest, ReaderRefusesBadHeaders) {
 }
 
 Header V1() { return MakeHeader(); }
+
+// Format version 2 (README "Packs"): a file's bytes at an offset of a pack.
+TEST(ManifestTest, PackFieldsFollowTheirRules) {
+  File f = MakeFile("a", 5);
+  f.set_pack(std::string(16, '\x07'));
+  f.set_pack_offset(10);
+  f.set_pack_size(15);
+  Header v2 = MakeHeader();
+  v2.set_format_version(2);
+  std::vector<File> files;
+  EXPECT_TRUE(ReadAll(Raw(v2, {f}), &files).ok());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].pack_offset(), 10u);
+  // Only in version 2; a version 1 reader would fetch an object not there.
+  ExpectCorrupt(Raw(MakeHeader(), {f}), "a pack in a format version 1");
+  auto refused = [&](File g, const char* why) {
+    ExpectCorrupt(Raw(v2, {g}), why);
+    Status s = CheckFile(g, 4, 2);
+    EXPECT_TRUE(s.IsCorruption()) << why;
+  };
+  File g = f;
+  g.set_pack_offset(11);  // 11 + 5 > 15
+  refused(g, "outside the pack");
+  g = f;
+  g.set_pack_offset(~uint64_t{0} - 2);  // offset + size overflows
+  refused(g, "outside the pack");
+  g = f;
+  g.set_pack("short");
+  refused(g, "not 16");
+  g = f;
+  g.set_pack_size((uint64_t{1} << 50) + 1);
+  refused(g, "exceeds 2^50");
+  g = MakeFile("e", 0);
+  g.set_pack(std::string(16, '\x07'));
+  g.set_pack_size(15);
+  refused(g, "an empty file in a pack");
+  g = MakeFile("b", 5);
+  g.set_pack_offset(3);  // no pack
+  refused(g, "without a pack");
+  // The writer refuses a pack in a version 1 header too.
+  StringSink sink;
+  ManifestWriter w(&sink);
+  ASSERT_TRUE(w.Begin(MakeHeader()).ok());
+  EXPECT_TRUE(w.Add(f).IsInvalidArgument());
+}
+
+TEST(ManifestTest, PackIdIsTheListOfWhatThePackHolds) {
+  Hash128 a{1, 2}, b{3, 4};
+  PackIdHasher one;
+  one.Add(a, 5);
+  one.Add(b, 6);
+  PackIdHasher two;
+  two.Add(a, 5);
+  two.Add(b, 6);
+  EXPECT_EQ(one.Digest(), two.Digest());
+  PackIdHasher swapped;
+  swapped.Add(b, 6);
+  swapped.Add(a, 5);
+  EXPECT_NE(one.Digest(), swapped.Digest());
+  PackIdHasher sized;
+  sized.Add(a, 5);
+  sized.Add(b, 7);
+  EXPECT_NE(one.Digest(), sized.Digest());
+  // Pinned: "ferry-pack-1\n", then each hash's 16 bytes and size as 8 bytes
+  // little-endian (README "Packs").
+  std::string bytes = "ferry-pack-1\n" + HashToBytes(a) +
+                      std::string("\x05\0\0\0\0\0\0\0", 8) + HashToBytes(b) +
+                      std::string("\x06\0\0\0\0\0\0\0", 8);
+  EXPECT_EQ(one.Digest(), HashBytes(bytes));
+}
 
 TEST(ManifestTest, ReaderRefusesMissingOrExtraFooter) {
   ExpectCorrupt(Raw(V1(), SmallFiles(), {.footer = false}), "cut short");

@@ -22,7 +22,9 @@
 #include "ferry/backend_wrapper.h"
 #include "remote/file_backend.h"
 #include "remote/s3_backend.h"
+#include "formats/manifest/manifest.h"
 #include "sync/layout.h"
+#include "sync/plan.h"
 #include "testutil/test_util.h"
 
 namespace ferry {
@@ -109,6 +111,8 @@ class PublishTest : public ::testing::Test {
                                         Env::Default())) {
     opt_.cache_dir = dir_.Join("cache");
     opt_.transfer.connections = 2;
+    // The tests below count objects; packs have tests of their own.
+    opt_.packs = false;
   }
   std::string Src(const std::string& rel = "") {
     return rel.empty() ? dir_.Join("src") : dir_.Join("src/" + rel);
@@ -1004,6 +1008,165 @@ TEST(GcTest, RefusesARemoteWithoutVersions) {
   auto r = Gc(b.get(), g);
   EXPECT_TRUE(r.status().IsNotFound()) << r.status().ToString();
   EXPECT_TRUE(b->Stat(".ferry/objects/aa/x").ok());
+}
+
+}  // namespace
+}  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// ---------------------------------------------------------------- packs
+
+class PackPublishTest : public PublishTest {
+ protected:
+  PackPublishTest() {
+    opt_.packs = true;
+    opt_.part_size = 1 << 20;  // packs of at most 1 MiB
+  }
+  // The manifest HEAD names, read as sync reads it.
+  sync::ManifestInfo HeadManifest(uint32_t* version = nullptr) {
+    const Hash128 id = Head();
+    auto bytes = sync::FetchManifest(backend_.get(), id);
+    EXPECT_OK(bytes.status());
+    if (version) {
+      manifest::StringSource src(*bytes);
+      manifest::ManifestReader reader(&src);
+      EXPECT_OK(reader.Open());
+      *version = reader.header().format_version();
+    }
+    auto m = sync::ReadManifest(*bytes, id);
+    EXPECT_OK(m.status());
+    return m.ok() ? *m : sync::ManifestInfo{};
+  }
+  const sync::Entry& EntryOf(const sync::ManifestInfo& m,
+                             const std::string& path) {
+    for (const sync::Entry& e : m.files)
+      if (e.path == path) return e;
+    ADD_FAILURE() << path;
+    return m.files.front();
+  }
+  std::vector<std::string> KeysBelow(const std::string& prefix) {
+    std::vector<std::string> out;
+    for (const std::string& k : Keys())
+      if (k.rfind(prefix, 0) == 0) out.push_back(k);
+    return out;
+  }
+};
+
+TEST_F(PackPublishTest, NewSmallFilesGoUpInPacksInPathOrder) {
+  const std::string a = test::RandomBytes(300000, 1), b = test::RandomBytes(300000, 2),
+                    c = test::RandomBytes(300000, 3), d = test::RandomBytes(300000, 4);
+  Write("a", a);
+  Write("b", b);
+  Write("c", c);
+  Write("d", d);
+  Write("dup", a);
+  Write("empty", "");
+  Write("big", test::RandomBytes(2 << 20, 5));
+  PublishReport r = Publish();
+  EXPECT_EQ(r.objects_uploaded, 6u);  // a b c d, empty, big
+  EXPECT_EQ(r.objects_packed, 4u);
+  EXPECT_EQ(r.packs_uploaded, 2u);  // a b c (900,000 bytes), then d
+  EXPECT_EQ(KeysBelow(".ferry/packs/").size(), 2u);
+  EXPECT_EQ(KeysBelow(".ferry/objects/").size(), 2u);  // empty, big
+  uint32_t version = 0;
+  sync::ManifestInfo m = HeadManifest(&version);
+  EXPECT_EQ(version, 2u);
+  ASSERT_EQ(m.packs.size(), 2u);
+  EXPECT_EQ(m.packs[0].size, 900000u);
+  EXPECT_EQ(m.packs[1].size, 300000u);
+  EXPECT_EQ(EntryOf(m, "a").pack, 1u);
+  EXPECT_EQ(EntryOf(m, "a").pack_offset, 0u);
+  EXPECT_EQ(EntryOf(m, "b").pack_offset, 300000u);
+  EXPECT_EQ(EntryOf(m, "c").pack_offset, 600000u);
+  EXPECT_EQ(EntryOf(m, "d").pack, 2u);
+  EXPECT_EQ(EntryOf(m, "dup").pack, 1u);  // a's bytes, a's place
+  EXPECT_EQ(EntryOf(m, "dup").pack_offset, 0u);
+  EXPECT_EQ(EntryOf(m, "big").pack, 0u);
+  EXPECT_EQ(EntryOf(m, "empty").pack, 0u);
+  // The pack: the files' bytes one after another, named by what it holds.
+  manifest::PackIdHasher id;
+  id.Add(HashBytes(a), a.size());
+  id.Add(HashBytes(b), b.size());
+  id.Add(HashBytes(c), c.size());
+  EXPECT_EQ(m.packs[0].id, id.Digest());
+  auto bytes = sync::ReadObject(backend_.get(), sync::PackKey(id.Digest()),
+                                1 << 20);
+  ASSERT_OK(bytes.status());
+  EXPECT_TRUE(*bytes == a + b + c);
+
+  // Unchanged: the same records, nothing published.
+  LetFilesAge();
+  PublishReport again = Publish();
+  EXPECT_TRUE(again.unchanged);
+  EXPECT_EQ(again.id, r.id);
+  // One new small file: one new pack of it; the others keep their places.
+  Write("e", "echo");
+  PublishReport next = Publish();
+  EXPECT_FALSE(next.unchanged);
+  EXPECT_EQ(next.objects_uploaded, 1u);
+  EXPECT_EQ(next.packs_uploaded, 1u);
+  sync::ManifestInfo m2 = HeadManifest();
+  ASSERT_EQ(m2.packs.size(), 3u);
+  EXPECT_EQ(m2.packs[EntryOf(m2, "a").pack - 1].id, id.Digest());
+  EXPECT_EQ(EntryOf(m2, "c").pack_offset, 600000u);
+  EXPECT_EQ(m2.packs[EntryOf(m2, "e").pack - 1].size, 4u);
+}
+
+TEST_F(PackPublishTest, NoPacksWritesEveryFileAsItsOwnObjectInVersionOne) {
+  Write("a", "alpha");
+  Write("b", "bravo");
+  opt_.packs = false;
+  PublishReport r = Publish();
+  EXPECT_EQ(r.packs_uploaded, 0u);
+  EXPECT_EQ(KeysBelow(".ferry/objects/").size(), 2u);
+  EXPECT_TRUE(KeysBelow(".ferry/packs/").empty());
+  uint32_t version = 0;
+  HeadManifest(&version);
+  EXPECT_EQ(version, 1u);
+}
+
+TEST_F(PackPublishTest, AFileRewrittenWhileItsPackIsUploadedPublishesNothing) {
+  Write("a", "alpha");
+  Write("b", "bravo");
+  RewriteOnUpload rewrite(Env::Default(), Src("b"), "BRAVO");
+  auto r = ferry::Publish(Src(), backend_.get(), opt_, &rewrite);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("changed while"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_TRUE(KeysBelow(".ferry/refs/").empty());
+  EXPECT_TRUE(KeysBelow(".ferry/packs/").empty());
+}
+
+TEST_F(PackPublishTest, GcKeepsThePacksKeptVersionsNameAndDeletesTheRest) {
+  Write("a", "alpha");
+  Write("b", "bravo");
+  Publish();
+  ASSERT_OK(Env::Default()->RemoveFile(Src("a")));
+  ASSERT_OK(Env::Default()->RemoveFile(Src("b")));
+  Write("c", "charlie");
+  Publish();
+  ASSERT_EQ(KeysBelow(".ferry/packs/").size(), 2u);
+  GcOptions g;
+  g.keep = 1;
+  g.grace_s = 0;
+  auto r = Gc(backend_.get(), g);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->packs_kept, 1u);
+  EXPECT_EQ(r->packs_deleted, 1u);
+  sync::ManifestInfo m = HeadManifest();
+  ASSERT_EQ(m.packs.size(), 1u);
+  EXPECT_EQ(KeysBelow(".ferry/packs/"),
+            std::vector<std::string>{sync::PackKey(m.packs[0].id)});
+  // Keeping both versions keeps both packs.
+  Write("d", "delta");
+  Publish();
+  g.keep = 2;
+  r = Gc(backend_.get(), g);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->packs_kept, 2u);
+  EXPECT_EQ(r->packs_deleted, 0u);
 }
 
 }  // namespace

@@ -21,7 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "ferry/publish.h"
 #include "formats/manifest/manifest.h"
+#include "remote/file_backend.h"
 #include "sync/cache.h"
 #include "sync/fs_util.h"
 #include "sync/plan.h"
@@ -1419,6 +1421,140 @@ TEST_F(SyncTest, AnOldViewsFileKnownToHoldAnotherObjectIsNotReadForAdoption) {
   EXPECT_EQ(r->files_adopted, 0u);
   EXPECT_EQ(env.reads, std::vector<std::string>{});
   EXPECT_EQ(Tree(dest_), Tree(src_));
+}
+
+}  // namespace
+}  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// ---------------------------------------------------------------- packs
+
+// Publishes src_ with ferry publish (small files in packs) into the bucket.
+class PackSyncTest : public SyncTest {
+ protected:
+  Hash128 PublishPacked() {
+    auto backend = remote::NewFileBackend(bucket_, "bucket", env_);
+    PublishOptions o;
+    o.cache_dir = dir_.Join("publish-cache");
+    o.part_size = 1 << 20;
+    auto r = ferry::Publish(src_, backend.get(), o, env_);
+    EXPECT_OK(r.status());
+    if (!r.ok()) return Hash128{};
+    packs_ = r->packs_uploaded;
+    return r->id;
+  }
+  // The bucket's pack files (paths below it).
+  std::vector<std::string> Packs() {
+    std::vector<std::string> out;
+    auto files = ListFilesRecursive(env_, JoinPath(bucket_, ".ferry/packs"));
+    if (files.ok())
+      for (const std::string& f : *files)
+        out.push_back(JoinPath(bucket_, ".ferry/packs/" + f));
+    return out;
+  }
+  uint64_t packs_ = 0;
+};
+
+TEST_F(PackSyncTest, AColdSyncCutsEveryFileOutOfItsPack) {
+  std::string total;
+  for (int i = 0; i < 12; ++i) {
+    std::string data = test::RandomBytes(20000 + 7000 * i, 100 + i);
+    Write("img/" + std::to_string(100 + i) + ".jpg", data);
+  }
+  Write("img/copy.jpg", test::RandomBytes(20000, 100));  // = img/100.jpg
+  Write("empty", "");
+  Write("shard.tar", test::RandomBytes(1500000, 7));  // its own object
+  PublishPacked();
+  EXPECT_EQ(packs_, 1u);  // 12 files, 702,000 bytes: one pack of 1 MiB
+  ASSERT_EQ(Packs().size(), 1u);
+  SyncReport r = RunOk(Options());
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  EXPECT_EQ(r.objects_fetched, 14u);  // 12 packed, the shard, the empty file
+  // Each object's bytes once (the copy is the same object); nothing more.
+  EXPECT_EQ(r.bytes_fetched, 702000u + 1500000u);
+  auto left = ListFilesRecursive(env_, JoinPath(cache_, "partial"));
+  ASSERT_OK(left.status());
+  EXPECT_TRUE(left->empty()) << (*left)[0];
+  // A second node: the same.
+  SyncReport again = RunOk(Options(dir_.Join("nodes/other")));
+  EXPECT_EQ(again.objects_fetched, 0u);
+  EXPECT_EQ(Tree(dir_.Join("nodes/other")), Tree(src_));
+}
+
+TEST_F(PackSyncTest, ASelectionFetchesOnlyItsFilesRangesOfAPack) {
+  for (int i = 0; i < 8; ++i)
+    Write("f" + std::to_string(i), test::RandomBytes(100000, 200 + i));
+  PublishPacked();
+  ASSERT_EQ(Packs().size(), 1u);
+  SyncOptions o = Options();
+  o.selection.filters = {{false, "*"}, {true, "f3"}, {true, "f6"}};
+  SyncReport r = RunOk(o);
+  EXPECT_EQ(r.objects_fetched, 2u);
+  // Two ranges 200,000 bytes apart: 200,000 bytes, not the 800,000 pack.
+  EXPECT_EQ(r.bytes_fetched, 200000u);
+  EXPECT_EQ(ReadFile(env_, JoinPath(dest_, "f6")),
+            ReadFile(env_, JoinPath(src_, "f6")));
+  EXPECT_FALSE(env_->FileExists(JoinPath(dest_, "f2")));
+  auto left = ListFilesRecursive(env_, JoinPath(cache_, "partial"));
+  ASSERT_OK(left.status());
+  EXPECT_TRUE(left->empty()) << (*left)[0];
+  // Then the rest of the dataset: the other six (half of the pack or more:
+  // the whole pack, whose two cached files are not moved in twice).
+  SyncReport all = RunOk(Options());
+  EXPECT_EQ(all.objects_fetched, 6u);
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+}
+
+TEST_F(PackSyncTest, AFlippedByteInAPackFailsItsFileAndNoOther) {
+  for (int i = 0; i < 4; ++i)
+    Write("f" + std::to_string(i), test::RandomBytes(50000, 300 + i));
+  PublishPacked();
+  auto packs = Packs();
+  ASSERT_EQ(packs.size(), 1u);
+  std::string bytes = ReadFile(env_, packs[0]);
+  ASSERT_EQ(bytes.size(), 200000u);
+  bytes[2 * 50000 + 17] ^= 1;  // in f2
+  WriteFile(env_, packs[0], bytes);
+  auto r = Run(Options());
+  ASSERT_OK(r.status());
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_EQ(r->failures[0].first, "f2");
+  const Status& s = r->failures[0].second;
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("bytes 100000..150000 are not object"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_FALSE(env_->FileExists(dest_));  // DEST stays as it was
+  // The others are in the cache; f2's bytes nowhere but the bucket.
+  const std::string bad = HashBytes(ReadFile(env_, JoinPath(src_, "f2"))).ToHex();
+  int cached = 0;
+  for (const std::string& f : Everything()) {
+    if (f.rfind("cache/objects/", 0) == 0) ++cached;
+    if (f.rfind("cache/", 0) == 0 || f.rfind("nodes/", 0) == 0)
+      EXPECT_EQ(f.find(bad), f.npos) << f;
+  }
+  EXPECT_EQ(cached, 3);
+  auto left = ListFilesRecursive(env_, JoinPath(cache_, "partial"));
+  ASSERT_OK(left.status());
+  EXPECT_TRUE(left->empty()) << (*left)[0];
+}
+
+TEST_F(PackSyncTest, APackOfAnotherSizeFailsItsFilesBeforeAByteIsFetched) {
+  Write("a", "alpha");
+  Write("b", "bravo");
+  PublishPacked();
+  auto packs = Packs();
+  ASSERT_EQ(packs.size(), 1u);
+  WriteFile(env_, packs[0], "alphabravoX");
+  auto r = Run(Options());
+  ASSERT_OK(r.status());
+  ASSERT_EQ(r->failures.size(), 2u);
+  for (const auto& [name, s] : r->failures)
+    EXPECT_TRUE(s.IsCorruption()) << name << ": " << s.ToString();
+  EXPECT_EQ(r->bytes_fetched, 0u);
+  EXPECT_FALSE(env_->FileExists(dest_));
 }
 
 }  // namespace
