@@ -32,6 +32,13 @@ void Landing::AddPack(Env* env, std::string path, std::string pack,
 
 void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
   Env* env = job.env;
+  // The download goes however the cutting ends: a member that failed is
+  // fetched again by a later run, with its own download.
+  struct Remove {
+    Env* env;
+    const std::string& path;
+    ~Remove() { (void)env->RemoveFile(path); }
+  } remove{env, job.path};
   auto fail_rest = [&](size_t from, const Status& s) {
     for (size_t i = from; i < job.members.size(); ++i)
       failed_.emplace_back(job.members[i].key, s);
@@ -47,7 +54,8 @@ void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
     Status s = (*pack)->Read(m.offset, m.key.size, &got, buf.data());
     if (s.ok() && got.size() != m.key.size)
       s = Status::Corruption(
-          job.pack, "ends before byte " + std::to_string(m.offset + m.key.size));
+          job.pack,
+          "ends before byte " + std::to_string(m.offset + m.key.size));
     if (!s.ok()) return fail_rest(i, s);
     if (HashBytes(got) != m.key.hash) {
       failed_.emplace_back(
@@ -80,7 +88,6 @@ void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
       cut.clear();
     }
   }
-  (void)env->RemoveFile(job.path);
   keys->insert(keys->end(), cut.begin(), cut.end());
 }
 

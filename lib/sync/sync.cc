@@ -236,9 +236,9 @@ struct Fetcher {
     constexpr uint64_t kGap = 64 << 10;
     for (const auto& m : *members) {
       const uint64_t end = m.offset + m.key.size;
-      if (!item.ranges.empty() &&
-          m.offset <= item.ranges.back().offset + item.ranges.back().length +
-                          kGap) {
+      if (!item.ranges.empty() && m.offset <= item.ranges.back().offset +
+                                                  item.ranges.back().length +
+                                                  kGap) {
         ByteRange& r = item.ranges.back();
         r.length = std::max(r.offset + r.length, end) - r.offset;
       } else {
@@ -296,9 +296,8 @@ struct Fetcher {
       }
       auto p = packs.find(item.key);
       if (p != packs.end())
-        landing.AddPack(env, item.dest,
-                        JoinPath(backend->Describe(), item.key), p->second,
-                        transfer->fsync);
+        landing.AddPack(env, item.dest, JoinPath(backend->Describe(), item.key),
+                        p->second, transfer->fsync);
     };
     auto got = GetObjects(backend, std::move(items), opt, env);
     Status landed = landing.Close();
@@ -309,6 +308,8 @@ struct Fetcher {
     std::set<std::string> failed;
     bool full = false;
     for (const auto& f : r.failures) full = full || sync::IsNoSpace(f.second);
+    for (const auto& f : landing.failed())
+      full = full || sync::IsNoSpace(f.second);
     std::vector<CacheKey> again, again_whole;
     uint64_t again_bytes = 0;
     auto fail = [&](const CacheKey& k, const Status& s) {

@@ -1,5 +1,6 @@
 // ferry gc REMOTE: delete what no kept version references (docs/sync.md).
 #include <cstdio>
+#include <string>
 
 #include "cli.h"
 #include "ferry/json.h"
@@ -111,16 +112,21 @@ int RunGc(GcArgs& a) {
     std::fputc('\n', stdout);
   } else if (!a.common.quiet && counts) {
     const char* verb = a.gc.dry_run ? "would delete" : "deleted";
+    // Packs only where there are any (a bucket published --no-packs, or
+    // before packs, reads as it did).
+    auto packs = [](uint64_t n, const char* sep) {
+      return n == 0 ? std::string()
+                    : sep + std::to_string(n) + (n == 1 ? " pack" : " packs");
+    };
     std::printf(
-        "%s: %skept %llu versions (%llu objects, %llu packs); %s %llu "
-        "objects and %llu packs (%llu bytes) and %llu manifests; %llu "
-        "unreferenced younger than %s kept\n",
+        "%s: %skept %llu versions (%llu objects%s); %s %llu objects%s (%llu "
+        "bytes) and %llu manifests; %llu unreferenced younger than %s kept\n",
         Printable(a.url).c_str(), s.ok() ? "" : "stopped by an error: ",
         static_cast<unsigned long long>(r.versions_kept),
         static_cast<unsigned long long>(r.objects_kept),
-        static_cast<unsigned long long>(r.packs_kept), verb,
+        packs(r.packs_kept, ", ").c_str(), verb,
         static_cast<unsigned long long>(r.objects_deleted),
-        static_cast<unsigned long long>(r.packs_deleted),
+        packs(r.packs_deleted, " and ").c_str(),
         static_cast<unsigned long long>(r.bytes_deleted),
         static_cast<unsigned long long>(r.manifests_deleted),
         static_cast<unsigned long long>(r.young_kept),
