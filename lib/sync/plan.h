@@ -23,8 +23,12 @@ struct Entry {
   uint64_t size = 0;
   Hash128 hash;
   uint32_t mode = 0644;
-  uint32_t sig_block_len = 0;  // File.sig_block_len (0: no signature)
+  uint32_t sig_block_len = 0;   // File.sig_block_len (0: no signature)
   uint32_t sig_strong_len = 0;  // File.sig_strong_len (0: 32)
+  // Where the file's bytes are in a pack (File.pack): 1 + its index in
+  // ManifestInfo::packs, at pack_offset; 0: its own object (formats/manifest
+  // "Packs"). Here, not below, it fills what was padding.
+  uint32_t pack = 0;
   std::string etag;  // unmanaged remotes: the object's ETag when listed
   // Where this file's part hashes start in ManifestInfo::part_hashes
   // (ceil(size / part_size) of them).
@@ -32,9 +36,6 @@ struct Entry {
   // This file's deltas (File.deltas): ManifestInfo::deltas[first_delta,
   // first_delta + delta_count).
   uint32_t first_delta = 0, delta_count = 0;
-  // Where the file's bytes are in a pack (File.pack): 1 + its index in
-  // ManifestInfo::packs; 0: its own object (formats/manifest "Packs").
-  uint32_t pack = 0;
   uint64_t pack_offset = 0;
 };
 

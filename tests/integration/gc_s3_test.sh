@@ -93,20 +93,22 @@ grep -q "no .ferry/refs/HEAD" err.txt || fail "sync: $(cat err.txt)"
 # version references and that is 3 days old, so it uploads it again (new
 # mtime); gc, holding the listing made before, must not delete it (the
 # fault proxy runs the publish before the listing's last byte).
+# Loose objects (--no-packs): publish never reuses an unreferenced pack, it
+# packs such a file anew (a young pack gc cannot take).
 p=gc-race-$$
 r="s3://$FERRY_TEST_S3_BUCKET/$p"
 mkdir -p "src-$p"
 printf old > "src-$p/a"; printf same > "src-$p/b"; sleep 0.3
-expect_rc 0 "$FERRY" publish "src-$p" "$r" -q
+expect_rc 0 "$FERRY" publish "src-$p" "$r" -q --no-packs
 printf new > "src-$p/a"; sleep 0.3
-expect_rc 0 "$FERRY" publish "src-$p" "$r" -q
+expect_rc 0 "$FERRY" publish "src-$p" "$r" -q --no-packs
 find "$FERRY_TEST_S3_ROOT/$FERRY_TEST_S3_BUCKET/$p/.ferry/objects" \
   "$FERRY_TEST_S3_ROOT/$FERRY_TEST_S3_BUCKET/$p/.ferry/manifests" \
   -name '*._S3rver_object' -exec touch -d '3 days ago' {} +
 {
   export -p | grep -E ' (AWS_[A-Z_]*|FERRY_CACHE)='
   echo "cd '$work' && printf old > 'src-$p/a' && sleep 0.3 &&"
-  echo "'$FERRY' publish 'src-$p' '$r' --json > republish.json 2> republish.err"
+  echo "'$FERRY' publish 'src-$p' '$r' --no-packs --json > republish.json 2> republish.err"
 } > republish.sh
 rule '{"action":"mutate","method":"GET","path":"prefix='$p'%2F.ferry%2Fobjects%2F","command":"bash '$work'/republish.sh"}'
 expect_rc 0 "$FERRY" gc "$r" --endpoint-url "$FERRY_TEST_FAULT_S3_URL" --keep 1 --json
