@@ -525,11 +525,12 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
       report.manifest_id = cur->id;
       report.files = cur->files;
       report.bytes = cur->bytes;
-      report.view =
-          o.in_place
-              ? paths.dest
-              : JoinPath(paths.views,
-                         cur->id + (sel_key.empty() ? "" : "." + sel_key));
+      // The folder DEST shows: not always <id>[.<selection>] (a mirror's
+      // view is built beside another's as <id>.other-<µs>, a repaired one
+      // as <id>.repaired-<µs>); --json named that other folder or none.
+      std::string shown;
+      FERRY_RETURN_IF_ERROR(sync::InspectDest(env, paths, &shown).status());
+      report.view = shown;
       if (!o.dry_run)
         FERRY_RETURN_IF_ERROR(
             CleanOldViews(env, paths, cache_dir, &report, detach));

@@ -531,7 +531,9 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
       if (!repair) {
         report.unchanged = true;  // the listing was the only request
         report.manifest_id = id;
-        report.view = view_of(id);
+        std::string shown;  // the folder DEST shows (sync.cc's no-op)
+        FERRY_RETURN_IF_ERROR(InspectDest(env, paths, &shown).status());
+        report.view = shown;
         return report;
       }
     }

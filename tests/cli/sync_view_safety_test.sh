@@ -153,6 +153,11 @@ expect_rc 0 "$FERRY" sync mirror m1 --cache mcache
 diff -r --exclude='.ferry-*' tree m1 || fail "m1 differs after the mirror's sync"
 [ "$(cat <&8)" = "$(cat tree/readme.txt)" ] || fail "a reader of the old view lost its file"
 exec 8<&-
-expect_rc 0 "$FERRY" sync mirror m1 --cache mcache
+expect_rc 0 "$FERRY" sync --json mirror m1 --cache mcache
 diff -r --exclude='.ferry-*' tree m1 || fail "m1 differs after a second sync"
+# That second sync is a no-op: --json names the folder DEST shows (it named
+# <id>, the original's view or a folder no longer there).
+[ "$(field unchanged)" = True ] || fail "the mirror's second sync was no no-op"
+[ "$(field view)" = "$PWD/$(readlink m1)" ] \
+  || fail "--json view $(field view), DEST shows $(readlink m1)"
 echo OK
