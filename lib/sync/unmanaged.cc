@@ -750,6 +750,15 @@ Result<SyncReport> SyncUnmanaged(const UnmanagedRun& run, SyncReport report) {
   // 3. The view (or DEST in place), as for a managed remote.
   const std::string id = id_of();
   std::string view = view_of(id);
+  // A complete view of this version (an old one a reader kept) is reused
+  // only if intact, as for a managed remote (sync.cc): one with a file
+  // removed or written was swapped in as it was (exit 0, --check exit 3).
+  if (!repair && !o.in_place &&
+      env->FileExists(JoinPath(view, std::string(kViewStateName)))) {
+    FERRY_ASSIGN_OR_RETURN(bool intact,
+                           ViewIntact(env, view, run.cache_dir, rk));
+    repair = !intact;
+  }
   if (repair && !o.in_place && env->FileExists(view))
     view += ".repaired-" + std::to_string(env->NowMicros());  // swapped in
   report.manifest_id = id;

@@ -160,4 +160,20 @@ diff -r --exclude='.ferry-*' tree m1 || fail "m1 differs after a second sync"
 [ "$(field unchanged)" = True ] || fail "the mirror's second sync was no no-op"
 [ "$(field view)" = "$PWD/$(readlink m1)" ] \
   || fail "--json view $(field view), DEST shows $(readlink m1)"
+# An unmanaged remote's old view that a reader kept, then damaged (a file
+# removed), is not swapped back in as it is when the remote returns to that
+# listing: it is rebuilt beside it. It was reused unchecked: exit 0, DEST
+# without the file, --check exit 3.
+mkdir plain && cp tree/readme.txt tree/sub/f0.bin plain/
+expect_rc 0 "$FERRY" sync plain p1 --cache pcache
+kept=$PWD/$(readlink p1)
+exec 9< "$kept/.ferry-view.lock" && flock -s 9
+echo new > plain/new.txt
+expect_rc 0 "$FERRY" sync plain p1 --cache pcache
+[ -d "$kept" ] || fail "the view a reader holds went"
+rm -f "$kept/readme.txt" && rm plain/new.txt
+expect_rc 0 "$FERRY" sync plain p1 --cache pcache
+exec 9<&-
+expect_rc 0 "$FERRY" sync --check p1
+diff -r --exclude='.ferry-*' plain p1 || fail "p1 differs from plain"
 echo OK
