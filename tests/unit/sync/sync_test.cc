@@ -1146,6 +1146,68 @@ TEST_F(SyncTest, CheckFindsChangedMissingAndExtraFiles) {
   EXPECT_EQ(bad->problems[2].first, "extra");
 }
 
+// Runs once, when a file below dir other than ferry's own (.ferry-*) is
+// first opened for reading (a check hashing a view's first file): there a
+// test plays a sync switching DEST.
+class OnFirstReadEnv : public EnvWrapper {
+ public:
+  OnFirstReadEnv(std::string dir, std::function<void()> then)
+      : EnvWrapper(Env::Default()),
+        dir_(std::move(dir)),
+        then_(std::move(then)) {}
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    if (path.rfind(dir_ + "/", 0) == 0 &&
+        path.find("/.ferry-", dir_.size()) == std::string::npos && then_)
+      std::exchange(then_, nullptr)();
+    return EnvWrapper::NewSequentialFile(path);
+  }
+
+ private:
+  std::string dir_;
+  std::function<void()> then_;
+};
+
+// A sync of a mirror of the bucket (the same manifest id from another
+// remote) switches DEST while a check reads it: the check reads the view it
+// started on, kept under its lock, and finds it intact. That view was
+// removed under it: its files reported missing, exit 3 for an intact DEST.
+TEST_F(SyncTest, CheckReadsItsViewUnderItsLockWhileASyncSwitchesDest) {
+  Write("a", "aaaa");
+  Write("b", "bbbb");
+  Write("c", "cccc");
+  Publish();
+  RunOk(Options());
+  const std::string mirror = dir_.Join("mirror");
+  std::filesystem::copy(bucket_, mirror,
+                        std::filesystem::copy_options::recursive);
+  auto before = sync::ReadLink(dest_);
+  ASSERT_OK(before.status());
+  const std::string views = dir_.Join("nodes/.dest.ferry-views");
+  OnFirstReadEnv env(views, [&] {
+    SyncOptions o = Options();
+    o.remote = mirror;
+    auto r = Sync(o, Env::Default());
+    ASSERT_OK(r.status());
+    EXPECT_EQ(r->old_views_in_use, 1u);
+    auto after = sync::ReadLink(dest_);
+    ASSERT_OK(after.status());
+    EXPECT_NE(*after, *before);  // switched while the check reads
+  });
+  auto check = CheckView(dest_, &env);
+  ASSERT_OK(check.status());
+  EXPECT_TRUE(check->problems.empty())
+      << check->problems.size() << " problems, the first: "
+      << (check->problems.empty() ? "" : check->problems[0].second);
+  EXPECT_EQ(check->files, 3u);
+  // Once the check is done, the next sync removes that view.
+  SyncOptions o = Options();
+  o.remote = mirror;
+  SyncReport r = RunOk(o);
+  EXPECT_TRUE(r.unchanged);
+  EXPECT_FALSE(env_->FileExists(JoinPath(dir_.Join("nodes"), *before)));
+}
+
 // A FIFO, a link or a folder in a file's place is a problem named as such,
 // never opened: the FIFO blocked the check for a writer (it hung).
 TEST_F(SyncTest, CheckNamesNonRegularFilesWithoutOpeningThem) {
