@@ -691,7 +691,14 @@ Status VerifyHashList(const std::string& root, const VerifyOptions& o,
   FERRY_RETURN_IF_ERROR(sum.status());
   FERRY_ASSIGN_OR_RETURN(std::vector<std::string> files,
                          ListFilesRecursive(o.env, root));
+  // A ferry sync DEST (a view, or --in-place) holds sync's state besides the
+  // listed files, as a pack output's check allows (IsPackBookkeeping): they
+  // were each "extra", exit 3 for an intact DEST.
+  const bool synced =
+      o.env->FileExists(JoinPath(root, std::string(kViewStateName)));
   for (const std::string& f : files) {
+    if (synced && (f.rfind(".ferry-sync", 0) == 0 || f == kViewLockName))
+      continue;
     if (!named.count(f))
       rep->problems.push_back(
           {f, -1, -1, "extra", "file not in the hash list"});

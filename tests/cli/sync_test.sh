@@ -152,6 +152,10 @@ cp -r "$SAMPLES/dataset" data
 expect_rc 0 "$FERRY" sync pbucket nodes/packed --cache cache
 expect_rc 0 "$FERRY" verify nodes/packed
 expect_rc 0 "$FERRY" verify nodes/packed --deep
+# And against a hash list of the original: sync's own files (.ferry-sync*,
+# .ferry-view.lock) are no "extra" (they were: exit 3 for an intact DEST).
+(cd packed && "$FERRY" hash .) > packed.xxh128
+expect_rc 0 "$FERRY" verify nodes/packed --hashes packed.xxh128
 
 # A low descriptor limit: a soft one is raised (up to the hard one); a hard
 # one below what a sync holds at once (the cache's 64 lock files, the index,
