@@ -2,14 +2,7 @@
 // plan → cache (adopt, download) → view → swap.
 #include "ferry/sync.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -951,73 +944,13 @@ Result<SyncReport> Sync(const SyncOptions& o, Env* env) {
   return report;
 }
 
-namespace {
-
-// The view DEST shows, its lock held shared while it is read, as a job
-// reading DEST holds it (docs/sync.md): a sync switching DEST meanwhile
-// keeps that view until the lock is dropped. The check read its files
-// without it, and a sync of another version or of a mirror removed them
-// under it: each then "NotFound", exit 3 for an intact DEST.
-class ReadLock {
- public:
-  ReadLock() = default;
-  ReadLock(const ReadLock&) = delete;
-  ReadLock& operator=(const ReadLock&) = delete;
-  ~ReadLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  // *view and *kind as InspectDest gives them; for a view, once its lock
-  // is held at its own name (not a trash's it was renamed to meanwhile).
-  Status Take(Env* env, const sync::DestPaths& paths, std::string* view,
-              sync::DestKind* kind) {
-    for (int attempt = 0;; ++attempt) {
-      FERRY_ASSIGN_OR_RETURN(*kind, sync::InspectDest(env, paths, view));
-      if (*kind != sync::DestKind::kView) return Status::OK();
-      const std::string lock = JoinPath(*view, std::string(kViewLockName));
-      // O_NONBLOCK: a FIFO in its place opens at once; only flock is used.
-      int fd =
-          ::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-      if (fd >= 0) {
-        int rc;
-        while ((rc = ::flock(fd, LOCK_SH | LOCK_NB)) != 0 && errno == EINTR) {
-        }
-        struct stat held, named;
-        if (rc == 0 && ::fstat(fd, &held) == 0 &&
-            ::stat(lock.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
-            held.st_dev == named.st_dev) {
-          fd_ = fd;
-          return Status::OK();
-        }
-        ::close(fd);
-      } else {
-        // No lock file (or none to open): read as it is if DEST still
-        // shows it.
-        std::string now;
-        auto k = sync::InspectDest(env, paths, &now);
-        if (k.ok() && *k == sync::DestKind::kView && now == *view &&
-            env->FileExists(*view))
-          return Status::OK();
-      }
-      if (attempt == 200)
-        return Status::Unavailable(paths.dest,
-                                   "its view was switched or removed at "
-                                   "each try to read it: run the check again");
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
-
-}  // namespace
-
 Result<CheckReport> CheckView(const std::string& dest, Env* env) {
   FERRY_ASSIGN_OR_RETURN(sync::DestPaths paths, sync::ResolveDest(dest));
   std::string view;
   sync::DestKind kind;
-  ReadLock read_lock;
+  // Read under the view's lock: a sync switching DEST meanwhile removed
+  // the view under the check, which reported an intact DEST damaged.
+  sync::ViewReadLock read_lock;
   FERRY_RETURN_IF_ERROR(read_lock.Take(env, paths, &view, &kind));
   if (kind != sync::DestKind::kView && kind != sync::DestKind::kInPlace)
     return Status::NotFound(paths.dest, "is not a view made by ferry sync");

@@ -1,11 +1,15 @@
 #include "sync/view.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 
@@ -149,6 +153,48 @@ Result<ViewState> CurrentState(Env* env, const DestPaths& paths) {
       std::string json,
       ReadOwnFile(env, JoinPath(view, std::string(kViewStateName)), 1 << 20));
   return ParseViewState(json);
+}
+
+ViewReadLock::~ViewReadLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status ViewReadLock::Take(Env* env, const DestPaths& paths, std::string* view,
+                          DestKind* kind) {
+  for (int attempt = 0;; ++attempt) {
+    FERRY_ASSIGN_OR_RETURN(*kind, InspectDest(env, paths, view));
+    if (*kind != DestKind::kView) return Status::OK();
+    const std::string lock = JoinPath(*view, std::string(kViewLockName));
+    // O_NONBLOCK: a FIFO in its place opens at once; only flock is used.
+    int fd =
+        ::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd >= 0) {
+      int rc;
+      while ((rc = ::flock(fd, LOCK_SH | LOCK_NB)) != 0 && errno == EINTR) {
+      }
+      struct stat held, named;
+      if (rc == 0 && ::fstat(fd, &held) == 0 &&
+          ::stat(lock.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+          held.st_dev == named.st_dev) {
+        fd_ = fd;
+        return Status::OK();
+      }
+      ::close(fd);
+    } else {
+      // No lock file (or none to open): read as it is if DEST still shows
+      // it.
+      std::string now;
+      auto k = InspectDest(env, paths, &now);
+      if (k.ok() && *k == DestKind::kView && now == *view &&
+          env->FileExists(*view))
+        return Status::OK();
+    }
+    if (attempt == 200)
+      return Status::Unavailable(paths.dest,
+                                 "its view was switched or removed at each "
+                                 "try to read it: run it again");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 Result<std::unique_ptr<FileLock>> LockDest(Env* env, const DestPaths& paths,

@@ -87,6 +87,27 @@ Result<DestKind> InspectDest(Env* env, const DestPaths& paths,
 // The state of the view DEST points to (NotFound if none or incomplete).
 Result<ViewState> CurrentState(Env* env, const DestPaths& paths);
 
+// The view DEST shows, its lock held shared while this lives, as a job
+// reading DEST holds it (docs/sync.md): a sync switching DEST meanwhile
+// keeps that view until then. For ferry sync --check and ferry verify, which
+// read a view's files one by one.
+class ViewReadLock {
+ public:
+  ViewReadLock() = default;
+  ViewReadLock(const ViewReadLock&) = delete;
+  ViewReadLock& operator=(const ViewReadLock&) = delete;
+  ~ViewReadLock();
+
+  // *view and *kind as InspectDest gives them; for a view, once its lock is
+  // held at its own name (not a trash's it was renamed to meanwhile). A
+  // view without a lock file is read as it is.
+  Status Take(Env* env, const DestPaths& paths, std::string* view,
+              DestKind* kind);
+
+ private:
+  int fd_ = -1;
+};
+
 // Held for a whole sync into one DEST, whatever the mode:
 // <parent>/.<name>.ferry-sync.lock, not waited for (in_place: DEST created
 // once it is held, if missing).

@@ -21,6 +21,8 @@
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/webdataset/tar.h"
 #include "pack/shard_stream.h"
+#include "sync/fs_util.h"
+#include "sync/view.h"
 
 namespace ferry {
 namespace {
@@ -708,8 +710,26 @@ Status VerifyHashList(const std::string& root, const VerifyOptions& o,
 
 }  // namespace
 
-Result<VerifyReport> Verify(const std::string& path, const VerifyOptions& o) {
+Result<VerifyReport> Verify(const std::string& path_in,
+                            const VerifyOptions& o) {
   VerifyReport rep;
+  // A ferry sync DEST (a link to a view) is read in the view it shows, under
+  // that view's lock held shared: a sync switching DEST meanwhile keeps it.
+  // Through the link, dataset.json of one version and shards of the next
+  // were read, and an intact DEST reported damaged (exit 3: "missing", "index
+  // sidecar"); ferry verify while ferry sync switched versions.
+  std::string path = path_in;
+  sync::ViewReadLock read_lock;
+  if (auto paths = sync::ResolveDest(path_in); paths.ok()) {
+    auto link = sync::LinkKind(paths->dest);
+    if (link.ok() && *link == sync::PathKind::kLink) {
+      std::string view;
+      sync::DestKind kind;
+      if (read_lock.Take(o.env, *paths, &view, &kind).ok() &&
+          kind == sync::DestKind::kView)
+        path = view;
+    }
+  }
   FERRY_ASSIGN_OR_RETURN(FileInfo info, o.env->Stat(path));
   if (info.type != FileType::kRegular && !info.is_dir) {
     return Status::InvalidArgument(path,

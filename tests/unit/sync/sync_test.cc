@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ferry/publish.h"
+#include "ferry/verify.h"
 #include "formats/manifest/manifest.h"
 #include "remote/file_backend.h"
 #include "sync/cache.h"
@@ -1206,6 +1207,43 @@ TEST_F(SyncTest, CheckReadsItsViewUnderItsLockWhileASyncSwitchesDest) {
   SyncReport r = RunOk(o);
   EXPECT_TRUE(r.unchanged);
   EXPECT_FALSE(env_->FileExists(JoinPath(dir_.Join("nodes"), *before)));
+}
+
+// ferry verify DEST while a sync switches DEST to the next version: it
+// reads the view DEST showed when it began, kept under that view's lock.
+// Through the link it read files of both versions, and an intact DEST was
+// reported damaged (each file then "hash": the next version's bytes).
+TEST_F(SyncTest, VerifyReadsTheViewUnderItsLockWhileASyncSwitchesDest) {
+  std::string list;
+  for (const char* f : {"a", "b", "c"}) {
+    const std::string bytes(4, f[0]);
+    Write(f, bytes);
+    list += HashBytes(bytes).ToHex() + "  ./" + f + "\n";
+  }
+  Publish();
+  RunOk(Options());
+  const std::string list_file = dir_.Join("v1.xxh128");
+  WriteFile(env_, list_file, list);
+  for (const char* f : {"a", "b", "c"}) Write(f, std::string(4, f[0] - 32));
+  Publish();
+  OnFirstReadEnv env(dir_.Join("nodes"), [&] {
+    auto r = Sync(Options(), Env::Default());
+    ASSERT_OK(r.status());
+    EXPECT_FALSE(r->unchanged);
+    EXPECT_EQ(r->old_views_in_use, 1u);
+  });
+  VerifyOptions vo;
+  vo.env = &env;
+  vo.hashes_file = list_file;
+  auto rep = Verify(dest_, vo);
+  ASSERT_OK(rep.status());
+  EXPECT_EQ(rep->files, 3u);
+  EXPECT_TRUE(rep->problems.empty())
+      << rep->problems.size() << " problems, the first: "
+      << (rep->problems.empty()
+              ? ""
+              : rep->problems[0].file + ": " + rep->problems[0].detail);
+  EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "AAAA");  // switched meanwhile
 }
 
 // A FIFO, a link or a folder in a file's place is a problem named as such,
