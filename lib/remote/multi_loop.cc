@@ -210,6 +210,10 @@ void CurlMultiLoop::Start(LoopRequest* r) {
   ++active_;
   peak_ = std::max(peak_, active_);
   ++report_->requests;
+  if (!r->retry_cause.empty()) {
+    ++report_->retries[r->retry_cause];
+    r->retry_cause.clear();
+  }
   if (!s.ok() || curl_multi_add_handle(multi_, easy) != CURLM_OK)
     client_->OnStartFailed(
         r, s.ok() ? Status::IOError("curl_multi_add_handle") : s);
@@ -266,8 +270,9 @@ void CurlMultiLoop::Release(LoopRequest* r) {
   --active_;
 }
 
-void CurlMultiLoop::Retry(LoopRequest* r) {
+void CurlMultiLoop::Retry(LoopRequest* r, std::string cause) {
   Release(r);
+  r->retry_cause = std::move(cause);
   const uint64_t now = NowMicros();
   if (r->last_unreached && !reached_) {
     // No answer to honour; the backoff grows as for any retry, but the

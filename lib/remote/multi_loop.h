@@ -44,7 +44,11 @@ struct LoopRequest {
   // backoff.
   int unreached = 0;
   bool last_unreached = false;  // the last try was one
-  uint64_t not_before_us = 0;   // a waiting retry starts at this time
+  // Set when r is to be sent again: why (a TransferReport::retries cause),
+  // counted when it is sent (Start), not when it is scheduled: a retry that
+  // never goes (the run gave up, its object failed) is no retry.
+  std::string retry_cause;
+  uint64_t not_before_us = 0;  // a waiting retry starts at this time
   HttpRequest http;
   CurlExchange ex;
   CURL* easy = nullptr;  // while in flight
@@ -110,7 +114,8 @@ class CurlMultiLoop {
     reqs_[raw] = std::move(r);
     return raw;
   }
-  // Puts a registered request in flight.
+  // Puts a registered request in flight (a retry_cause set is counted
+  // then, once it is sent).
   void Start(LoopRequest* r);
   // Whether r may be tried again under the retry policy. A try that did
   // not reach the server (refused, not resolved, the connect timed out)
@@ -120,11 +125,12 @@ class CurlMultiLoop {
   bool CanRetry(const LoopRequest* r) const {
     return r->attempt < policy_.max_retries && !unreachable_;
   }
-  // Schedules r's next attempt after the backoff (Retry-After honoured).
-  // Before any request has reached the server, no later than the end of
-  // the unreachable window (and the first request that reaches it starts
-  // every waiting retry at once).
-  void Retry(LoopRequest* r);
+  // Schedules r's next attempt after the backoff (Retry-After honoured),
+  // counted in the report's retries under cause when it is sent. Before
+  // any request has reached the server, no later than the end of the
+  // unreachable window (and the first request that reaches it starts every
+  // waiting retry at once).
+  void Retry(LoopRequest* r, std::string cause);
   // Starts r again as soon as there is room, not counted as a retry (it
   // was redirected).
   void Resend(LoopRequest* r);

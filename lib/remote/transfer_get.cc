@@ -48,6 +48,9 @@ struct Obj {
   // Its ranges go one per GET from now on: a multi-range GET of it failed,
   // or the server answered one with a single range.
   bool single_ranges = false;
+  // Why its next request is a retry (a multi-range GET of it failed and
+  // its parts went back): counted when that one is sent.
+  std::string retry_cause;
   // Parts whose range the endgame split: how many more of their pieces
   // must land before the part is checked.
   std::map<uint64_t, int> pieces_left;
@@ -435,7 +438,7 @@ class GetEngine : public CurlMultiLoop::Client {
                       o->dl->etag());
       running_.erase(pick);
       loop_.Delete(pick);
-      ++report_->retries["stalled"];
+      r->retry_cause = "stalled";
       running_.insert(r);
       loop_.Start(r);
       return true;
@@ -487,6 +490,7 @@ class GetEngine : public CurlMultiLoop::Client {
     r->part = part;
     r->range = range;
     r->if_match = std::move(if_match);
+    r->retry_cause = std::exchange(o->retry_cause, std::string());
     return r;
   }
 
@@ -814,9 +818,10 @@ class GetEngine : public CurlMultiLoop::Client {
       loop_.Delete(r);
       return Fail(o, s);
     }
+    // Counted when the object's next request goes (NewReq).
     if (!s.ok() && !r->multi_refused) {
-      ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
-                                             : std::string("content")];
+      o->retry_cause =
+          r->body_status.ok() ? RetryCause(rc, status) : std::string("content");
     }
     // A server that answered with one range serves them one at a time.
     const bool one_range = r->answer && !r->reader;
@@ -984,8 +989,8 @@ class GetEngine : public CurlMultiLoop::Client {
       return Restart(o, s);
     }
     if (RetryPolicy::IsRetryable(s) && loop_.CanRetry(r)) {
-      ++report_->retries[r->body_status.ok() ? RetryCause(rc, status)
-                                             : std::string("content")];
+      std::string cause =
+          r->body_status.ok() ? RetryCause(rc, status) : std::string("content");
       // Go on from the first byte not yet kept (the bytes before it are in
       // the part file already).
       // An answer that sent all it was asked and then more is not
@@ -997,7 +1002,7 @@ class GetEngine : public CurlMultiLoop::Client {
       }
       r->answer.reset();
       again();
-      return loop_.Retry(r);
+      return loop_.Retry(r, std::move(cause));
     }
     loop_.Delete(r);
     Fail(o, s);

@@ -148,8 +148,7 @@ class PutEngine : public CurlMultiLoop::Client {
       return;
     }
     if (RetryPolicy::IsRetryable(s) && loop_.CanRetry(r)) {
-      ++report_->retries[RetryCause(rc, status)];
-      return loop_.Retry(r);
+      return loop_.Retry(r, RetryCause(rc, status));
     }
     loop_.Delete(r);
     Fail(u, s);

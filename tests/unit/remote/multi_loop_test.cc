@@ -93,7 +93,7 @@ class UrlClient : public CurlMultiLoop::Client {
   }
   void OnDone(LoopRequest* r, CURLcode rc, long status) override {
     if (rc == CURLE_OK && status == 503 && loop_->CanRetry(r))
-      return loop_->Retry(r);
+      return loop_->Retry(r, "503");
     statuses.push_back(rc == CURLE_OK ? status : -long(rc));
     loop_->Delete(r);
   }
@@ -122,7 +122,7 @@ class RetryingClient : public UrlClient {
     waiting_.erase(r);
     if (rc != CURLE_OK && loop_->CanRetry(r)) {
       if (first_failure_us == 0) first_failure_us = now;
-      loop_->Retry(r);
+      loop_->Retry(r, "connect");
       latest_retry_us = std::max(latest_retry_us, r->not_before_us);
       waiting_.insert(r);
       return;
