@@ -251,6 +251,32 @@ Status CurlError(std::string_view what, CURLcode code, const char* errbuf) {
   }
 }
 
+bool ReachedServer(CURL* easy, CURLcode rc) {
+  switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return false;
+    case CURLE_OPERATION_TIMEDOUT: {
+      curl_off_t connect_us = 0;
+      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+      return connect_us > 0;
+    }
+    default:
+      return true;
+  }
+}
+
+std::string UrlOrigin(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  size_t end = url.find_first_of("/?#", scheme + 3);
+  std::string_view authority = url.substr(scheme + 3, end - (scheme + 3));
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos)
+    authority.remove_prefix(at + 1);
+  return std::string(url.substr(0, scheme + 3)) + std::string(authority);
+}
+
 void LogRequest(const HttpSettings& settings, const HttpRequest& request,
                 long status) {
   if (!settings.log) return;

@@ -71,6 +71,17 @@ Status SetupEasy(CURL* easy, CurlExchange* ex, const HttpSettings& settings);
 // bad URLs and local write aborts are IOError. `what` names the object.
 Status CurlError(std::string_view what, CURLcode code, const char* errbuf);
 
+// Whether the request that ended with rc on easy got a connection to the
+// server: not when connecting was refused, the name was not resolved, or
+// the connect timed out (a port whose SYNs are dropped; "timed out" with
+// no connection made), which all say nothing of the server but that it is
+// not there (yet): docs/remote.md "A server that is not there".
+bool ReachedServer(CURL* easy, CURLcode rc);
+
+// "scheme://host:port" of a URL: what names a server in a message (no
+// userinfo, path or query).
+std::string UrlOrigin(std::string_view url);
+
 // "GET https://host/key -> 206" lines for -v, secrets redacted.
 void LogRequest(const HttpSettings& settings, const HttpRequest& request,
                 long status);

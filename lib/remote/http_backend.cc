@@ -37,12 +37,12 @@ std::string EncodeKey(std::string_view key) {
 
 class HttpBackendImpl final : public HttpBackend {
  public:
-  HttpBackendImpl(std::string base, HttpSettings settings, int max_retries,
+  HttpBackendImpl(std::string base, HttpSettings settings, RetryPolicy policy,
                   bool keys_as_written)
       : base_(std::move(base)),
         keys_as_written_(keys_as_written),
         settings_(settings),
-        client_(std::move(settings), RetryPolicy{max_retries}) {
+        client_(std::move(settings), policy) {
     caps_.ranges = true;
     caps_.conditional_reads = true;
   }
@@ -211,9 +211,9 @@ Result<std::unique_ptr<HttpBackend>> NewHttpBackend(
   while (u.size() > host_start + host.size() && u.back() == '/') u.pop_back();
   FERRY_ASSIGN_OR_RETURN(HttpSettings settings, HttpSettingsFrom(options));
   settings.follow_redirects = true;
-  return std::unique_ptr<HttpBackend>(
-      new HttpBackendImpl(EncodeUrlAsWritten(u), std::move(settings),
-                          options.max_retries, options.http_keys_as_written));
+  return std::unique_ptr<HttpBackend>(new HttpBackendImpl(
+      EncodeUrlAsWritten(u), std::move(settings), RetryPolicyFrom(options),
+      options.http_keys_as_written));
 }
 
 }  // namespace ferry::remote

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "remote/redirect.h"
+#include "remote/transfer_util.h"
 
 namespace ferry::remote {
 
@@ -39,7 +40,7 @@ void HttpClient::Give(CurlEasy easy) {
 Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
                                          ByteSink* body_sink, uint64_t max_body,
                                          const HeaderCheck& check,
-                                         bool* delivered) {
+                                         bool* delivered, bool* reached) {
   CurlEasy easy = Take();
   if (!easy) return Status::IOError("curl_easy_init failed");
   CurlExchange ex;
@@ -80,6 +81,7 @@ Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
   };
   FERRY_RETURN_IF_ERROR(SetupEasy(easy.get(), &ex, settings_));
   CURLcode rc = curl_easy_perform(easy.get());
+  *reached = ReachedServer(easy.get(), rc);
   long code = 0;
   curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
   LogRequest(settings_, req, rc == CURLE_OK ? code : 0);
@@ -94,19 +96,58 @@ Result<HttpResponse> HttpClient::Attempt(const HttpRequest& req,
   return std::move(ex.response);
 }
 
+std::optional<uint64_t> HttpClient::Unreached(uint64_t now_us) {
+  std::lock_guard<std::mutex> lock(reach_mu_);
+  if (reached_) return std::nullopt;
+  if (first_unreached_us_ == 0) first_unreached_us_ = now_us;
+  const uint64_t deadline = first_unreached_us_ + policy_.unreachable_ms * 1000;
+  return now_us >= deadline ? 0 : deadline;
+}
+
+void HttpClient::Reached() {
+  std::lock_guard<std::mutex> lock(reach_mu_);
+  if (reached_) return;
+  reached_ = true;
+  reach_cv_.notify_all();
+}
+
+void HttpClient::WaitUnreached(uint64_t until_us) {
+  const uint64_t now = NowMicros();
+  if (until_us <= now) return;
+  std::unique_lock<std::mutex> lock(reach_mu_);
+  reach_cv_.wait_for(lock, std::chrono::microseconds(until_us - now),
+                     [this] { return reached_; });
+}
+
 Result<HttpResponse> HttpClient::Perform(
     const std::function<Result<HttpRequest>()>& make, ByteSink* body_sink,
     uint64_t max_body, const HeaderCheck& check) {
   RedirectState redirect;  // the same for every attempt once met
   std::string origin;
+  int unreached = 0;  // tries that did not reach the server, before any had
   for (int attempt = 0;; ++attempt) {
     Result<HttpRequest> req = make();
     if (!req.ok()) return req.status();
     if (origin.empty()) origin = req->url;
     ApplyRedirect(redirect, &*req);
-    bool delivered = false;
+    bool delivered = false, reached = true;
     Result<HttpResponse> r =
-        Attempt(*req, body_sink, max_body, check, &delivered);
+        Attempt(*req, body_sink, max_body, check, &delivered, &reached);
+    if (reached) {
+      Reached();
+    } else if (!r.ok() && RetryPolicy::IsRetryable(r.status())) {
+      const uint64_t now = NowMicros();
+      if (std::optional<uint64_t> until = Unreached(now)) {
+        if (*until == 0)
+          return Status::Unavailable(
+              UnreachableMessage(UrlOrigin(req->url), policy_.unreachable_ms));
+        // Not a retry of the request: the server is not there (yet).
+        --attempt;
+        WaitUnreached(std::min(
+            now + uint64_t(policy_.BackoffMs(++unreached)) * 1000, *until));
+        continue;
+      }
+    }
     if (r.ok() && settings_.follow_redirects) {
       FERRY_ASSIGN_OR_RETURN(bool moved,
                              FollowRedirect(origin, req->url, *r, &redirect));

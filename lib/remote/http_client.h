@@ -8,7 +8,10 @@
 #ifndef FERRY_LIB_REMOTE_HTTP_CLIENT_H_
 #define FERRY_LIB_REMOTE_HTTP_CLIENT_H_
 
+#include <condition_variable>
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "ferry/result.h"
@@ -35,6 +38,14 @@ class HttpClient {
   // backoff (Retry-After honoured); when retries run out, a network failure
   // is returned as its Status and a 5xx as the last answer.
   //
+  // Until a request of this client has reached the server, as the transfer
+  // engine does (docs/remote.md "A server that is not there"): a try that
+  // could not (refused, not resolved, the connect timed out) uses up no
+  // retry, and waits no later than policy.unreachable_ms after the first
+  // such try of the client (the first request to reach the server ends
+  // every such wait); past that it fails at once, Unavailable "server
+  // unreachable: ...".
+  //
   // A 2xx body goes to body_sink when one is given, else into
   // response.body; any other body into response.body. response.body holds
   // at most max_body bytes (more is an IOError: a listing page or an error
@@ -54,17 +65,31 @@ class HttpClient {
                                const HeaderCheck& check = nullptr);
 
  private:
-  // One attempt; *delivered tells whether body_sink got bytes.
+  // One attempt; *delivered tells whether body_sink got bytes, *reached
+  // whether it got a connection to the server (ReachedServer).
   Result<HttpResponse> Attempt(const HttpRequest& req, ByteSink* body_sink,
                                uint64_t max_body, const HeaderCheck& check,
-                               bool* delivered);
+                               bool* delivered, bool* reached);
   CurlEasy Take();
   void Give(CurlEasy easy);
+  // A try of url did not reach the server: until when its retry may wait
+  // (0: the window is over, fail), or nullopt once the server has been
+  // reached (an ordinary failure).
+  std::optional<uint64_t> Unreached(uint64_t now_us);
+  void Reached();
+  // Sleeps until until_us, or until a request reaches the server.
+  void WaitUnreached(uint64_t until_us);
 
   HttpSettings settings_;
   RetryPolicy policy_;
   std::mutex mu_;
   std::vector<CurlEasy> pool_;
+  // The unreachable rule's state (under reach_mu_): whether a request has
+  // reached the server, and when the first one could not before any had.
+  std::mutex reach_mu_;
+  std::condition_variable reach_cv_;
+  bool reached_ = false;
+  uint64_t first_unreached_us_ = 0;
 };
 
 }  // namespace ferry::remote

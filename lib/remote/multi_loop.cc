@@ -5,42 +5,6 @@
 #include <thread>
 
 namespace ferry::remote {
-namespace {
-
-// Whether the request that ended with rc got a connection to the server:
-// not when connecting was refused, the name was not resolved, or the
-// connect timed out (a port whose SYNs are dropped; "timed out" with no
-// connection made), which all say nothing of the server but that it is
-// not there (yet).
-bool Connected(CURL* easy, CURLcode rc) {
-  switch (rc) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      return false;
-    case CURLE_OPERATION_TIMEDOUT: {
-      curl_off_t connect_us = 0;
-      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
-      return connect_us > 0;
-    }
-    default:
-      return true;
-  }
-}
-
-// "scheme://host:port" of a URL: what names a server in a message (no
-// userinfo, path or query).
-std::string Origin(std::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
-  size_t end = url.find_first_of("/?#", scheme + 3);
-  std::string_view authority = url.substr(scheme + 3, end - (scheme + 3));
-  if (size_t at = authority.rfind('@'); at != std::string_view::npos)
-    authority.remove_prefix(at + 1);
-  return std::string(url.substr(0, scheme + 3)) + std::string(authority);
-}
-
-}  // namespace
 
 CurlMultiLoop::CurlMultiLoop(const HttpSettings& backend_settings,
                              const TransferOptions& options,
@@ -226,7 +190,7 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
   LogRequest(settings_, r->http, status);
   if (r->ex.headers_done) pacer_.OnAnswer(r->ex.headers_us, report_->bytes);
   pacer_.OnEnd();
-  const bool unreached = !Connected(r->easy, rc);
+  const bool unreached = !ReachedServer(r->easy, rc);
   Release(r);
   r->last_unreached = unreached && !reached_;
   if (!unreached) {
@@ -245,13 +209,9 @@ void CurlMultiLoop::Finish(LoopRequest* r, CURLcode rc) {
 
 void CurlMultiLoop::GiveUp(const LoopRequest* r) {
   unreachable_ = true;
-  server_ = Origin(r->http.url);
-  const uint64_t ms = unreachable_ms_;
-  const std::string window = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s"
-                                            : std::to_string(ms) + " ms";
-  report_->warnings.push_back(
-      "server unreachable: no request reached " + server_ + " in " + window +
-      " (connections refused or timed out): gave up, nothing more is sent");
+  server_ = UrlOrigin(r->http.url);
+  report_->warnings.push_back(UnreachableMessage(server_, unreachable_ms_) +
+                              ", nothing more is sent");
 }
 
 Status CurlMultiLoop::NotSent() const {

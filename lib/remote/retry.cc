@@ -17,6 +17,22 @@ int64_t RetryPolicy::BackoffMs(int retry, int64_t retry_after_s) const {
   return std::uniform_int_distribution<int64_t>(0, ceiling)(rng);
 }
 
+RetryPolicy RetryPolicyFrom(const RemoteOptions& options) {
+  RetryPolicy p;
+  p.max_retries = options.max_retries;
+  p.unreachable_ms = options.unreachable_ms;
+  return p;
+}
+
+std::string UnreachableMessage(std::string_view origin,
+                               uint64_t unreachable_ms) {
+  const uint64_t ms = unreachable_ms;
+  const std::string window = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s"
+                                            : std::to_string(ms) + " ms";
+  return "server unreachable: no request reached " + std::string(origin) +
+         " in " + window + " (connections refused or timed out): gave up";
+}
+
 int64_t RetryAfterSeconds(const HttpResponse& response) {
   const std::string* v = FindHeader(response.headers, "retry-after");
   if (v == nullptr || v->empty()) return -1;

@@ -109,7 +109,7 @@ class S3Backend final : public HttpBackend, public IncompleteUploadSweeper {
         config_(std::move(config)),
         endpoint_(std::move(endpoint)),
         settings_(settings),
-        client_(std::move(settings), RetryPolicy{options.max_retries}),
+        client_(std::move(settings), RetryPolicyFrom(options)),
         part_size_(UploadPartSize(options.part_size)) {
     folder_ = prefix_;
     if (!folder_.empty() && folder_.back() != '/') folder_ += '/';

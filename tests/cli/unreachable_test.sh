@@ -32,3 +32,14 @@ w = j["warnings"]
 assert len(w) == 1 and w[0].startswith("server unreachable: no request reached " + sys.argv[2]), w
 PY
 [ "$(grep -c 'server unreachable' err.txt)" = 1 ] || { cat err.txt; fail "--json: said more than once"; }
+
+# The synchronous requests follow the same rule (and say so the same way):
+# a listing and a sync's first GET of its ref, which each made their own
+# 1 + --retries tries before (`ferry sync` of a closed port: 24.8 s, 9
+# requests, "Couldn't connect to server").
+expect_rc 4 "$ferry" ls --no-sign-request --endpoint-url "$base" s3://b/p/
+grep -q "^ferry: Unavailable: server unreachable: no request reached $base in 300 ms (connections refused or timed out): gave up$" err.txt \
+  || { cat err.txt; fail "ls: not the unreachable message"; }
+expect_rc 4 "$ferry" sync "$base/ds" dest/
+grep -q "^ferry: Unavailable: server unreachable: no request reached $base in 300 ms" err.txt \
+  || { cat err.txt; fail "sync: not the unreachable message"; }

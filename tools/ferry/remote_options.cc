@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cli.h"
@@ -146,6 +147,9 @@ void AddRemoteOptions(CLI::App* cmd, RemoteOptions* o) {
                 "Print each request (method, URL, status; secrets redacted)");
   cmd->parse_complete_callback([o, verbose] {
     if (verbose->count() > 0) o->log = PrintRequestLine;
+    // For tests of a dead endpoint (tests/cli/unreachable_test.sh).
+    if (const char* ms = std::getenv("FERRY_TEST_UNREACHABLE_MS"); ms && *ms)
+      o->unreachable_ms = std::strtoull(ms, nullptr, 10);
   });
 }
 

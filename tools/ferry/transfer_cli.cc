@@ -155,9 +155,7 @@ TransferOptions TransferOptionsFrom(const RemoteOptions& r, bool dry_run) {
   t.low_speed_limit = r.low_speed_limit;
   t.low_speed_time = r.low_speed_time;
   t.dry_run = dry_run;
-  // For tests of a dead endpoint (tests/cli/unreachable_test.sh).
-  if (const char* ms = std::getenv("FERRY_TEST_UNREACHABLE_MS"); ms && *ms)
-    t.unreachable_ms = std::strtoull(ms, nullptr, 10);
+  t.unreachable_ms = r.unreachable_ms;
   return t;
 }
 

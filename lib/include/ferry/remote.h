@@ -187,6 +187,12 @@ struct RemoteOptions {
   // A connection not made in this long is given up (and counts as the
   // server not reached: docs/remote.md "A server that is not there").
   int connect_timeout_ms = 20000;
+  // Until a request has reached the server, tries that cannot (refused,
+  // not resolved, the connect timed out) use up no retries and wait no
+  // longer than this after the first; then the request fails ("server
+  // unreachable"). Listings, HEADs, small reads and writes here; the
+  // transfer engine's runs by TransferOptions::unreachable_ms.
+  uint64_t unreachable_ms = 30000;
   // -v: one line per request (method, URL, status; secrets redacted).
   std::function<void(std::string_view)> log;
 };

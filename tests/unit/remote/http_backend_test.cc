@@ -135,6 +135,90 @@ TEST(HttpBackendTest, RetriesCountedAreTheRetriesSent) {
   EXPECT_EQ(retries, r->requests - sent.size());
 }
 
+// The synchronous requests (Stat, listings, small reads: HttpClient)
+// follow the transfer engine's rule for a server no request has reached:
+// a refusal uses up no retry (here none is allowed), the tries wait no
+// longer than the window after the first, and then the request fails with
+// the engine's message; a later request tries once and fails at once.
+// Before, each call made its own 1 + --retries tries ("Couldn't connect
+// to server"): `ferry sync` against a closed port took 24.8 s, against a
+// port that drops SYNs 200 s (9 connect timeouts of 20 s).
+TEST(HttpBackendTest, SynchronousRequestsGiveUpOnAServerNoneReached) {
+  const std::string base =
+      "http://127.0.0.1:" + std::to_string(test::RefusingPort());
+  RemoteOptions ro;
+  ro.max_retries = 0;
+  ro.unreachable_ms = 300;
+  std::atomic<int> tries{0};
+  ro.log = [&](std::string_view) { ++tries; };
+  auto b = NewHttpBackend(base + "/", ro);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto st = (*b)->Stat("k");
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(st.status().IsUnavailable()) << st.status().ToString();
+  EXPECT_NE(st.status().ToString().find("server unreachable: no request "
+                                        "reached " +
+                                        base + " in 300 ms"),
+            std::string::npos)
+      << st.status().ToString();
+  EXPECT_GT(tries.load(), 1);  // refusals are no retries
+  const int before = tries.load();
+  st = (*b)->Stat("k2");
+  EXPECT_NE(st.status().ToString().find("server unreachable"),
+            std::string::npos)
+      << st.status().ToString();
+  EXPECT_EQ(tries.load(), before + 1);
+}
+
+// A connect that times out (a port that drops SYNs) did not reach the
+// server either: no retry beyond the window, where each of the 1 +
+// --retries tries took its connect timeout.
+TEST(HttpBackendTest, SynchronousConnectTimeoutsGiveUpAfterTheWindow) {
+  test::SilentPort silent;
+  RemoteOptions ro;
+  ro.connect_timeout_ms = 200;
+  ro.max_retries = 8;
+  ro.unreachable_ms = 300;
+  std::atomic<int> tries{0};
+  ro.log = [&](std::string_view) { ++tries; };
+  auto b = NewHttpBackend(
+      "http://127.0.0.1:" + std::to_string(silent.port()) + "/", ro);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto st = (*b)->Stat("k");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.status().ToString().find("server unreachable"),
+            std::string::npos)
+      << st.status().ToString();
+  // The first timeout starts the window (at 200 ms); the tries after it
+  // end by 700 ms: at most 3 more.
+  EXPECT_LE(tries.load(), 4);
+}
+
+// A server that comes up late: the synchronous requests wait for it as a
+// transfer does, their retries untouched (each may fail once here).
+TEST(HttpBackendTest, SynchronousRequestsWaitForALateServer) {
+  const int port = test::RefusingPort();
+  RemoteOptions ro;
+  ro.max_retries = 1;
+  auto b = NewHttpBackend("http://127.0.0.1:" + std::to_string(port) + "/", ro);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  std::optional<test::PollServer> server;
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    server.emplace(
+        [](const std::string&, int) {
+          return std::optional<std::string>(
+              "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"e1\"\r\n"
+              "\r\nhello");
+        },
+        nullptr, port);
+  });
+  auto st = (*b)->Stat("k");
+  late.join();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->size, 5u);
+}
+
 // Items listed as 5 bytes with the ETag "e1" and a changed_dest: one whose
 // object is still that lands at dest; one that changed since (6 bytes, ETag
 // "e2": the GET conditioned on "e1" fails, the object is fetched again) and
