@@ -181,8 +181,37 @@ Status FindPresent(Backend* backend, std::vector<Upload>* wanted,
   return Status::OK();
 }
 
+// Adds an upload run's report to *total (PublishOptions::uploads).
+void AddRun(TransferReport run, TransferReport* total) {
+  total->files_done += run.files_done;
+  total->files_failed += run.files_failed;
+  total->files_skipped += run.files_skipped;
+  total->bytes += run.bytes;
+  total->requests += run.requests;
+  for (const auto& [cause, n] : run.retries) total->retries[cause] += n;
+  for (auto& f : run.failures) total->failures.push_back(std::move(f));
+  for (auto& w : run.warnings) total->warnings.push_back(std::move(w));
+}
+
+// A failed upload run: how many failed, the first few sources, why the first
+// did, and what the run ran into (its warnings: "server unreachable").
+Status UploadsFailed(const TransferReport& r) {
+  constexpr size_t kNamed = 3;
+  std::string names;
+  for (size_t i = 0; i < r.failures.size() && i < kNamed; ++i)
+    names += (i ? ", " : "") + r.failures[i].first;
+  if (r.failures.size() > kNamed)
+    names += " and " + std::to_string(r.failures.size() - kNamed) + " more";
+  std::string why = r.failures.front().second.ToString();
+  for (const std::string& w : r.warnings) why += "; " + w;
+  return Status::IOError(std::to_string(r.failures.size()) + " of " +
+                         std::to_string(r.files_done + r.failures.size()) +
+                         " uploads failed: " + names + " (first: " + why + ")");
+}
+
 Status RunPuts(Backend* backend, std::vector<PutItem> items,
-               const TransferOptions& options, Env* env, uint64_t* bytes) {
+               const TransferOptions& options, Env* env, uint64_t* bytes,
+               TransferReport* uploads) {
   if (items.empty()) return Status::OK();
   // Objects are content-addressed: a publisher running now may be
   // uploading the same one. Its upload is left alone; a killed run's goes
@@ -193,16 +222,9 @@ Status RunPuts(Backend* backend, std::vector<PutItem> items,
   FERRY_ASSIGN_OR_RETURN(TransferReport r,
                          PutObjects(backend, std::move(items), o, env));
   *bytes += r.bytes;
-  if (!r.failures.empty()) {
-    const auto& [what, why] = r.failures.front();
-    return Status::IOError(
-        what,
-        "upload failed (" + why.ToString() + ")" +
-            (r.failures.size() > 1
-                 ? " and " + std::to_string(r.failures.size() - 1) + " more"
-                 : std::string()));
-  }
-  return Status::OK();
+  Status s = r.failures.empty() ? Status::OK() : UploadsFailed(r);
+  if (uploads != nullptr) AddRun(std::move(r), uploads);
+  return s;
 }
 
 // Files the parent has keep their place: the pack it put them in (an
@@ -406,7 +428,7 @@ Status Mirror(Backend* backend, const std::string& root,
   if (o.dry_run) return Status::OK();
   uint64_t bytes = 0;
   FERRY_RETURN_IF_ERROR(
-      RunPuts(backend, std::move(puts), o.transfer, env, &bytes));
+      RunPuts(backend, std::move(puts), o.transfer, env, &bytes, o.uploads));
   for (const std::string& key : deletes)
     FERRY_RETURN_IF_ERROR(backend->Delete(key));
   return Status::OK();
@@ -595,7 +617,7 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   puts.insert(puts.end(), work.puts.begin(), work.puts.end());
   uint64_t moved = 0;
   FERRY_RETURN_IF_ERROR(
-      RunPuts(backend, std::move(puts), o.transfer, env, &moved));
+      RunPuts(backend, std::move(puts), o.transfer, env, &moved, o.uploads));
   // A file rewritten since it was hashed would have uploaded other bytes
   // under its hash: refuse the version (sync would refuse the object).
   auto unchanged = [&](const Upload& u, const std::string& key) {

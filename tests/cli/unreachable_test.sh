@@ -43,3 +43,32 @@ grep -q "^ferry: Unavailable: server unreachable: no request reached $base in 30
 expect_rc 4 "$ferry" sync "$base/ds" dest/
 grep -q "^ferry: Unavailable: server unreachable: no request reached $base in 300 ms" err.txt \
   || { cat err.txt; fail "sync: not the unreachable message"; }
+
+# A publish whose server goes away before its uploads (fake_s3.py answers
+# its 5 requests, the ref, a listing and 3 HEADs, then exits): the uploads
+# find no server, and publish shows what put shows, each failure and the
+# one warning (before: only "src/f1: upload failed (...) and 2 more").
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir src && for i in 1 2 3; do echo "file $i" > "src/f$i"; done
+echo '{}' > objects.json
+/usr/bin/python3 "$here/../integration/fake_s3.py" objects.json s3.port exit_after=5 &
+fake_pid=$!
+trap 'kill $fake_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -s s3.port ] && break; sleep 0.1; done
+s3=http://127.0.0.1:$(cat s3.port)
+FERRY_CACHE=$PWD/cache expect_rc 4 "$ferry" publish --json --no-sign-request \
+  --endpoint-url "$s3" src s3://b/ds
+[ "$(grep -c "^ferry: src/f[123]: Unavailable: PUT $s3/" err.txt)" = 3 ] \
+  || { cat err.txt; fail "publish: not every failed upload named"; }
+[ "$(grep -c "^ferry: warning: server unreachable: no request reached $s3 in 300 ms" err.txt)" = 1 ] \
+  || { cat err.txt; fail "publish: the warning not said once"; }
+tail -n 1 err.txt | grep -q "^ferry: IOError: 3 of 3 uploads failed: src/f" \
+  || { cat err.txt; fail "publish: no summary"; }
+/usr/bin/python3 - out.txt "$s3" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["command"] == "publish" and j["files_failed"] == 3, j
+assert len(j["failures"]) == 3, j
+w = j["warnings"]
+assert len(w) == 1 and w[0].startswith("server unreachable: no request reached " + sys.argv[2]), w
+PY

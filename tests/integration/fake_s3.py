@@ -22,6 +22,9 @@ misbehaves:
                 ETag does not follow the content)
   change_after=N  from a key's Nth GET on, the object is its bytes reversed
                 (another ETag): it changes during a download
+  exit_after=N  exit once N requests are answered: the server goes away and
+                its port refuses connections (a publish whose uploads find
+                no server)
 """
 import hashlib
 import http.server
@@ -36,6 +39,7 @@ objs = {k: v.encode() for k, v in json.load(open(sys.argv[1])).items()}
 modes = dict(m.partition('=')[::2] for m in
              (sys.argv[3] if len(sys.argv) > 3 else '').split(',') if m)
 gets = {}  # key -> GETs so far
+answered = [0]  # requests answered (exit_after)
 
 
 def etag(data):
@@ -57,9 +61,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for name, value in headers:
             self.send_header(name, value)
         self.send_header('Content-Length', str(len(body)))
+        last = False
+        if 'exit_after' in modes:
+            answered[0] += 1
+            last = answered[0] >= int(modes['exit_after'])
+        if last:
+            # No connection is taken from here on (before the client has
+            # the answer, so its next request finds no server).
+            server.socket.close()
         self.end_headers()
         if self.command != 'HEAD':
             self.wfile.write(body)
+        if last:
+            self.wfile.flush()
+            os._exit(0)
 
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)

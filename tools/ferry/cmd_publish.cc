@@ -177,8 +177,17 @@ int RunPublish(PublishArgs& a) {
       bar = std::make_unique<TransferBar>("publish", p.files_total, quiet);
     bar->Update(p);
   };
+  TransferReport uploads;
+  o.uploads = &uploads;
   auto r = Publish(a.src, backend->get(), o, env);
   bar.reset();
+  if (!r.ok() && (!uploads.failures.empty() || !uploads.warnings.empty())) {
+    // As put: each failed upload, the run's warnings, and with --json the
+    // uploads' summary; then why nothing (more) was published.
+    const int rc = ReportTransfer("publish", uploads, a.common.json, t0);
+    const int failed = Fail(r.status());
+    return rc != kExitOk ? rc : failed;
+  }
   if (!r.ok()) return Fail(r.status());
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -73,6 +73,11 @@ struct PublishOptions {
   // another publisher here: only the backend's conditional write can then
   // stop the overwrite).
   std::function<void()> before_ref_write;
+  // When set, each upload run's report is added to it (requests, retries,
+  // failures, warnings such as "server unreachable"), also when Publish
+  // fails: a failed upload fails the publish with a summary (how many
+  // failed, the first few sources), and the CLI shows them all as put does.
+  TransferReport* uploads = nullptr;
 };
 
 struct PublishReport {
