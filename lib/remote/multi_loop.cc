@@ -122,12 +122,18 @@ void CurlMultiLoop::StartNew() {
   LogPacer();
 }
 
-// -v: what the pacer decided, once per change (docs/remote.md "Starting
-// gently").
+// -v: what the pacer decided (docs/remote.md "Starting gently"): a change
+// of mode (pacing or not, holding or not), a hold at another limit, a limit
+// lowered, or one that doubled since the last line; not each +1 while it
+// grows (dozens of lines on many small objects).
 void CurlMultiLoop::LogPacer() {
   const int now = !pacer_.pacing() ? -1 : int(pacer_.limit());
   const bool holding = pacer_.holding();
   if (now == logged_limit_ && holding == logged_holding_) return;
+  const bool mode = (now < 0) != (logged_limit_ < 0) ||
+                    holding != logged_holding_ || logged_limit_ == -2;
+  if (!mode && !holding && now > logged_limit_ && now < 2 * logged_limit_)
+    return;  // grown by less than a doubling: said when it doubles
   if (settings_.log && logged_limit_ != -2) {
     settings_.log(now < 0 ? "pacing: every connection in use"
                   : holding

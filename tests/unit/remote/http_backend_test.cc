@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -437,6 +438,38 @@ TEST(HttpBackendTest, AShortPathStartsGently) {
   TransferOptions o;
   o.pace_probe_ms = 60000;
   EXPECT_EQ(ConnectionsBeforeTheFirstAnswer(300, o), 1);
+}
+
+// -v says each decision of the pacer, not each +1 of its limit while it
+// grows: a growing limit is said again once it has doubled (many small
+// objects printed "up to 11", "12", "13", "14", "15", "16" ...).
+TEST(HttpBackendTest, PacingIsLoggedPerDecisionNotPerStep) {
+  HoldingServer server(0, 1000);
+  test::ScratchDir dir;
+  RemoteOptions ro;
+  std::vector<std::string> lines;  // the loop's thread
+  ro.log = [&](std::string_view line) {
+    if (line.rfind("pacing: ", 0) == 0) lines.emplace_back(line);
+  };
+  auto b = NewHttpBackend(server.url(), ro);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  TransferOptions o;
+  o.pace_probe_ms = 60000;  // any answer counts as quick: it paces
+  o.fsync = false;
+  auto r = GetObjects(b->get(), GetItems(400, dir), o, Env::Default());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files_done, 400u);
+  EXPECT_FALSE(lines.empty());
+  int last = 0;  // the limit of the previous "up to" line right before
+  for (const std::string& line : lines) {
+    int n = 0;
+    if (std::sscanf(line.c_str(), "pacing: up to %d", &n) != 1) {
+      last = 0;  // another decision: the next "up to" is said anyway
+      continue;
+    }
+    if (last > 0 && n > last) EXPECT_GE(n, 2 * last) << line;
+    last = n;
+  }
 }
 
 // The probe is the time until the first answer's headers, not until the
