@@ -344,6 +344,12 @@ class FileBackend : public Backend,
       dir = dir.substr(0, slash);
       auto r = Resolve(dir);
       if (r.ok()) return Status::OK();
+      if (r.status().IsNotFound() && env_->Stat(PathOf(dir)).ok()) {
+        // Made meanwhile by another writer (parallel puts into a new
+        // folder): looked at again, not taken for a folder outside.
+        r = Resolve(dir);
+        if (r.ok()) return Status::OK();
+      }
       if (!r.status().IsNotFound() || env_->Stat(PathOf(dir)).ok())
         return r.status();  // outside (or unreadable)
     }
