@@ -141,10 +141,33 @@ Status ConcatSource::ReadAt(uint64_t offset, size_t n, char* scratch,
     size_t read = 0;
     FERRY_RETURN_IF_ERROR(file_->ReadAt(in, want, scratch + *got, &read));
     if (read < want) return Status::IOError(parts_[i].path, "read short");
+    FERRY_RETURN_IF_ERROR(
+        HashInOrder(i, in, std::string_view(scratch + *got, read)));
     *got += read;
     offset += read;
   }
   return Status::OK();
+}
+
+Status ConcatSource::HashInOrder(size_t i, uint64_t in, std::string_view data) {
+  const PutPart& p = parts_[i];
+  if (!p.has_hash) return Status::OK();
+  if (in == 0) {
+    hasher_.Reset();
+    hashing_ = i;
+    hashed_ = 0;
+  } else if (hashing_ != i || in != hashed_) {
+    hashing_ = SIZE_MAX;  // out of order (a retried part): not checked
+    return Status::OK();
+  }
+  hasher_.Update(data);
+  hashed_ += data.size();
+  if (hashed_ < p.size) return Status::OK();
+  hashing_ = SIZE_MAX;
+  if (hasher_.Digest() == p.hash) return Status::OK();
+  return Status::IOError(p.path,
+                         "changed while it was published (its bytes are no "
+                         "longer those hashed): nothing uploaded; rerun");
 }
 
 Status ConcatSource::CheckUnchanged() const {

@@ -66,7 +66,11 @@ class FileSource : public CheckedSource {
 // Local files one after another (a pack, PutItem::srcs): each opened as
 // FileSource (same checks, one open at a time, when a read reaches it) and
 // held to the size given (the size the publisher hashed); one that is not,
-// or that changed by the time a read moves past it, fails the upload.
+// or that changed by the time a read moves past it, fails the upload. A part
+// with a hash is hashed as reads pass over it from its first byte to its
+// last in order: bytes that are not the hash fail the read that ends it, so
+// the upload never completes with them (a file rewritten between the
+// publisher's hash and this read, whose size and stamps the open took).
 class ConcatSource : public CheckedSource {
  public:
   ConcatSource(Env* env, std::vector<PutPart> parts, std::string root);
@@ -76,10 +80,17 @@ class ConcatSource : public CheckedSource {
 
  private:
   Status OpenPart(size_t i);
+  // Feeds part i's bytes from `in` to its hash when they continue it in
+  // order; at the part's end, fails unless they are its hash.
+  Status HashInOrder(size_t i, uint64_t in, std::string_view data);
 
   Env* env_;
   std::vector<PutPart> parts_;
   std::vector<uint64_t> starts_;  // offset of each part; size_ after the last
+  // The part being hashed in order (SIZE_MAX: none) and its bytes so far.
+  size_t hashing_ = SIZE_MAX;
+  uint64_t hashed_ = 0;
+  Hasher128 hasher_;
   std::string root_;
   uint64_t size_ = 0;
   size_t open_ = SIZE_MAX;  // the part file_ holds

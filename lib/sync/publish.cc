@@ -257,8 +257,8 @@ struct PackPlan {
 std::vector<PackPlan> PlanPacks(std::vector<LocalFile>* files,
                                 std::vector<Upload>* wanted,
                                 uint64_t part_size) {
-  const uint64_t target = std::clamp<uint64_t>(
-      part_size, sync::kMinDeltaObject, uint64_t{64} << 20);
+  const uint64_t target = std::clamp<uint64_t>(part_size, sync::kMinDeltaObject,
+                                               uint64_t{64} << 20);
   std::vector<Upload> small, loose;
   for (const Upload& u : *wanted) {
     const uint64_t size = (*files)[u.file].info.size;
@@ -303,6 +303,46 @@ std::vector<PackPlan> PlanPacks(std::vector<LocalFile>* files,
     f.entry.set_pack_size(p.size);
   }
   return packs;
+}
+
+// Which packs the bucket has with their size (*had), and of those which are
+// young enough to keep without uploading them again (*fresh, as
+// FindPresent's objects): one Stat each, or one listing of .ferry/packs/
+// for many.
+Status FindPresentPacks(Backend* backend, const std::vector<PackPlan>& packs,
+                        Env* env, std::vector<bool>* had,
+                        std::vector<bool>* fresh) {
+  had->assign(packs.size(), false);
+  fresh->assign(packs.size(), false);
+  if (packs.empty()) return Status::OK();
+  const int64_t now = static_cast<int64_t>(env->NowMicros()) * 1000;
+  std::unordered_map<Hash128, size_t, sync::Hash128Hasher> index;
+  for (size_t i = 0; i < packs.size(); ++i) index.emplace(packs[i].id, i);
+  auto seen = [&](size_t i, const ObjectInfo& o) {
+    (*had)[i] = o.size == packs[i].size;
+    (*fresh)[i] =
+        (*had)[i] && o.mtime_ns != 0 && now - o.mtime_ns < kRefreshAgeNs;
+  };
+  if (packs.size() > kStatLimit && backend->caps().listing) {
+    FERRY_RETURN_IF_ERROR(
+        backend->List(sync::kPacksDir, {}, [&](const ObjectInfo& o) {
+          Hash128 h;
+          if (!sync::ParsePackKey(o.key, &h)) return Status::OK();
+          auto it = index.find(h);
+          if (it != index.end()) seen(it->second, o);
+          return Status::OK();
+        }));
+    return Status::OK();
+  }
+  for (size_t i = 0; i < packs.size(); ++i) {
+    auto st = backend->Stat(sync::PackKey(packs[i].id));
+    if (st.ok()) {
+      seen(i, *st);
+    } else if (!st.status().IsNotFound()) {
+      return st.status();
+    }
+  }
+  return Status::OK();
 }
 
 Status Conflict(Backend* backend, const Parent& parent) {
@@ -573,9 +613,9 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   // 5. The manifest (deterministic bytes: sorted paths, SOURCE_DATE_EPOCH);
   // version 2 when a file is in a pack.
   manifest::Header header;
-  const bool packed = std::any_of(
-      scan.files.begin(), scan.files.end(),
-      [](const LocalFile& f) { return !f.entry.pack().empty(); });
+  const bool packed =
+      std::any_of(scan.files.begin(), scan.files.end(),
+                  [](const LocalFile& f) { return !f.entry.pack().empty(); });
   header.set_format_version(packed ? manifest::kPackFormatVersion
                                    : manifest::kFormatVersion);
   if (parent.exists) header.set_parent_id(manifest::HashToBytes(parent.ref.id));
@@ -605,13 +645,31 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   for (const Upload& u : wanted)
     puts.push_back(PutItem{JoinPath(source, scan.files[u.file].path),
                            sync::ObjectKey(u.hash)});
-  for (const PackPlan& p : packs) {
+  // A pack the bucket has already (files an older version packed alike,
+  // added again) is not uploaded again when young (else it is, to refresh
+  // it for gc's grace: its members' bytes are checked against their hashes
+  // as they go, so other bytes never replace it), and is never deleted
+  // below, whatever happens to its files here: that version names it.
+  std::vector<bool> had, fresh;
+  FERRY_RETURN_IF_ERROR(FindPresentPacks(backend, packs, env, &had, &fresh));
+  for (size_t i = 0; i < packs.size(); ++i) {
+    const PackPlan& p = packs[i];
+    if (fresh[i]) {
+      --report.packs_uploaded;
+      for (const Upload& u : p.members) {
+        --report.objects_uploaded;
+        --report.objects_packed;
+        ++report.objects_present;
+        report.bytes_uploaded -= scan.files[u.file].info.size;
+      }
+      continue;
+    }
     PutItem item;
     item.key = sync::PackKey(p.id);
     item.src = JoinPath(source, ".ferry pack " + p.id.ToHex());
     for (const Upload& u : p.members)
       item.srcs.push_back(PutPart{JoinPath(source, scan.files[u.file].path),
-                                  scan.files[u.file].info.size});
+                                  scan.files[u.file].info.size, true, u.hash});
     puts.push_back(std::move(item));
   }
   puts.insert(puts.end(), work.puts.begin(), work.puts.end());
@@ -631,9 +689,10 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   };
   for (const Upload& u : wanted)
     FERRY_RETURN_IF_ERROR(unchanged(u, sync::ObjectKey(u.hash)));
-  for (const PackPlan& p : packs)
-    for (const Upload& u : p.members)
-      FERRY_RETURN_IF_ERROR(unchanged(u, sync::PackKey(p.id)));
+  for (size_t i = 0; i < packs.size(); ++i)
+    for (const Upload& u : packs[i].members)
+      if (!had[i])
+        FERRY_RETURN_IF_ERROR(unchanged(u, sync::PackKey(packs[i].id)));
 
   // 6. The manifest, then HEAD (last: until then readers see the parent).
   FERRY_RETURN_IF_ERROR(

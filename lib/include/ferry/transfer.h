@@ -71,10 +71,14 @@ struct GetItem {
   std::vector<ByteRange> ranges;
 };
 
-// One file of a PutItem's srcs: its bytes must be `size` long.
+// One file of a PutItem's srcs: its bytes must be `size` long (and, with
+// has_hash, hash to `hash`: checked as they are read, so that bytes other
+// than those hashed never complete an upload).
 struct PutPart {
   std::string path;
   uint64_t size = 0;
+  bool has_hash = false;
+  Hash128 hash;
 };
 
 struct PutItem {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,9 +21,9 @@
 #include <utility>
 
 #include "ferry/backend_wrapper.h"
+#include "formats/manifest/manifest.h"
 #include "remote/file_backend.h"
 #include "remote/s3_backend.h"
-#include "formats/manifest/manifest.h"
 #include "sync/layout.h"
 #include "sync/plan.h"
 #include "testutil/test_util.h"
@@ -1055,8 +1056,10 @@ class PackPublishTest : public PublishTest {
 };
 
 TEST_F(PackPublishTest, NewSmallFilesGoUpInPacksInPathOrder) {
-  const std::string a = test::RandomBytes(300000, 1), b = test::RandomBytes(300000, 2),
-                    c = test::RandomBytes(300000, 3), d = test::RandomBytes(300000, 4);
+  const std::string a = test::RandomBytes(300000, 1),
+                    b = test::RandomBytes(300000, 2),
+                    c = test::RandomBytes(300000, 3),
+                    d = test::RandomBytes(300000, 4);
   Write("a", a);
   Write("b", b);
   Write("c", c);
@@ -1091,8 +1094,8 @@ TEST_F(PackPublishTest, NewSmallFilesGoUpInPacksInPathOrder) {
   id.Add(HashBytes(b), b.size());
   id.Add(HashBytes(c), c.size());
   EXPECT_EQ(m.packs[0].id, id.Digest());
-  auto bytes = sync::ReadObject(backend_.get(), sync::PackKey(id.Digest()),
-                                1 << 20);
+  auto bytes =
+      sync::ReadObject(backend_.get(), sync::PackKey(id.Digest()), 1 << 20);
   ASSERT_OK(bytes.status());
   EXPECT_TRUE(*bytes == a + b + c);
 
@@ -1137,6 +1140,87 @@ TEST_F(PackPublishTest, AFileRewrittenWhileItsPackIsUploadedPublishesNothing) {
       << r.status().ToString();
   EXPECT_TRUE(KeysBelow(".ferry/refs/").empty());
   EXPECT_TRUE(KeysBelow(".ferry/packs/").empty());
+}
+
+// Files an older version packed, removed, then added again pack alike: the
+// same pack id. A file of them rewritten between its hash and its pack's
+// upload uploaded the new bytes over that pack, then deleted it ("changed
+// while it was published"): the older version lost both files. Now a young
+// pack is not uploaded again, and an old one (uploaded again to refresh it
+// for gc's grace) has its members' bytes checked against their hashes as
+// they go, and is never deleted.
+// Rewrites `path` when `trigger` is opened for an upload: a file of a pack
+// rewritten while the pack's earlier files go, after its hash and before
+// its own open (which then takes the new bytes' size and stamps).
+class RewriteOnOpenOf : public EnvWrapper {
+ public:
+  RewriteOnOpenOf(Env* target, std::string trigger, std::string path,
+                  std::string bytes)
+      : EnvWrapper(target),
+        trigger_(std::move(trigger)),
+        path_(std::move(path)),
+        bytes_(std::move(bytes)) {}
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    if (path == trigger_ && !rewritten.exchange(true))
+      test::WriteFile(target(), path_, bytes_);
+    return EnvWrapper::NewRandomAccessFile(path);
+  }
+  std::atomic<bool> rewritten{false};
+
+ private:
+  std::string trigger_, path_, bytes_;
+};
+
+TEST_F(PackPublishTest,
+       AFileRewrittenWhileItsPackIsUploadedAgainLeavesThePack) {
+  const std::string a = test::RandomBytes(300000, 1),
+                    b = test::RandomBytes(300000, 2);
+  Write("a", a);
+  Write("b", b);
+  Publish();
+  sync::ManifestInfo v1 = HeadManifest();
+  ASSERT_EQ(v1.packs.size(), 1u);
+  const std::string key = sync::PackKey(v1.packs[0].id);
+  ASSERT_OK(Env::Default()->RemoveFile(Src("a")));
+  ASSERT_OK(Env::Default()->RemoveFile(Src("b")));
+  Write("c", "charlie");
+  Publish();
+  Write("a", a);
+  Write("b", b);
+  auto pack_bytes = [&] {
+    auto bytes = sync::ReadObject(backend_.get(), key, 1 << 20);
+    return bytes.ok() ? *bytes : bytes.status().ToString();
+  };
+  {
+    // Young: not uploaded again (nothing to rewrite), the version is made.
+    RewriteOnOpenOf rewrite(Env::Default(), Src("a"), Src("b"),
+                            test::RandomBytes(300000, 3));
+    auto r = ferry::Publish(Src(), backend_.get(), opt_, &rewrite);
+    EXPECT_TRUE(pack_bytes() == a + b) << pack_bytes().substr(0, 200);
+    ASSERT_OK(r.status());
+    EXPECT_FALSE(rewrite.rewritten.load());
+    EXPECT_EQ(r->packs_uploaded, 0u);
+    EXPECT_EQ(r->objects_uploaded, 0u);
+  }
+  // Old (2 hours): uploaded again, and b rewritten on its way.
+  ASSERT_OK(Env::Default()->RemoveFile(Src("a")));
+  ASSERT_OK(Env::Default()->RemoveFile(Src("b")));
+  Publish();
+  Write("a", a);
+  Write("b", b);
+  const std::string path = dir_.Join("bucket/" + key);
+  const time_t old = time(nullptr) - 7200;
+  struct timeval times[2] = {{old, 0}, {old, 0}};
+  ASSERT_EQ(utimes(path.c_str(), times), 0);
+  RewriteOnOpenOf rewrite(Env::Default(), Src("a"), Src("b"),
+                          test::RandomBytes(300000, 3));
+  auto r = ferry::Publish(Src(), backend_.get(), opt_, &rewrite);
+  EXPECT_TRUE(rewrite.rewritten.load());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("changed while"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_TRUE(pack_bytes() == a + b);  // the older version's files
 }
 
 TEST_F(PackPublishTest, GcKeepsThePacksKeptVersionsNameAndDeletesTheRest) {
