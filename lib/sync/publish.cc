@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ferry/version.h"
 #include "formats/manifest/manifest.h"
@@ -544,7 +545,9 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   // 3. What the version holds. Files the parent had keep its deltas and
   // their places (pack or own object); signatures are listed by size.
   sync::CarryDeltaFields(&scan.files, parent.files);
-  CarryPackFields(&scan.files, parent.files);
+  // --no-packs: every file its own object, also those the parent packed
+  // (uploaded below as objects), so that the version is format 1.
+  if (o.packs) CarryPackFields(&scan.files, parent.files);
   ContentDigest digest(o.part_size);
   for (const LocalFile& f : scan.files) {
     digest.Add(f.entry);
@@ -589,10 +592,19 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
                      [](const Upload& a, const Upload& b) {
                        return HashLess(a.hash, b.hash);
                      });
+    // Objects the parent has only in a pack, when this version packs none.
+    std::unordered_set<std::string> packed_only;
+    if (!o.packs) {
+      for (const manifest::File& f : parent.files)
+        if (!f.pack().empty()) packed_only.insert(f.xxh3_128());
+      for (const manifest::File& f : parent.files)
+        if (f.pack().empty()) packed_only.erase(f.xxh3_128());
+    }
     for (size_t i = 0; i < all.size(); ++i) {
       if (i > 0 && all[i].hash == all[i - 1].hash) continue;
       if (std::binary_search(parent.hashes.begin(), parent.hashes.end(),
-                             all[i].hash, HashLess)) {
+                             all[i].hash, HashLess) &&
+          !packed_only.count(scan.files[all[i].file].entry.xxh3_128())) {
         ++report.objects_present;
         continue;
       }

@@ -1223,6 +1223,38 @@ TEST_F(PackPublishTest,
   EXPECT_TRUE(pack_bytes() == a + b);  // the older version's files
 }
 
+// --no-packs after a version with packs: the files the parent packed kept
+// their places, so the version was format 2 (a ferry from before packs
+// refuses it), against --no-packs' promise. Now they go up as objects too.
+TEST_F(PackPublishTest, NoPacksAfterAPackedVersionWritesVersionOne) {
+  Write("a", "alpha");
+  Write("b", "bravo");
+  Publish();
+  uint32_t version = 0;
+  HeadManifest(&version);
+  ASSERT_EQ(version, 2u);
+  Write("c", "charlie");
+  opt_.packs = false;
+  PublishReport r = Publish();
+  EXPECT_EQ(r.packs_uploaded, 0u);
+  EXPECT_EQ(r.objects_uploaded, 3u);  // a, b (packed before), c
+  sync::ManifestInfo m = HeadManifest(&version);
+  EXPECT_EQ(version, 1u);
+  EXPECT_TRUE(m.packs.empty());
+  for (const auto& [path, bytes] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"a", "alpha"}, {"b", "bravo"}, {"c", "charlie"}}) {
+    EXPECT_EQ(EntryOf(m, path).pack, 0u) << path;
+    auto got = sync::ReadObject(backend_.get(),
+                                sync::ObjectKey(HashBytes(bytes)), 1 << 20);
+    ASSERT_OK(got.status());
+    EXPECT_EQ(*got, bytes);
+  }
+  // Unchanged since: nothing to publish.
+  LetFilesAge();
+  EXPECT_TRUE(Publish().unchanged);
+}
+
 TEST_F(PackPublishTest, GcKeepsThePacksKeptVersionsNameAndDeletesTheRest) {
   Write("a", "alpha");
   Write("b", "bravo");
