@@ -39,14 +39,28 @@ void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
     const std::string& path;
     ~Remove() { (void)env->RemoveFile(path); }
   } remove{env, job.path};
+  std::vector<CacheKey> cut;
+  // The members cut go in (one syncfs for them all), also when a file
+  // system error (ENOSPC) fails the rest: they were neither landed nor
+  // failed, and the sync failed with them left in partial/.
+  auto hand_over = [&] {
+    if (job.fsync && !cut.empty()) {
+      Status s = env->SyncFileSystem(cache_->PartialPath(cut.front()));
+      if (!s.ok()) {
+        for (const CacheKey& k : cut) failed_.emplace_back(k, s);
+        cut.clear();
+      }
+    }
+    keys->insert(keys->end(), cut.begin(), cut.end());
+  };
   auto fail_rest = [&](size_t from, const Status& s) {
     for (size_t i = from; i < job.members.size(); ++i)
       failed_.emplace_back(job.members[i].key, s);
+    hand_over();
   };
   auto pack = env->NewRandomAccessFile(job.path);
   if (!pack.ok()) return fail_rest(0, pack.status());
   std::string buf;
-  std::vector<CacheKey> cut;
   for (size_t i = 0; i < job.members.size(); ++i) {
     const PackMember& m = job.members[i];
     buf.resize(m.key.size);
@@ -81,14 +95,7 @@ void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
     cut.push_back(m.key);
   }
   pack->reset();
-  if (job.fsync && !cut.empty()) {
-    Status s = env->SyncFileSystem(cache_->PartialPath(cut.front()));
-    if (!s.ok()) {
-      for (const CacheKey& k : cut) failed_.emplace_back(k, s);
-      cut.clear();
-    }
-  }
-  keys->insert(keys->end(), cut.begin(), cut.end());
+  hand_over();
 }
 
 Status Landing::Close() {
