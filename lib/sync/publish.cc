@@ -253,13 +253,15 @@ struct PackPlan {
 
 // New objects below 1 MiB (no signature or delta is made of them) leave
 // *wanted for packs of files in path order, each closing before it would
-// pass the part size (1 MiB to 64 MiB); every file with a packed object's
+// pass 1 MiB; every file with a packed object's
 // bytes gets its place (formats/manifest "Packs").
 std::vector<PackPlan> PlanPacks(std::vector<LocalFile>* files,
-                                std::vector<Upload>* wanted,
-                                uint64_t part_size) {
-  const uint64_t target = std::clamp<uint64_t>(part_size, sync::kMinDeltaObject,
-                                               uint64_t{64} << 20);
+                                std::vector<Upload>* wanted) {
+  // 1 MiB: a pack's download is one part, which a killed run fetches again
+  // from its start (parts are journalled whole); bigger packs made a sync
+  // killed 14 times fetch 38 % more than loose objects (422.6 MB against
+  // 306.6 MB), for a few hundred bytes of framing saved per MiB.
+  const uint64_t target = sync::kMinDeltaObject;
   std::vector<Upload> small, loose;
   for (const Upload& u : *wanted) {
     const uint64_t size = (*files)[u.file].info.size;
@@ -617,8 +619,7 @@ Result<PublishReport> Publish(const std::string& source, Backend* backend,
   for (const Upload& u : wanted)
     report.bytes_uploaded += scan.files[u.file].info.size;
   const std::vector<PackPlan> packs =
-      o.packs ? PlanPacks(&scan.files, &wanted, o.part_size)
-              : std::vector<PackPlan>{};
+      o.packs ? PlanPacks(&scan.files, &wanted) : std::vector<PackPlan>{};
   report.packs_uploaded = packs.size();
   report.objects_packed = report.objects_uploaded - wanted.size();
 
