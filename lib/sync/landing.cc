@@ -1,5 +1,6 @@
 #include "sync/landing.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -60,18 +61,41 @@ void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
   };
   auto pack = env->NewRandomAccessFile(job.path);
   if (!pack.ok()) return fail_rest(0, pack.status());
+  // In pieces of at most 1 MiB: a hostile manifest may give a packed file
+  // any size its pack holds; memory stays flat whatever it says.
+  constexpr uint64_t kPiece = uint64_t{1} << 20;
   std::string buf;
   for (size_t i = 0; i < job.members.size(); ++i) {
     const PackMember& m = job.members[i];
-    buf.resize(m.key.size);
-    std::string_view got;
-    Status s = (*pack)->Read(m.offset, m.key.size, &got, buf.data());
-    if (s.ok() && got.size() != m.key.size)
-      s = Status::Corruption(
-          job.pack,
-          "ends before byte " + std::to_string(m.offset + m.key.size));
-    if (!s.ok()) return fail_rest(i, s);
-    if (HashBytes(got) != m.key.hash) {
+    // Written beside, then renamed once its bytes hash right: PartialPath
+    // only ever holds a whole, checked object (a killed run's is taken as
+    // one).
+    const std::string dest = cache_->PartialPath(m.key);
+    const std::string tmp = dest + ".cut";
+    auto f = env->NewWritableFile(tmp);
+    Status s = f.status();
+    Hasher128 hasher;
+    for (uint64_t at = 0; s.ok() && at < m.key.size;) {
+      const size_t n = static_cast<size_t>(std::min(kPiece, m.key.size - at));
+      buf.resize(n);
+      std::string_view got;
+      s = (*pack)->Read(m.offset + at, n, &got, buf.data());
+      if (s.ok() && got.size() != n)
+        s = Status::Corruption(
+            job.pack,
+            "ends before byte " + std::to_string(m.offset + m.key.size));
+      if (!s.ok()) break;
+      hasher.Update(got);
+      s = (*f)->Append(got);
+      at += n;
+    }
+    if (s.ok()) s = (*f)->Close();
+    if (!s.ok()) {
+      (void)env->RemoveFile(tmp);
+      return fail_rest(i, s);
+    }
+    if (hasher.Digest() != m.key.hash) {
+      (void)env->RemoveFile(tmp);
       failed_.emplace_back(
           m.key, Status::Corruption(
                      job.pack, "bytes " + std::to_string(m.offset) + ".." +
@@ -79,15 +103,7 @@ void Landing::Cut(const PackJob& job, std::vector<CacheKey>* keys) {
                                    " are not object " + m.key.hash.ToHex()));
       continue;
     }
-    // Written beside, then renamed: PartialPath only ever holds a whole,
-    // checked object (a killed run's is taken as one).
-    const std::string dest = cache_->PartialPath(m.key);
-    const std::string tmp = dest + ".cut";
-    auto f = env->NewWritableFile(tmp);
-    s = f.status();
-    if (s.ok()) s = (*f)->Append(got);
-    if (s.ok()) s = (*f)->Close();
-    if (s.ok()) s = env->RenameFile(tmp, dest);
+    s = env->RenameFile(tmp, dest);
     if (!s.ok()) {
       (void)env->RemoveFile(tmp);
       return fail_rest(i, s);

@@ -27,6 +27,7 @@
 #include "remote/file_backend.h"
 #include "sync/cache.h"
 #include "sync/fs_util.h"
+#include "sync/layout.h"
 #include "sync/plan.h"
 #include "sync/sqlite_db.h"
 #include "testutil/publish_tree.h"
@@ -42,7 +43,8 @@ using test::WriteFile;
 
 // Manifest bytes without the writer's checks: what a hostile publisher
 // could put in a bucket.
-std::string RawManifest(const std::vector<manifest::File>& files) {
+std::string RawManifest(const std::vector<manifest::File>& files,
+                        uint32_t version = 1) {
   auto varint = [](uint64_t v) {
     std::string out;
     while (v >= 0x80) {
@@ -53,7 +55,7 @@ std::string RawManifest(const std::vector<manifest::File>& files) {
     return out;
   };
   manifest::Header h;
-  h.set_format_version(1);
+  h.set_format_version(version);
   h.set_part_size(manifest::kDefaultPartSize);
   std::string plain;
   std::string rec = h.SerializeAsString();
@@ -1628,7 +1630,8 @@ TEST_F(PackSyncTest, AFlippedByteInAPackFailsItsFileAndNoOther) {
       << s.ToString();
   EXPECT_FALSE(env_->FileExists(dest_));  // DEST stays as it was
   // The others are in the cache; f2's bytes nowhere but the bucket.
-  const std::string bad = HashBytes(ReadFile(env_, JoinPath(src_, "f2"))).ToHex();
+  const std::string bad =
+      HashBytes(ReadFile(env_, JoinPath(src_, "f2"))).ToHex();
   int cached = 0;
   for (const std::string& f : Everything()) {
     if (f.rfind("cache/objects/", 0) == 0) ++cached;
@@ -1655,6 +1658,40 @@ TEST_F(PackSyncTest, APackOfAnotherSizeFailsItsFilesBeforeAByteIsFetched) {
     EXPECT_TRUE(s.IsCorruption()) << name << ": " << s.ToString();
   EXPECT_EQ(r->bytes_fetched, 0u);
   EXPECT_FALSE(env_->FileExists(dest_));
+}
+
+// A manifest (not ferry publish's: packs hold files below 1 MiB) may pack
+// a file of any size its pack holds: it is cut in pieces of 1 MiB, memory
+// flat, and checked whole.
+TEST_F(PackSyncTest, AFileOfSeveralMiBInAPackIsCutInPieces) {
+  const std::string big = test::RandomBytes(3 * (1 << 20) + 12345, 77);
+  const std::string small = "small";
+  const Hash128 pack_id{7, 7};
+  const std::string pack = small + big;
+  WriteFile(env_, JoinPath(bucket_, sync::PackKey(pack_id)), pack);
+  manifest::File a = FileOf("a", small), b = FileOf("b", big);
+  for (manifest::File* f : {&a, &b}) {
+    f->set_pack(manifest::HashToBytes(pack_id));
+    f->set_pack_size(pack.size());
+  }
+  b.set_pack_offset(small.size());
+  const std::string bytes = RawManifest({a, b}, 2);
+  ASSERT_OK(test::PutManifest(env_, bucket_, HashBytes(bytes).ToHex(), bytes));
+  SyncReport r = RunOk(Options());
+  EXPECT_EQ(r.objects_fetched, 2u);
+  EXPECT_TRUE(ReadFile(env_, JoinPath(dest_, "b")) == big);
+  EXPECT_EQ(ReadFile(env_, JoinPath(dest_, "a")), small);
+  // One byte of its last piece flipped: that file fails, exit 3.
+  std::string bad = pack;
+  bad[pack.size() - 10] ^= 1;
+  WriteFile(env_, JoinPath(bucket_, sync::PackKey(pack_id)), bad);
+  SyncOptions o = Options(dir_.Join("nodes/other"));
+  o.cache_dir = dir_.Join("cache2");
+  auto r2 = Run(o);
+  ASSERT_OK(r2.status());
+  ASSERT_EQ(r2->failures.size(), 1u);
+  EXPECT_EQ(r2->failures[0].first, "b");
+  EXPECT_TRUE(r2->failures[0].second.IsCorruption());
 }
 
 }  // namespace
