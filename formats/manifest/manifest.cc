@@ -176,10 +176,10 @@ static Status CheckPackFields(const File& file, uint32_t format_version) {
                               " exceeds 2^50");
   if (file.pack_offset() > file.pack_size() ||
       file.size() > file.pack_size() - file.pack_offset())
-    return Status::Corruption(
-        "bytes " + std::to_string(file.pack_offset()) + " + " +
-        std::to_string(file.size()) + " outside the pack's " +
-        std::to_string(file.pack_size()));
+    return Status::Corruption("bytes " + std::to_string(file.pack_offset()) +
+                              " + " + std::to_string(file.size()) +
+                              " outside the pack's " +
+                              std::to_string(file.pack_size()));
   return Status::OK();
 }
 
@@ -546,8 +546,7 @@ Status ManifestReader::Next(File* file, bool* done) {
   if (!file->ParseFromArray(record.data(), static_cast<int>(record.size()))) {
     return Corrupt("file record does not parse");
   }
-  Status s =
-      CheckFile(*file, header_.part_size(), header_.format_version());
+  Status s = CheckFile(*file, header_.part_size(), header_.format_version());
   if (!s.ok()) return Corrupt(s.message(), file->path());
   if (file_count_ > 0 && !(last_path_ < file->path())) {
     return Corrupt("path not after the previous one, " + Printable(last_path_),

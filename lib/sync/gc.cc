@@ -226,8 +226,8 @@ Status CollectGarbage(Backend* backend, const GcOptions& o, Env* env,
     auto ours = [](std::string_view key) {
       Hash128 a, b;
       return sync::ParseObjectKey(key, &a) || sync::ParsePackKey(key, &a) ||
-             sync::ParseManifestKey(key, &a) ||
-             sync::ParseSigKey(key, &a) || sync::ParseDeltaKey(key, &a, &b);
+             sync::ParseManifestKey(key, &a) || sync::ParseSigKey(key, &a) ||
+             sync::ParseDeltaKey(key, &a, &b);
     };
     remote::UploadSweep swept;
     Status listed =

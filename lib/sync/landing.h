@@ -8,10 +8,10 @@
 // (AddPack): its files are cut out on the same thread, each checked against
 // its own hash, and moved in as above.
 //
-// Thread-safety: Add, AddPack from any thread (the transfer engine's on_installed,
-// on its event loop); Close from the owner's. Between construction and
-// Close the cache is used by Landing's thread: its owner must not use it
-// meanwhile (ferry sync is inside GetObjects then).
+// Thread-safety: Add, AddPack from any thread (the transfer engine's
+// on_installed, on its event loop); Close from the owner's. Between
+// construction and Close the cache is used by Landing's thread: its owner must
+// not use it meanwhile (ferry sync is inside GetObjects then).
 #ifndef FERRY_LIB_SYNC_LANDING_H_
 #define FERRY_LIB_SYNC_LANDING_H_
 
@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "ferry/env.h"
-
 #include "ferry/status.h"
 #include "sync/cache.h"
 #include "sync/view.h"
@@ -85,10 +84,10 @@ class Landing {
   std::vector<CacheKey> queue_;
   std::vector<PackJob> packs_;
   bool closing_ = false;
-  std::vector<CacheKey> landed_;  // the thread's until Close
+  std::vector<CacheKey> landed_;                     // the thread's until Close
   std::vector<std::pair<CacheKey, Status>> failed_;  // the thread's
-  Status status_;                 // the thread's until Close
-  std::thread thread_;            // last: starts after the rest is made
+  Status status_;                                    // the thread's until Close
+  std::thread thread_;  // last: starts after the rest is made
 };
 
 }  // namespace ferry::sync

@@ -57,8 +57,8 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
       PackRef p;
       manifest::HashFromBytes(f.pack(), &p.id);  // 16 bytes: the reader checked
       p.size = f.pack_size();
-      auto [it, added] = pack_of.emplace(
-          p.id, static_cast<uint32_t>(info.packs.size() + 1));
+      auto [it, added] =
+          pack_of.emplace(p.id, static_cast<uint32_t>(info.packs.size() + 1));
       if (added) {
         info.packs.push_back(p);
       } else if (info.packs[it->second - 1].size != p.size) {

@@ -22,7 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s = reader.Next(&file, &done);
     if (!s.ok() || done) break;
     if (!CheckFile(file, reader.header().part_size(),
-                   reader.header().format_version()).ok()) std::abort();
+                   reader.header().format_version())
+             .ok())
+      std::abort();
     if (files > 0 && !(last < file.path())) std::abort();
     last = file.path();
     ++files;

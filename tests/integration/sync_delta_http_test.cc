@@ -513,7 +513,7 @@ TEST_F(SyncPackHttpTest, SomeFilesOfAPackComeAsTheirRangesOnly) {
   SyncReport r = SyncSome();
   ExpectSome(r);
   auto seen = Seen(PackPath());
-  EXPECT_EQ(seen.requests, 1);  // both ranges in one GET
+  EXPECT_EQ(seen.requests, 1);                // both ranges in one GET
   EXPECT_LT(seen.bytes_sent, 200000 + 1000);  // with multipart framing
   EXPECT_EQ(r.bytes_fetched, 200000u);
 }
