@@ -31,7 +31,11 @@ class StubServer {
     std::string body;
     std::string headers;  // extra "Name: value\r\n" lines
   };
-  explicit StubServer(std::function<Reply(const std::string&)> reply)
+  // Listens at once; serves from Start() (here, unless `start` is false: a
+  // test that forks starts it after, see test::ForkAlone; connections made
+  // before wait in the listen queue).
+  explicit StubServer(std::function<Reply(const std::string&)> reply,
+                      bool start = true)
       : reply_(std::move(reply)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
@@ -42,13 +46,16 @@ class StubServer {
     socklen_t len = sizeof a;
     ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
+    if (start) Start();
   }
   ~StubServer() {
     stop_ = true;
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
+  }
+  void Start() {
+    if (!thread_.joinable()) thread_ = std::thread([this] { Serve(); });
   }
   std::string url() const {
     return "http://127.0.0.1:" + std::to_string(port_);

@@ -1,5 +1,7 @@
 #include "testutil/test_util.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +21,20 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+pid_t ForkAlone() {
+  size_t threads = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++threads;
+  if (ec || threads != 1) {
+    ADD_FAILURE() << "fork() with " << threads
+                  << " threads running (a child may inherit a held lock)";
+    return -1;
+  }
+  return ::fork();
 }
 
 void AgeFile(const std::string& path, int seconds) {

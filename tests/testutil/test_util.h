@@ -3,6 +3,7 @@
 #define FERRY_TESTS_TESTUTIL_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
+#include <sys/types.h>
 
 #include <string>
 
@@ -44,6 +45,13 @@ std::string ReadFile(Env* env, const std::string& path);
 // Sets the mtime of the file at path (a real one) to `seconds` ago: a test
 // of an age rule need not sleep.
 void AgeFile(const std::string& path, int seconds);
+
+// fork(), refused (-1, and the test fails) while this process runs more
+// than one thread: the child of a threaded process may inherit a lock
+// another thread held (ASan's allocator: the child's first thread then
+// waits for ever; CI's two UnmanagedSyncTest runs hung 900 s each, forked
+// while a StubServer thread was starting). Start such threads after it.
+pid_t ForkAlone();
 
 // n pseudo-random bytes, the same for the same seed (std::mt19937).
 std::string RandomBytes(size_t n, uint32_t seed);

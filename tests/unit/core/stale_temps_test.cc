@@ -28,7 +28,7 @@ class ChildWriter {
   ChildWriter(const std::string& dir, const std::string& name) {
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
-    pid_ = ::fork();
+    pid_ = test::ForkAlone();
     if (pid_ == 0) {
       ::close(fds[0]);
       auto w = AtomicFileWriter::Create(Env::Default(), JoinPath(dir, name));

@@ -323,7 +323,7 @@ TEST(CacheModeTest, AnObjectMadeUnreadableByItsOwnerIsReadableAgain) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
   ScratchDir dir;
   ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
-  pid_t pid = ::fork();
+  pid_t pid = test::ForkAlone();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     if (::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(10);
@@ -529,7 +529,7 @@ TEST_F(CacheTest, MakeRoomCountsWhatAnotherCacheReserved) {
 TEST_F(CacheTest, AKilledProcesssReservationCountsNoMore) {
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
-  pid_t pid = fork();
+  pid_t pid = test::ForkAlone();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::close(ready[0]);
@@ -646,7 +646,7 @@ TEST_F(CacheTest, ManyProcessesOpeningAFreshCacheAtOnceAllSucceed) {
     const std::string dir = dir_.Join("fresh" + std::to_string(round));
     std::vector<pid_t> kids;
     for (int p = 0; p < 6; ++p) {
-      pid_t pid = fork();
+      pid_t pid = test::ForkAlone();
       ASSERT_GE(pid, 0);
       if (pid == 0) {
         usleep(p * 300);  // staggered: some open while others write
@@ -685,7 +685,7 @@ TEST_F(CacheTest, TwoProcessesInsertingTheSameObjectsAtOnce) {
   auto data = [](int i) { return "object number " + std::to_string(i); };
   std::vector<pid_t> kids;
   for (int p = 0; p < 2; ++p) {
-    pid_t pid = fork();
+    pid_t pid = test::ForkAlone();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       int rc = 0;
@@ -752,7 +752,7 @@ TEST_F(CacheTest, ByteLocksExcludePerByteAcrossSetsAndProcesses) {
   ASSERT_OK(HeldBytes(none, {far}, &held));
   EXPECT_EQ(held, std::vector<bool>{false});
   EXPECT_FALSE(env_.FileExists(none));
-  pid_t pid = fork();
+  pid_t pid = test::ForkAlone();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     auto c = ByteLockSet::Open(path);

@@ -1312,7 +1312,7 @@ TEST_F(SyncTest, ColdSyncOfMoreObjectsThanTheDescriptorLimit) {
   for (int i = 0; i < kFiles; ++i)
     Write("f" + std::to_string(i), "object " + std::to_string(i));
   Publish();
-  pid_t pid = fork();
+  pid_t pid = test::ForkAlone();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     struct rlimit lim = {380, 380};
@@ -1340,7 +1340,7 @@ TEST_F(SyncTest, TwoSyncsOnOneCacheFetchEachObjectOnce) {
   Publish();
   std::vector<pid_t> kids;
   for (int p = 0; p < 2; ++p) {
-    pid_t pid = fork();
+    pid_t pid = test::ForkAlone();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       SyncOptions o = Options(dir_.Join("nodes/d" + std::to_string(p)));

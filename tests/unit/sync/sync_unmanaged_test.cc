@@ -66,14 +66,17 @@ class KillAtCacheEnv : public EnvWrapper {
 class UnmanagedSyncTest : public test::SyncFixture {
  protected:
   // Runs a sync through env in a child process, SIGKILLed as it moves its
-  // first download into the cache; true when it was.
-  bool KilledAfterADownload(const SyncOptions& o, Env* env) {
-    pid_t pid = ::fork();
+  // first download into the cache; true when it was. `server`, when given,
+  // is started once the child is forked (test::ForkAlone).
+  bool KilledAfterADownload(const SyncOptions& o, Env* env,
+                            test::StubServer* server = nullptr) {
+    pid_t pid = test::ForkAlone();
     if (pid == 0) {
       KillAtCacheEnv killing(env);
       (void)Sync(o, &killing);
       _exit(0);
     }
+    if (server != nullptr) server->Start();
     int status = 0;
     if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return false;
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
@@ -219,8 +222,9 @@ TEST_F(UnmanagedSyncTest, AChangedFileLeftByAKilledRunIsNotTakenAsListed) {
 TEST_F(UnmanagedSyncTest, AFileLeftByAKilledRunIsNotTakenWithoutAnEtag) {
   std::string bytes = "alpha";
   test::StubServer server(
-      [&](const std::string& req) { return OneObject(req, "", bytes); });
-  ASSERT_TRUE(KilledAfterADownload(S3Options(server), env_));
+      [&](const std::string& req) { return OneObject(req, "", bytes); },
+      /*start=*/false);
+  ASSERT_TRUE(KilledAfterADownload(S3Options(server), env_, &server));
   ASSERT_EQ(Partials().size(), 1u);  // the complete download
   bytes = "bravo";
   auto r = Sync(S3Options(server), env_);
@@ -313,38 +317,41 @@ TEST_F(UnmanagedSyncTest, PartsAnswersWithoutAnEtagBroughtAreNotResumed) {
   char fill = 'b';
   std::atomic<pid_t> child{-1};  // the first run, until killed
   test::StubServer* srv = nullptr;
-  test::StubServer server([&](const std::string& req) {
-    const std::string head = srv->heads().back();
-    // The first run is killed as it asks for part 2, once its journal
-    // holds a part (or is gone).
-    if (child > 0 &&
-        head.find("bytes=" + std::to_string(2 * kPart)) != std::string::npos) {
-      for (int i = 0; i < 500; ++i) {
-        if (!Partials().empty() &&
-            (JournalledBytes(env_, cache_ + "/partial") > 0 ||
-             std::ranges::none_of(Partials(), [](const std::string& n) {
-               return n.ends_with(".journal");
-             })))
-          break;
-        ::usleep(10000);
-      }
-      const pid_t pid = child.exchange(-1);
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-    return BigObject(req, head, kSize, fill, etag);
-  });
+  test::StubServer server(
+      [&](const std::string& req) {
+        const std::string head = srv->heads().back();
+        // The first run is killed as it asks for part 2, once its journal
+        // holds a part (or is gone).
+        if (child > 0 && head.find("bytes=" + std::to_string(2 * kPart)) !=
+                             std::string::npos) {
+          for (int i = 0; i < 500; ++i) {
+            if (!Partials().empty() &&
+                (JournalledBytes(env_, cache_ + "/partial") > 0 ||
+                 std::ranges::none_of(Partials(), [](const std::string& n) {
+                   return n.ends_with(".journal");
+                 })))
+              break;
+            ::usleep(10000);
+          }
+          const pid_t pid = child.exchange(-1);
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, nullptr, 0);
+        }
+        return BigObject(req, head, kSize, fill, etag);
+      },
+      /*start=*/false);
   srv = &server;
   SyncOptions o = S3Options(server);
   o.transfer.part_size = kPart;
   o.transfer.connections = 1;  // the parts in order
-  const pid_t pid = ::fork();
+  const pid_t pid = test::ForkAlone();
   if (pid == 0) {
     (void)Sync(o, env_);
     _exit(0);
   }
   ASSERT_GT(pid, 0);
   child = pid;
+  server.Start();
   ::waitpid(pid, nullptr, 0);  // (or reaped by the stub)
   ASSERT_EQ(child, -1) << "the first run was not killed";
   ASSERT_FALSE(Partials().empty());  // what the killed run left
