@@ -316,10 +316,13 @@ class FileBackend : public Backend,
     if (key.empty()) return path;
     FERRY_ASSIGN_OR_RETURN(std::string real_root, RealRoot());
     FERRY_ASSIGN_OR_RETURN(std::string real, env_->RealPath(path));
-    if (!Inside(real, real_root))
-      return Status::NotFound(Name(key), "a symbolic link that leads outside " +
-                                             describe_ + ": not followed");
+    if (!Inside(real, real_root)) return LeadsOutside(key);
     return real;
+  }
+
+  Status LeadsOutside(std::string_view key) const {
+    return Status::NotFound(Name(key), "a symbolic link that leads outside " +
+                                           describe_ + ": not followed");
   }
 
   // path (not there by stat) is a symbolic link: its folder has an entry
@@ -335,23 +338,26 @@ class FileBackend : public Backend,
   }
 
   // Before a write or delete of key: its folder (or the nearest existing
-  // one above it) must be inside the root where it is on disk.
+  // one above it) must be inside the root where it is on disk. One look
+  // per folder, its real path, tells both: not there (nor a dangling
+  // link, which mkdir never passes through), the one above is asked;
+  // there, it is inside the root or not. (Resolve's NotFound, then a stat
+  // to tell "outside" from "missing", was two looks: a folder another
+  // writer made between them, in a new bucket, was taken for one outside.)
   Status CheckFolderInside(std::string_view key) {
     std::string_view dir = key;
     while (true) {
       size_t slash = dir.rfind('/');
       if (slash == std::string_view::npos) return Status::OK();  // the root
       dir = dir.substr(0, slash);
-      auto r = Resolve(dir);
-      if (r.ok()) return Status::OK();
-      if (r.status().IsNotFound() && env_->Stat(PathOf(dir)).ok()) {
-        // Made meanwhile by another writer (parallel puts into a new
-        // folder): looked at again, not taken for a folder outside.
-        r = Resolve(dir);
-        if (r.ok()) return Status::OK();
+      auto real = env_->RealPath(PathOf(dir));
+      if (!real.ok()) {
+        if (real.status().IsNotFound()) continue;
+        return real.status();  // unreadable
       }
-      if (!r.status().IsNotFound() || env_->Stat(PathOf(dir)).ok())
-        return r.status();  // outside (or unreadable)
+      FERRY_ASSIGN_OR_RETURN(std::string real_root, RealRoot());
+      if (!Inside(*real, real_root)) return LeadsOutside(dir);
+      return Status::OK();
     }
   }
 
