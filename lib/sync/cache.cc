@@ -15,6 +15,9 @@
 #include "sync/sqlite_db.h"
 
 namespace ferry::sync {
+
+static_assert(sizeof(CacheKey) <= 64,
+              "a million keys in a sync of a million files");
 namespace {
 
 constexpr int kBusyTimeoutMs = 60000;

@@ -693,8 +693,7 @@ void RemoveBlocksLeft(Env* env, const Cache& cache, const CacheKey& key) {
 
 Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
-    const std::unordered_map<std::string, const Entry*>& first_entry,
-    const std::vector<DeltaSource>& deltas,
+    const FirstEntries& first_entry, const std::vector<DeltaSource>& deltas,
     const std::vector<std::string>& roots, CachedBases* others,
     const PatchOptions& options,
     const std::function<std::vector<uint64_t>(const CacheKey&)>& part_hashes,
@@ -703,7 +702,7 @@ Result<std::vector<CacheKey>> ReuseBlocks(
   std::vector<BlockJob> jobs;
   std::vector<CacheKey> whole;
   for (const CacheKey& k : keys) {
-    auto it = first_entry.find(k.hash.ToHex());
+    auto it = first_entry.find(k.hash);
     const Entry* e = it == first_entry.end() ? nullptr : it->second;
     BlockJob job;
     job.target = k;
@@ -899,14 +898,14 @@ Result<std::optional<DeltaPlan>> ChooseDelta(
 
 Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
-    const std::unordered_map<std::string, const Entry*>& first_entry,
-    const std::vector<DeltaSource>& deltas, const PatchOptions& options,
+    const FirstEntries& first_entry, const std::vector<DeltaSource>& deltas,
+    const PatchOptions& options,
     const std::function<std::string(const CacheKey&)>& name, SyncReport* report,
     std::vector<std::pair<CacheKey, size_t>>* fallbacks) {
   std::vector<DeltaPlan> plans;
   std::vector<CacheKey> whole;
   for (const CacheKey& k : keys) {
-    auto e = first_entry.find(k.hash.ToHex());
+    auto e = first_entry.find(k.hash);
     std::optional<DeltaPlan> plan;
     if (e != first_entry.end()) {
       FERRY_ASSIGN_OR_RETURN(

@@ -95,18 +95,17 @@ struct PatchOptions {
 };
 
 // Path 2 for each of keys (their locks held) that the manifest lists a
-// delta to from an object the cache holds (first_entry: a key's first file
-// by hash hex; deltas: ManifestInfo::deltas): patched objects go into the
-// cache. Returns the other keys, for the next paths; each failed delta
-// gets a warning in the report saying why (name gives an object's path),
-// and (key, the warning's index) in *fallbacks: NameFallbackPaths ends it
-// with the path the object then took. Counts objects_patched,
-// delta_bytes_fetched, bytes_patched, delta_fallbacks, requests,
-// objects_fetched and bytes_fetched.
+// delta to from an object the cache holds (first_entry: a key's first file;
+// deltas: ManifestInfo::deltas): patched objects go into the cache. Returns the
+// other keys, for the next paths; each failed delta gets a warning in the
+// report saying why (name gives an object's path), and (key, the warning's
+// index) in *fallbacks: NameFallbackPaths ends it with the path the object then
+// took. Counts objects_patched, delta_bytes_fetched, bytes_patched,
+// delta_fallbacks, requests, objects_fetched and bytes_fetched.
 Result<std::vector<CacheKey>> PatchWhatDeltasCan(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
-    const std::unordered_map<std::string, const Entry*>& first_entry,
-    const std::vector<DeltaSource>& deltas, const PatchOptions& options,
+    const FirstEntries& first_entry, const std::vector<DeltaSource>& deltas,
+    const PatchOptions& options,
     const std::function<std::string(const CacheKey&)>& name, SyncReport* report,
     std::vector<std::pair<CacheKey, size_t>>* fallbacks);
 
@@ -160,8 +159,7 @@ std::optional<uint64_t> PlanBlockReuse(Env* env, const Cache* cache,
 // whole with a warning. Returns the keys left for the whole-object path.
 Result<std::vector<CacheKey>> ReuseBlocks(
     Env* env, Cache* cache, Backend* backend, const std::vector<CacheKey>& keys,
-    const std::unordered_map<std::string, const Entry*>& first_entry,
-    const std::vector<DeltaSource>& deltas,
+    const FirstEntries& first_entry, const std::vector<DeltaSource>& deltas,
     const std::vector<std::string>& roots, CachedBases* others,
     const PatchOptions& options,
     const std::function<std::vector<uint64_t>(const CacheKey&)>& part_hashes,

@@ -12,6 +12,8 @@
 
 namespace ferry::sync {
 
+static_assert(sizeof(Entry) <= 96, "a million entries held twice");
+
 Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
   // The id first: nothing of a manifest that is not the one asked for is
   // even parsed.
@@ -24,6 +26,12 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
   ManifestInfo info;
   info.id = id;
   info.part_size = reader.header().part_size();
+  // Room for as many files as the manifest can hold (each has a hash and a
+  // part hash, 24 bytes that do not compress), so that the vector does not
+  // double its way up (touching 1.5 times its size at each step). Pages of
+  // the room not used are never touched; a manifest of large files (many
+  // part hashes each) gives the rest back below.
+  info.files.reserve(bytes.size() / 24 + 1);
   manifest::File f;
   std::unordered_map<Hash128, uint32_t, Hash128Hasher> pack_of;
   auto is_file = [&](std::string_view p) {  // files so far are sorted
@@ -41,9 +49,9 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
     e.size = f.size();
     if (!manifest::HashFromBytes(f.xxh3_128(), &e.hash))
       return Status::Corruption(e.path, "hash is not 16 bytes");
-    e.mode = f.mode();
+    e.mode = static_cast<uint16_t>(f.mode());  // <= 0777: the reader checked
     e.sig_block_len = f.sig_block_len();
-    e.sig_strong_len = f.sig_strong_len();
+    e.sig_strong_len = static_cast<uint8_t>(f.sig_strong_len());  // <= 32
     e.first_delta = static_cast<uint32_t>(info.deltas.size());
     e.delta_count = static_cast<uint32_t>(f.deltas_size());
     for (const manifest::Delta& d : f.deltas()) {
@@ -71,7 +79,10 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
       e.pack = it->second;
       e.pack_offset = f.pack_offset();
     }
-    e.first_part = info.part_hashes.size();
+    if (info.part_hashes.size() + f.part_xxh3_64_size() > UINT32_MAX)
+      return Status::Corruption("manifest " + id.ToHex(),
+                                "'" + e.path + "' takes its parts past 2^32");
+    e.first_part = static_cast<uint32_t>(info.part_hashes.size());
     info.part_hashes.insert(info.part_hashes.end(), f.part_xxh3_64().begin(),
                             f.part_xxh3_64().end());
     // Sorted order puts "a" before "a/b": a file that is also a folder of a
@@ -99,6 +110,7 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
                                     "every view");
     info.files.push_back(std::move(e));
   }
+  if (info.files.capacity() / 2 > info.files.size()) info.files.shrink_to_fit();
   return info;
 }
 

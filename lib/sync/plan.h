@@ -10,34 +10,44 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "core/compact_string.h"
 #include "ferry/hash.h"
 #include "ferry/result.h"
 #include "ferry/sync.h"
+#include "sync/layout.h"
 
 namespace ferry::sync {
 
+// One file of a manifest (or of DEST's record). 96 bytes: a 1,000,000-file
+// manifest is held twice while a sync plans (the new version and DEST's),
+// so each byte here is 2 MB of RSS (issue 12's <= 400 bytes an entry).
 struct Entry {
   std::string path;
   uint64_t size = 0;
   Hash128 hash;
-  uint32_t mode = 0644;
-  uint32_t sig_block_len = 0;   // File.sig_block_len (0: no signature)
-  uint32_t sig_strong_len = 0;  // File.sig_strong_len (0: 32)
-  // Where the file's bytes are in a pack (File.pack): 1 + its index in
-  // ManifestInfo::packs, at pack_offset; 0: its own object (formats/manifest
-  // "Packs"). Here, not below, it fills what was padding.
-  uint32_t pack = 0;
-  std::string etag;  // unmanaged remotes: the object's ETag when listed
+  uint64_t pack_offset = 0;
+  CompactString etag;  // unmanaged remotes: the object's ETag when listed
   // Where this file's part hashes start in ManifestInfo::part_hashes
-  // (ceil(size / part_size) of them).
-  uint64_t first_part = 0;
+  // (ceil(size / part_size) of them; ReadManifest refuses 2^32 or more).
+  uint32_t first_part = 0;
   // This file's deltas (File.deltas): ManifestInfo::deltas[first_delta,
   // first_delta + delta_count).
   uint32_t first_delta = 0, delta_count = 0;
-  uint64_t pack_offset = 0;
+  uint32_t sig_block_len = 0;  // File.sig_block_len (0: no signature)
+  // Where the file's bytes are in a pack (File.pack): 1 + its index in
+  // ManifestInfo::packs, at pack_offset; 0: its own object (formats/manifest
+  // "Packs").
+  uint32_t pack = 0;
+  uint16_t mode = 0644;        // File.mode: at most 0777 (the reader checks)
+  uint8_t sig_strong_len = 0;  // File.sig_strong_len (0: 32; at most 32)
 };
+
+// A missing object's first file, by the object's hash: its path (for
+// messages), part hashes, deltas, signature and pack.
+using FirstEntries = std::unordered_map<Hash128, const Entry*, Hash128Hasher>;
 
 // A pack the manifest names: .ferry/packs/<2 hex>/<id>.
 struct PackRef {

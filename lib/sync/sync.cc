@@ -8,8 +8,8 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/no_sync_env.h"
 #include "ferry/atomic_file.h"
@@ -96,11 +96,10 @@ Result<std::string> LoadManifestBytes(Env* env, Backend* backend,
   return bytes;
 }
 
-std::string ObjectName(
-    const CacheKey& k,
-    const std::unordered_map<std::string, std::string>& first_path) {
-  auto it = first_path.find(k.hash.ToHex());
-  return it == first_path.end() ? k.hash.ToHex() : it->second;
+std::string ObjectName(const CacheKey& k,
+                       const sync::FirstEntries& first_entry) {
+  auto it = first_entry.find(k.hash);
+  return it == first_entry.end() ? k.hash.ToHex() : it->second->path;
 }
 
 // Folders whose file at an object's path is a basis for block reuse:
@@ -139,12 +138,9 @@ struct Fetcher {
   Backend* backend;
   const TransferOptions* transfer;
   SyncReport* report;
-  const std::unordered_map<std::string, std::string>* first_path;
-  // A missing object's first part hash in info->part_hashes.
-  const std::unordered_map<std::string, uint64_t>* first_part;
   const sync::ManifestInfo* info;
-  // A missing object's first file (its deltas).
-  const std::unordered_map<std::string, const Entry*>* first_entry;
+  // A missing object's first file (its path, parts, deltas, pack).
+  const sync::FirstEntries* first_entry;
   // Folders whose file at an object's path is a basis for block reuse.
   const std::vector<std::string>* basis_roots;
   // Other cached objects, bases for objects those folders do not cover.
@@ -166,7 +162,7 @@ struct Fetcher {
         std::vector<CacheKey> whole,
         sync::PatchWhatDeltasCan(
             env, cache, backend, keys, *first_entry, info->deltas, po,
-            [&](const CacheKey& k) { return ObjectName(k, *first_path); },
+            [&](const CacheKey& k) { return ObjectName(k, *first_entry); },
             report, &delta_fallbacks));
     FERRY_ASSIGN_OR_RETURN(
         whole,
@@ -174,7 +170,7 @@ struct Fetcher {
             env, cache, backend, whole, *first_entry, info->deltas,
             *basis_roots, others, po,
             [&](const CacheKey& k) { return PartHashes(k); }, info->part_size,
-            [&](const CacheKey& k) { return ObjectName(k, *first_path); },
+            [&](const CacheKey& k) { return ObjectName(k, *first_entry); },
             report));
     sync::NameFallbackPaths(delta_fallbacks, whole, report);
     return Fetch(whole);
@@ -182,10 +178,10 @@ struct Fetcher {
 
   // The manifest's XXH3-64 of each part of k (info->part_size), or none.
   std::vector<uint64_t> PartHashes(const CacheKey& k) const {
-    auto it = first_part->find(k.hash.ToHex());
-    if (it == first_part->end()) return {};
+    auto it = first_entry->find(k.hash);
+    if (it == first_entry->end()) return {};
     const uint64_t n = manifest::PartCount(k.size, info->part_size);
-    const uint64_t first = it->second;
+    const uint64_t first = it->second->first_part;
     if (n == 0 || first + n > info->part_hashes.size()) return {};
     return std::vector<uint64_t>(info->part_hashes.begin() + first,
                                  info->part_hashes.begin() + first + n);
@@ -199,7 +195,7 @@ struct Fetcher {
 
   // The entry of a missing object that lies in a pack, or null.
   const Entry* PackedEntry(const CacheKey& k) const {
-    auto it = first_entry->find(k.hash.ToHex());
+    auto it = first_entry->find(k.hash);
     if (it == first_entry->end() || it->second->pack == 0 ||
         it->second->pack > info->packs.size())
       return nullptr;
@@ -318,7 +314,7 @@ struct Fetcher {
         again_bytes += k.size;
         return;
       }
-      report->failures.emplace_back(ObjectName(k, *first_path), s);
+      report->failures.emplace_back(ObjectName(k, *first_entry), s);
     };
     for (auto& [key, s] : r.failures) {
       failed.insert(key);
@@ -605,10 +601,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   keys.reserve(firsts.size());
   for (size_t i : firsts)
     keys.push_back(CacheKey{rk, files[i].hash, files[i].size});
-  // A missing object's first path, for messages.
-  std::unordered_map<std::string, std::string> first_path;
-  std::unordered_map<std::string, uint64_t> first_part;       // and its parts
-  std::unordered_map<std::string, const Entry*> first_entry;  // its deltas
+  // A missing object's first file.
+  sync::FirstEntries first_entry;
   uint64_t view_bytes = 0;
   for (const CacheKey& k : keys) view_bytes += k.size;
   report.objects = keys.size();
@@ -760,11 +754,7 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     const CacheKey& k = keys[j];
     const bool hit = in_cache[j];
     (hit ? hits : missing).push_back(k);
-    if (!hit) {
-      first_path.emplace(k.hash.ToHex(), files[firsts[j]].path);
-      first_part.emplace(k.hash.ToHex(), files[firsts[j]].first_part);
-      first_entry.emplace(k.hash.ToHex(), &files[firsts[j]]);
-    }
+    if (!hit) first_entry.emplace(k.hash, &files[firsts[j]]);
   }
   FERRY_RETURN_IF_ERROR(cache->Touch(hits));
   report.files_cached = keys.size() - missing.size();
@@ -772,13 +762,18 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   // the rest downloads; the others once they are in (Install).
   std::optional<sync::ViewBuilder> builder;
   if (!o.in_place && !reuse) {
-    std::unordered_set<std::string> absent;
+    // (hash, size) of each missing object, sorted: 24 bytes each.
+    using Key = std::tuple<uint64_t, uint64_t, uint64_t>;
+    std::vector<Key> absent;
+    absent.reserve(missing.size());
     for (const CacheKey& k : missing)
-      absent.insert(k.hash.ToHex() + "/" + std::to_string(k.size));
+      absent.emplace_back(k.hash.high, k.hash.low, k.size);
+    std::sort(absent.begin(), absent.end());
     std::vector<bool> cached(files.size());
     for (size_t i = 0; i < files.size(); ++i)
-      cached[i] = !absent.count(files[i].hash.ToHex() + "/" +
-                                std::to_string(files[i].size));
+      cached[i] = !std::binary_search(
+          absent.begin(), absent.end(),
+          Key{files[i].hash.high, files[i].hash.low, files[i].size});
     builder.emplace(env, cache.get(), rk, view, &files);
     builder->Start(std::move(cached));
   }
@@ -807,10 +802,11 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
   const std::vector<std::string> basis_roots =
       BasisRoots(kind, cur_view, paths, o);
   ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  Fetcher fetcher{env,          cache.get(), backend.get(),
-                  &o.transfer,  &report,     &first_path,
-                  &first_part,  &manifest,   &first_entry,
-                  &basis_roots, &others,     builder ? &*builder : nullptr};
+  Fetcher fetcher{env,           cache.get(),
+                  backend.get(), &o.transfer,
+                  &report,       &manifest,
+                  &first_entry,  &basis_roots,
+                  &others,       builder ? &*builder : nullptr};
   if (!missing.empty())
     FERRY_RETURN_IF_ERROR(
         sync::CreateOwnDirs(env, JoinPath(cache_dir, "partial"),

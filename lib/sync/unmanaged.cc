@@ -162,8 +162,8 @@ Status DropRepeatedKeys(const std::string& remote, std::vector<Entry>* files) {
       return Status::FailedPrecondition(
           remote + "/" + it->path,
           "is listed twice, as " + std::to_string(it->size) + " bytes (ETag " +
-              it->etag + ") and as " + std::to_string((it + 1)->size) +
-              " bytes (ETag " + (it + 1)->etag +
+              it->etag.str() + ") and as " + std::to_string((it + 1)->size) +
+              " bytes (ETag " + (it + 1)->etag.str() +
               "): the listing is inconsistent; nothing was fetched");
   files->erase(std::unique(files->begin(), files->end(), same), files->end());
   return Status::OK();
@@ -422,8 +422,8 @@ class Fetcher {
       done.emplace_back(CacheKey{run_.remote_key, h, d->entry->size},
                         d->landed);
       rekey.emplace_back(d->lock, done.back().first);
-      listed.push_back(
-          ListedObject{d->entry->path, d->entry->etag, d->entry->size, h});
+      listed.push_back(ListedObject{d->entry->path, d->entry->etag.str(),
+                                    d->entry->size, h});
       ++report_->objects_fetched;
       ++report_->objects_whole;  // an unmanaged remote has no deltas
       report_->bytes_whole += d->entry->size;
@@ -442,7 +442,7 @@ class Fetcher {
 
 // The hash the cache remembers for e's (path, ETag, size), into e.
 Result<bool> Recall(Cache* cache, const std::string& rk, Entry* e) {
-  ListedObject o{e->path, e->etag, e->size, {}};
+  ListedObject o{e->path, e->etag.str(), e->size, {}};
   FERRY_ASSIGN_OR_RETURN(bool got, cache->RecallListed(rk, &o));
   if (got) e->hash = o.hash;
   return got;

@@ -128,7 +128,7 @@ class UnmanagedSyncTest : public test::SyncFixture {
     EXPECT_OK(list.status());
     if (list.ok())
       for (const sync::Entry& e : *list)
-        if (e.path == path) return e.etag;
+        if (e.path == path) return e.etag.str();
     return "";
   }
 };
