@@ -1,5 +1,9 @@
 #include "sync/fetching.h"
 
+#include <algorithm>
+#include <map>
+#include <string_view>
+
 #include "ferry/hash.h"
 
 namespace ferry::sync {
@@ -51,6 +55,58 @@ Status MakeRoomForMissing(
   FERRY_ASSIGN_OR_RETURN(bool found, still(&use));
   if (found) room = cache->MakeRoom(limit, use, report);
   return room;
+}
+
+namespace {
+
+bool IsHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+}  // namespace
+
+size_t RemoveStaleManagedPartials(Env* env, const std::string& cache_dir,
+                                  const std::string& rk) {
+  const std::string dir = JoinPath(cache_dir, "partial/" + rk);
+  auto children = env->GetChildren(dir);
+  if (!children.ok()) return 0;
+  std::map<std::string, std::vector<std::string>> by_object;  // hex: names
+  std::vector<std::string> packs;
+  for (const DirEntry& c : *children) {
+    const std::string_view name = c.name;
+    // <32 hex>[.suffix]: an object's.
+    if (name.size() >= 32 && IsHex(name.substr(0, 32)) &&
+        (name.size() == 32 || name[32] == '.')) {
+      by_object[c.name.substr(0, 32)].push_back(c.name);
+    } else if (name.rfind("pack-", 0) == 0 && name.size() >= 5 + 32 + 1 + 16 &&
+               IsHex(name.substr(5, 32)) && name[37] == '-' &&
+               IsHex(name.substr(38, 16))) {
+      packs.push_back(c.name);
+    }
+  }
+  size_t removed = 0;
+  ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
+  for (const auto& [hex, names] : by_object) {
+    auto hash = Hash128::FromHex(hex);
+    if (!hash.ok()) continue;
+    const CacheKey k{rk, *hash, 0};  // the size is no part of a lock
+    if (!locks.Lock(k, /*wait=*/false).ok()) continue;
+    for (const std::string& name : names)
+      removed += env->RemoveFile(JoinPath(dir, name)).ok();
+    (void)locks.Unlock(k);
+  }
+  const int64_t now_ns = static_cast<int64_t>(env->NowMicros()) * 1000;
+  for (const std::string& name : packs) {
+    const std::string path = JoinPath(dir, name);
+    auto info = env->Stat(path);
+    if (!info.ok() ||
+        now_ns - info->mtime_ns < kStalePackPartialSeconds * 1'000'000'000)
+      continue;
+    removed += env->RemoveFile(path).ok();
+  }
+  return removed;
 }
 
 void CountTransfer(const TransferReport& r, SyncReport* report) {

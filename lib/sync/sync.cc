@@ -884,6 +884,8 @@ Result<SyncReport> SyncInto(const SyncOptions& o, Env* env,
     }
   }
   if (!report.failures.empty()) return report;  // DEST stays as it was
+  // Killed runs' part files of objects nobody fetches now go.
+  sync::RemoveStaleManagedPartials(env, cache_dir, rk);
   // Every object came one way: the cache, DEST, a patch or whole.
   report.bytes_cached = view_bytes - report.bytes_adopted -
                         report.bytes_patched - report.bytes_reused -

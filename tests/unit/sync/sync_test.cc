@@ -26,6 +26,7 @@
 #include "formats/manifest/manifest.h"
 #include "remote/file_backend.h"
 #include "sync/cache.h"
+#include "sync/fetching.h"
 #include "sync/fs_util.h"
 #include "sync/layout.h"
 #include "sync/plan.h"
@@ -1052,6 +1053,84 @@ TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
   ASSERT_OK(left.status());
   for (const DirEntry& e : *left)
     EXPECT_EQ(e.name.find("ferry-old"), std::string::npos) << e.name;
+}
+
+// Kills its process (SIGKILL) as a file is renamed into the cache's
+// objects/: after a download landed in partial/, before it is cached.
+class KillAtCacheEnv : public EnvWrapper {
+ public:
+  explicit KillAtCacheEnv(Env* target) : EnvWrapper(target) {}
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    if (to.find("/cache/objects/") != std::string::npos) ::raise(SIGKILL);
+    return EnvWrapper::RenameFile(from, to);
+  }
+};
+
+// What a killed sync left in partial/<rk>/ for objects the next version
+// does not have is removed once a sync completes; what others use stays:
+// an object's files whose lock another sync holds, a pack download written
+// in the last 10 minutes, an unmanaged remote's u-* names. They stayed for
+// good (a killed sync of big shards left their part files, outside
+// --cache-limit, once the version moved on).
+TEST_F(SyncTest, WhatAKilledSyncLeftOfAnOlderVersionGoesOthersFilesStay) {
+  Write("big.bin", test::RandomBytes(3 << 20, 7));
+  Write("a.txt", "alpha");
+  Publish();
+  const pid_t pid = test::ForkAlone();
+  if (pid == 0) {
+    KillAtCacheEnv killing(env_);
+    (void)Sync(Options(), &killing);
+    _exit(0);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const std::string rk = sync::RemoteKey("file://" + bucket_);
+  const std::string dir = JoinPath(cache_, "partial/" + rk);
+  auto left = env_->GetChildren(dir);
+  ASSERT_OK(left.status());
+  ASSERT_FALSE(left->empty()) << "the killed run left nothing";
+  for (const DirEntry& e : *left) test::AgeFile(JoinPath(dir, e.name), 700);
+  // The next version has neither file.
+  ASSERT_OK(env_->RemoveFile(JoinPath(src_, "big.bin")));
+  Write("a.txt", "bravo");
+  Publish();
+  // Others' files: an object's download whose lock is held, a pack's
+  // download being written, an unmanaged remote's.
+  const Hash128 theirs = HashBytes("theirs");
+  sync::ObjectLocks locks(env_, JoinPath(cache_, "locks"));
+  ASSERT_OK(locks.Lock(sync::CacheKey{rk, theirs, 0}, false));
+  const std::vector<std::string> kept = {
+      theirs.ToHex() + ".ferry-part", theirs.ToHex() + ".ferry-part.journal",
+      "pack-" + std::string(32, 'c') + "-" + std::string(16, 'd') +
+          ".ferry-part",
+      "u-" + std::string(32, 'e')};
+  for (const std::string& name : kept)
+    WriteFile(env_, JoinPath(dir, name), "x");
+  const std::string old_pack =
+      "pack-" + std::string(32, 'a') + "-" + std::string(16, 'b');
+  WriteFile(env_, JoinPath(dir, old_pack), "x");
+  test::AgeFile(JoinPath(dir, old_pack), 700);
+  RunOk(Options());
+  EXPECT_EQ(Tree(dest_), Tree(src_));
+  auto now = env_->GetChildren(dir);
+  ASSERT_OK(now.status());
+  std::vector<std::string> names;
+  for (const DirEntry& e : *now) names.push_back(e.name);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> want = kept;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(names, want);
+  ASSERT_OK(locks.UnlockAll());
+  // Freed, the object's files go with the next sync that does work.
+  Write("a.txt", "charlie");
+  Publish();
+  RunOk(Options());
+  now = env_->GetChildren(dir);
+  ASSERT_OK(now.status());
+  for (const DirEntry& e : *now)
+    EXPECT_EQ(e.name.find(theirs.ToHex()), std::string::npos) << e.name;
 }
 
 TEST_F(SyncTest, CountersAddUpWithAKilledRunsFinishedDownload) {
