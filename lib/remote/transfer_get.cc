@@ -508,6 +508,10 @@ class GetEngine : public CurlMultiLoop::Client {
     bool judge = (response.status >= 200 && response.status < 300) ||
                  (r->probe && response.status == 416);
     if (!judge) return true;
+    if (response.status == 416 && !r->answer) {  // a probe's
+      r->body_status = WrongSize(r->obj, response);
+      if (!r->body_status.ok()) return false;
+    }
     if (!r->parts.empty()) return r->answer || AcceptMulti(r, response);
     if (!r->answer && !Accept(r, response)) return false;
     if (r->answer->length != 0) return true;
@@ -784,6 +788,24 @@ class GetEngine : public CurlMultiLoop::Client {
     return false;
   }
 
+  // A 416 that gives the object's size ("bytes */N") when the manifest
+  // said another: the object is not the one the manifest names (a pack
+  // shorter than its pack_size). Corruption, at once, as SetKnown says of a
+  // size seen in a 206; OK otherwise (a 416 alone means the object shrank
+  // since it was known: started over).
+  static Status WrongSize(const Obj* o, const HttpResponse& response) {
+    const GetItem& item = o->dl->item();
+    const std::string* cr = FindHeader(response.headers, "content-range");
+    auto parsed = cr ? ParseContentRange(*cr) : std::nullopt;
+    if (!item.have_expected_size || !parsed || !parsed->unsatisfied ||
+        !parsed->total || *parsed->total == item.expected_size)
+      return Status::OK();
+    return Status::Corruption(item.key, "the server's object has " +
+                                            std::to_string(*parsed->total) +
+                                            " bytes, the manifest says " +
+                                            std::to_string(item.expected_size));
+  }
+
   // A multi-range GET ended. The parts it brought whole are done, whatever
   // else happened (unless the object changed); the others go back, to be
   // asked one per GET from now on if this one failed or the server
@@ -793,7 +815,10 @@ class GetEngine : public CurlMultiLoop::Client {
     Obj* o = r->obj;
     Status s;
     if (rc == CURLE_OK) {
-      if (!r->answer && status == 416) {
+      if (!r->answer && status == 416 &&
+          !(s = WrongSize(o, r->ex.response)).ok()) {
+        // not the object the manifest names
+      } else if (!r->answer && status == 416) {
         s = Status::FailedPrecondition(
             r->http.url,
             "object changed (416: the ranges asked are past its end)");
@@ -931,7 +956,10 @@ class GetEngine : public CurlMultiLoop::Client {
       // (A probe's 416 for an empty object was accepted at its headers.)
       bool success = r->answer || (status >= 200 && status < 300) ||
                      (r->probe && status == 416);
-      if (!success && status == 416) {
+      if (!r->answer && status == 416 &&
+          !(s = WrongSize(o, r->ex.response)).ok()) {
+        // not the object the manifest names (a probe's 416 too)
+      } else if (!success && status == 416) {
         // A range of the object as it was is past its end now: it shrank
         // (s3rver says so before If-Match). Start over on the new one.
         s = Status::FailedPrecondition(

@@ -526,5 +526,31 @@ TEST_F(SyncPackHttpTest, RangeIgnoredSendsThePackWhole) {
   EXPECT_LE(Seen(PackPath()).requests, 3);
 }
 
+// A pack shorter than the manifest's pack_size (here cut short in the
+// bucket): the ranges asked are past its end, and nginx's 416 gives its
+// size; that is not the pack the manifest names, so the files fail as
+// corrupt (exit 3) at once. It was taken for a pack that changed meanwhile:
+// restarted until the retries ran out, then failed as unavailable (exit 4).
+TEST_F(SyncPackHttpTest, APackShorterThanTheManifestSaysIsCorrupt) {
+  PublishPacked();
+  ASSERT_EQ(::truncate((bucket_ + "/" + PackPath()).c_str(), 250000), 0);
+  SyncOptions o;
+  o.remote = proxy_->url() + "/" + prefix_;
+  o.ref = id_;
+  o.dest = dir_.Join("dest");
+  o.cache_dir = dir_.Join("cache");
+  o.selection.filters = {{false, "*"}, {true, "p3"}, {true, "p6"}};
+  auto r = ferry::Sync(o, env_);
+  ASSERT_OK(r.status());
+  ASSERT_EQ(r->failures.size(), 2u);
+  for (const auto& [path, status] : r->failures) {
+    EXPECT_TRUE(status.IsCorruption()) << path << ": " << status.ToString();
+    EXPECT_NE(status.ToString().find("the manifest says"), std::string::npos)
+        << status.ToString();
+  }
+  EXPECT_LE(Seen(PackPath()).requests, 2);
+  EXPECT_FALSE(env_->FileExists(dir_.Join("dest/p3")));
+}
+
 }  // namespace
 }  // namespace ferry
