@@ -30,8 +30,10 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
   // part hash, 24 bytes that do not compress), so that the vector does not
   // double its way up (touching 1.5 times its size at each step). Pages of
   // the room not used are never touched; a manifest of large files (many
-  // part hashes each) gives the rest back below.
-  info.files.reserve(bytes.size() / 24 + 1);
+  // part hashes each) gives the rest back below. At most 2^24 entries
+  // (1.5 GiB of address space): a 4 GiB manifest of a few huge files
+  // would otherwise ask for 17 GiB at once, more than a node may grant.
+  info.files.reserve(std::min<size_t>(bytes.size() / 24 + 1, size_t{1} << 24));
   manifest::File f;
   std::unordered_map<Hash128, uint32_t, Hash128Hasher> pack_of;
   auto is_file = [&](std::string_view p) {  // files so far are sorted
