@@ -1,12 +1,29 @@
 #include "sync/layout.h"
 
+#include <sys/random.h>
+#include <xxhash.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "formats/manifest/manifest.h"
 #include "remote/byte_sources.h"
 
 namespace ferry::sync {
+
+size_t Hash128Hasher::operator()(const Hash128& h) const {
+  static const uint64_t seed = [] {
+    uint64_t s = 0;
+    if (::getrandom(&s, sizeof s, 0) != sizeof s)  // no entropy: the clock
+      s = static_cast<uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count());
+    return s;
+  }();
+  const uint64_t words[2] = {h.high, h.low};
+  return static_cast<size_t>(XXH3_64bits_withSeed(words, sizeof words, seed));
+}
+
 namespace {
 
 bool IsLowerHex(std::string_view s) {

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ferry/publish.h"
 #include "formats/manifest/manifest.h"
@@ -56,6 +58,28 @@ TEST(LayoutTest, TagNamesAreOneSafeSegment) {
   EXPECT_FALSE(RefKey("refs/HEAD").ok());
   EXPECT_FALSE(RefKey("tags/../HEAD").ok());
   EXPECT_FALSE(RefKey("").ok());
+}
+
+// A manifest's hashes are its publisher's choice: ones that all hashed
+// alike (low = C ^ high * K, for the low ^ high * K this was) made each
+// insert and lookup of a sync's missing objects walk them all.
+TEST(LayoutTest, HashesAManifestChoseDoNotShareABucket) {
+  std::unordered_map<Hash128, int, Hash128Hasher> map;
+  std::unordered_set<size_t> values;
+  uint64_t x = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    Hash128 h;
+    h.high = x;
+    h.low = 0x1234 ^ (x * 0x9E3779B97F4A7C15u);
+    values.insert(Hash128Hasher()(h));
+    map.emplace(h, i);
+  }
+  EXPECT_GE(values.size(), 19990u);
+  size_t most = 0;
+  for (size_t b = 0; b < map.bucket_count(); ++b)
+    most = std::max(most, map.bucket_size(b));
+  EXPECT_LE(most, 16u);  // ~8 at most for random keys
 }
 
 TEST(LayoutTest, RefText) {
