@@ -23,6 +23,7 @@
 
 #include "ferry/publish.h"
 #include "ferry/verify.h"
+#include "formats/delta/rdiff_format.h"
 #include "formats/manifest/manifest.h"
 #include "remote/file_backend.h"
 #include "sync/cache.h"
@@ -1020,6 +1021,19 @@ TEST_F(HostileManifestTest, HugeDeclaredSizeIsRefused) {
   manifest::File f = FileOf("a", "x");
   f.set_size(uint64_t{1} << 60);
   ExpectRefused(RawManifest({f}), "a");
+}
+
+// sync::Entry holds mode in 16 bits and sig_strong_len in 8 (plan.h): a
+// manifest whose values would wrap to allowed ones (0644, 16) is refused by
+// the reader, never narrowed into them.
+TEST_F(HostileManifestTest, ModeOrStrongLengthPastTheirFieldsIsRefused) {
+  manifest::File f = FileOf("a", "x");
+  f.set_mode(0x10000 | 0644);
+  ExpectRefused(RawManifest({f}), "permission bits");
+  manifest::File g = FileOf("b", std::string(100000, 'y'));
+  g.set_sig_block_len(delta::format::RecommendedBlockLen(g.size()));
+  g.set_sig_strong_len(256 + 16);
+  ExpectRefused(RawManifest({g}), "sig_strong_len");
 }
 
 TEST_F(SyncTest, FirstSyncIntoAFolderAdoptsItsFilesAndMovesItAside) {

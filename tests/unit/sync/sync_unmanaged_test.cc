@@ -553,5 +553,53 @@ TEST_F(RepeatedKeyTest, AKeyListedTwiceUnlikeIsRefusedBeforeAnyFetch) {
   EXPECT_FALSE(env_->FileExists(dir_.Join("nodes/.dest.ferry-views")));
 }
 
+// Entry holds an ETag in one pointer (CompactString): long ones, ones with
+// quotes and XML escapes in them, round trip through DEST's record, so a
+// second sync is a no-op, and a changed ETag fetches again.
+TEST_F(UnmanagedSyncTest, OddEtagsRoundTripThroughDestsRecord) {
+  const std::vector<std::string> etags = {std::string(300, 'e'),
+                                          "with &quot;inner&quot; quotes",
+                                          "a&lt;b&gt;&amp;c"};
+  for (bool in_place : {false, true}) {
+    for (const std::string& et : etags) {
+      std::string etag = et;
+      test::StubServer server([&](const std::string& req) {
+        test::StubServer::Reply r = OneObject(req, etag, "alpha");
+        if (req.rfind("GET /bkt/pre/a", 0) == 0 ||
+            req.rfind("HEAD /bkt/pre/a", 0) == 0) {
+          std::string raw = etag;  // unescaped, as a header
+          for (auto [from, to] :
+               std::vector<std::pair<std::string, std::string>>{
+                   {"&quot;", "\""},
+                   {"&lt;", "<"},
+                   {"&gt;", ">"},
+                   {"&amp;", "&"}})
+            for (size_t at; (at = raw.find(from)) != std::string::npos;)
+              raw.replace(at, from.size(), to);
+          r.headers += "ETag: \"" + raw + "\"\r\n";
+        }
+        return r;
+      });
+      SyncOptions o = S3Options(server);
+      o.in_place = in_place;
+      if (in_place) o.dest = dest_ = dir_.Join("inplace");
+      auto r = Sync(o, env_);
+      ASSERT_OK(r.status());
+      EXPECT_EQ(ReadFile(env_, dest_ + "/a"), "alpha");
+      r = Sync(o, env_);
+      ASSERT_OK(r.status());
+      EXPECT_TRUE(r->unchanged) << et << " in_place " << in_place;
+      etag += "2";
+      r = Sync(o, env_);
+      ASSERT_OK(r.status());
+      EXPECT_FALSE(r->unchanged) << et;
+      EXPECT_EQ(r->objects_fetched, 1u) << et;  // listed anew
+      r = Sync(o, env_);
+      ASSERT_OK(r.status());
+      EXPECT_TRUE(r->unchanged) << et << " in_place " << in_place;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ferry
