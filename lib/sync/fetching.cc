@@ -67,6 +67,24 @@ bool IsHex(std::string_view s) {
 
 }  // namespace
 
+size_t RemoveUnderObjectLocks(
+    Env* env, const std::string& cache_dir, const std::string& rk,
+    const std::string& dir,
+    const std::map<std::string, std::vector<std::string>>& by_object) {
+  size_t removed = 0;
+  ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
+  for (const auto& [hex, names] : by_object) {
+    auto hash = Hash128::FromHex(hex);
+    if (!hash.ok()) continue;
+    const CacheKey k{rk, *hash, 0};  // the size is no part of a lock
+    if (!locks.Lock(k, /*wait=*/false).ok()) continue;
+    for (const std::string& name : names)
+      removed += env->RemoveFile(JoinPath(dir, name)).ok();
+    (void)locks.Unlock(k);
+  }
+  return removed;
+}
+
 size_t RemoveStaleManagedPartials(Env* env, const std::string& cache_dir,
                                   const std::string& rk) {
   const std::string dir = JoinPath(cache_dir, "partial/" + rk);
@@ -86,17 +104,7 @@ size_t RemoveStaleManagedPartials(Env* env, const std::string& cache_dir,
       packs.push_back(c.name);
     }
   }
-  size_t removed = 0;
-  ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  for (const auto& [hex, names] : by_object) {
-    auto hash = Hash128::FromHex(hex);
-    if (!hash.ok()) continue;
-    const CacheKey k{rk, *hash, 0};  // the size is no part of a lock
-    if (!locks.Lock(k, /*wait=*/false).ok()) continue;
-    for (const std::string& name : names)
-      removed += env->RemoveFile(JoinPath(dir, name)).ok();
-    (void)locks.Unlock(k);
-  }
+  size_t removed = RemoveUnderObjectLocks(env, cache_dir, rk, dir, by_object);
   const int64_t now_ns = static_cast<int64_t>(env->NowMicros()) * 1000;
   for (const std::string& name : packs) {
     const std::string path = JoinPath(dir, name);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,14 @@ Status MakeRoomForMissing(
     Cache* cache, uint64_t limit, std::vector<CacheKey> use,
     const std::function<Result<bool>(std::vector<CacheKey>*)>& still,
     EvictReport* report);
+
+// Removes each group of names (in dir) under the lock of the object whose
+// hash the group's key spells (32 hex), taken without waiting: a group
+// whose object another process holds stays. Returns the files removed.
+size_t RemoveUnderObjectLocks(
+    Env* env, const std::string& cache_dir, const std::string& rk,
+    const std::string& dir,
+    const std::map<std::string, std::vector<std::string>>& by_object);
 
 // After a sync of a managed remote whose every object came: removes what
 // killed runs left in partial/<rk>/ that nobody is using (docs/sync.md "On

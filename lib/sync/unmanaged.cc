@@ -320,16 +320,7 @@ void RemoveStalePartials(Env* env, const std::string& cache_dir,
   }
   if (by_id.empty()) return;  // the usual case: no listed file hashed
   for (const Entry& e : listed) by_id.erase(ListedId(e).ToHex());
-  ObjectLocks locks(env, JoinPath(cache_dir, "locks"));
-  for (const auto& [hex, names] : by_id) {
-    auto id = Hash128::FromHex(hex);
-    if (!id.ok()) continue;
-    const CacheKey k{rk, *id, 0};  // the size is no part of a lock
-    if (!locks.Lock(k, /*wait=*/false).ok()) continue;
-    for (const std::string& name : names)
-      (void)env->RemoveFile(JoinPath(dir, name));
-    (void)locks.Unlock(k);
-  }
+  RemoveUnderObjectLocks(env, cache_dir, rk, dir, by_id);
 }
 
 struct Download {

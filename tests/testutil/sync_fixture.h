@@ -6,6 +6,7 @@
 #ifndef FERRY_TESTS_TESTUTIL_SYNC_FIXTURE_H_
 #define FERRY_TESTS_TESTUTIL_SYNC_FIXTURE_H_
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -33,6 +34,17 @@ inline std::map<std::string, std::string> Snapshot(const std::string& root) {
   }
   return out;
 }
+
+// Kills its process (SIGKILL) as a file is renamed into the cache's
+// objects/: after a download landed in partial/, before it is cached.
+class KillAtCacheEnv : public EnvWrapper {
+ public:
+  explicit KillAtCacheEnv(Env* target) : EnvWrapper(target) {}
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    if (to.find("/cache/objects/") != std::string::npos) ::raise(SIGKILL);
+    return EnvWrapper::RenameFile(from, to);
+  }
+};
 
 class SyncFixture : public ::testing::Test {
  protected:

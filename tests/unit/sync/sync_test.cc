@@ -1069,17 +1069,6 @@ TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
     EXPECT_EQ(e.name.find("ferry-old"), std::string::npos) << e.name;
 }
 
-// Kills its process (SIGKILL) as a file is renamed into the cache's
-// objects/: after a download landed in partial/, before it is cached.
-class KillAtCacheEnv : public EnvWrapper {
- public:
-  explicit KillAtCacheEnv(Env* target) : EnvWrapper(target) {}
-  Status RenameFile(const std::string& from, const std::string& to) override {
-    if (to.find("/cache/objects/") != std::string::npos) ::raise(SIGKILL);
-    return EnvWrapper::RenameFile(from, to);
-  }
-};
-
 // What a killed sync left in partial/<rk>/ for objects the next version
 // does not have is removed once a sync completes; what others use stays:
 // an object's files whose lock another sync holds, a pack download written
@@ -1092,7 +1081,7 @@ TEST_F(SyncTest, WhatAKilledSyncLeftOfAnOlderVersionGoesOthersFilesStay) {
   Publish();
   const pid_t pid = test::ForkAlone();
   if (pid == 0) {
-    KillAtCacheEnv killing(env_);
+    test::KillAtCacheEnv killing(env_);
     (void)Sync(Options(), &killing);
     _exit(0);
   }

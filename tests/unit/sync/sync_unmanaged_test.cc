@@ -52,17 +52,6 @@ class BeforeReadEnv : public EnvWrapper {
   std::function<void()> then_;
 };
 
-// Kills its process (SIGKILL) as a file is renamed into the cache's
-// objects/: after a download landed in partial/, before it is cached.
-class KillAtCacheEnv : public EnvWrapper {
- public:
-  explicit KillAtCacheEnv(Env* target) : EnvWrapper(target) {}
-  Status RenameFile(const std::string& from, const std::string& to) override {
-    if (to.find("/cache/objects/") != std::string::npos) ::raise(SIGKILL);
-    return EnvWrapper::RenameFile(from, to);
-  }
-};
-
 class UnmanagedSyncTest : public test::SyncFixture {
  protected:
   // Runs a sync through env in a child process, SIGKILLed as it moves its
@@ -72,7 +61,7 @@ class UnmanagedSyncTest : public test::SyncFixture {
                             test::StubServer* server = nullptr) {
     pid_t pid = test::ForkAlone();
     if (pid == 0) {
-      KillAtCacheEnv killing(env);
+      test::KillAtCacheEnv killing(env);
       (void)Sync(o, &killing);
       _exit(0);
     }
