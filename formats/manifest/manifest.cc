@@ -560,6 +560,20 @@ Status ManifestReader::Next(File* file, bool* done) {
   return Status::OK();
 }
 
+Status ManifestReader::Skip(bool* done) {
+  *done = false;
+  if (!error_.ok()) return error_;
+  if (state_ != State::kFiles) {
+    return Fail(
+        Status::InvalidArgument("manifest: Skip before Open or after the end"));
+  }
+  std::string_view record;
+  FERRY_RETURN_IF_ERROR(ReadRecord(&record, false));
+  *done = record.empty();
+  if (*done) state_ = State::kDone;
+  return Status::OK();
+}
+
 Status ManifestReader::ReadFooter() {
   ++record_index_;  // the end-of-files marker was one record
   const uint64_t records_hash = XXH3_64bits_digest(zstd_->records);

@@ -180,6 +180,12 @@ class ManifestReader {
   // returns OK with *done = true.
   Status Next(File* file, bool* done);
 
+  // Steps over the next file's record without parsing or checking it (a
+  // first pass that counts the files, to size a table before another
+  // reader reads them); *done at the end-of-files marker, the footer not
+  // read. Not to be mixed with Next on one reader.
+  Status Skip(bool* done);
+
   // After the end: the footer, and the XXH3-128 of every source byte, i.e.
   // the manifest's id (compare with VerifyId or ==).
   const Footer& footer() const { return footer_; }

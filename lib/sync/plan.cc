@@ -26,14 +26,23 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
   ManifestInfo info;
   info.id = id;
   info.part_size = reader.header().part_size();
-  // Room for as many files as the manifest can hold (each has a hash and a
-  // part hash, 24 bytes that do not compress), so that the vector does not
-  // double its way up (touching 1.5 times its size at each step). Pages of
-  // the room not used are never touched; a manifest of large files (many
-  // part hashes each) gives the rest back below. At most 2^24 entries
-  // (1.5 GiB of address space): a 4 GiB manifest of a few huge files
-  // would otherwise ask for 17 GiB at once, more than a node may grant.
-  info.files.reserve(std::min<size_t>(bytes.size() / 24 + 1, size_t{1} << 24));
+  // Room for exactly its files, counted first (a pass that decompresses
+  // and steps over the records): the vector neither doubles its way up
+  // (touching 1.5 times its size at each step) nor holds room a guess left
+  // unused (bytes / 24 undercounted a manifest of duplicate files, whose
+  // hashes compress). At most 2^24 entries up front (1.5 GiB): the count
+  // is of records not yet checked.
+  {
+    manifest::StringSource counting(bytes);
+    manifest::ManifestReader counter(&counting);
+    FERRY_RETURN_IF_ERROR(counter.Open());
+    uint64_t n = 0;
+    for (bool done = false; n < (uint64_t{1} << 24); ++n) {
+      FERRY_RETURN_IF_ERROR(counter.Skip(&done));
+      if (done) break;
+    }
+    info.files.reserve(static_cast<size_t>(n));
+  }
   manifest::File f;
   std::unordered_map<Hash128, uint32_t, Hash128Hasher> pack_of;
   auto is_file = [&](std::string_view p) {  // files so far are sorted
@@ -112,7 +121,6 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
                                     "every view");
     info.files.push_back(std::move(e));
   }
-  if (info.files.capacity() / 2 > info.files.size()) info.files.shrink_to_fit();
   return info;
 }
 
