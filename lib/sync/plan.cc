@@ -1,6 +1,7 @@
 #include "sync/plan.h"
 
 #include <fnmatch.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <tuple>
@@ -13,6 +14,23 @@
 namespace ferry::sync {
 
 static_assert(sizeof(Entry) <= 96, "a million entries held twice");
+
+namespace {
+
+// Asks for transparent huge pages over the whole 2 MiB pages of [p, p+n):
+// a 1,000,000-file table is ~96 MB, whose 23,000 first touches of 4 KiB
+// pages cost a fifth of reading the manifest (page faults are dear in a
+// VM). Where THP is off or "never", a no-op.
+void AdviseHugePages(void* p, size_t n) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t begin =
+      (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kHuge - 1);
+  if (end > begin)
+    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+}  // namespace
 
 Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
   // The id first: nothing of a manifest that is not the one asked for is
@@ -42,6 +60,7 @@ Result<ManifestInfo> ReadManifest(std::string_view bytes, const Hash128& id) {
       if (done) break;
     }
     info.files.reserve(static_cast<size_t>(n));
+    AdviseHugePages(info.files.data(), info.files.capacity() * sizeof(Entry));
   }
   manifest::File f;
   std::unordered_map<Hash128, uint32_t, Hash128Hasher> pack_of;
