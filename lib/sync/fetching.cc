@@ -88,33 +88,21 @@ size_t RemoveUnderObjectLocks(
 size_t RemoveStaleManagedPartials(Env* env, const std::string& cache_dir,
                                   const std::string& rk) {
   const std::string dir = JoinPath(cache_dir, "partial/" + rk);
+  // Only the cache's own folder: one a link put in its place (to anywhere)
+  // is not swept.
+  auto kind = LinkKind(dir);
+  if (!kind.ok() || *kind != PathKind::kDir) return 0;
   auto children = env->GetChildren(dir);
   if (!children.ok()) return 0;
   std::map<std::string, std::vector<std::string>> by_object;  // hex: names
-  std::vector<std::string> packs;
   for (const DirEntry& c : *children) {
     const std::string_view name = c.name;
     // <32 hex>[.suffix]: an object's.
     if (name.size() >= 32 && IsHex(name.substr(0, 32)) &&
-        (name.size() == 32 || name[32] == '.')) {
+        (name.size() == 32 || name[32] == '.'))
       by_object[c.name.substr(0, 32)].push_back(c.name);
-    } else if (name.rfind("pack-", 0) == 0 && name.size() >= 5 + 32 + 1 + 16 &&
-               IsHex(name.substr(5, 32)) && name[37] == '-' &&
-               IsHex(name.substr(38, 16))) {
-      packs.push_back(c.name);
-    }
   }
-  size_t removed = RemoveUnderObjectLocks(env, cache_dir, rk, dir, by_object);
-  const int64_t now_ns = static_cast<int64_t>(env->NowMicros()) * 1000;
-  for (const std::string& name : packs) {
-    const std::string path = JoinPath(dir, name);
-    auto info = env->Stat(path);
-    if (!info.ok() ||
-        now_ns - info->mtime_ns < kStalePackPartialSeconds * 1'000'000'000)
-      continue;
-    removed += env->RemoveFile(path).ok();
-  }
-  return removed;
+  return RemoveUnderObjectLocks(env, cache_dir, rk, dir, by_object);
 }
 
 void CountTransfer(const TransferReport& r, SyncReport* report) {

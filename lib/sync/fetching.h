@@ -78,17 +78,17 @@ size_t RemoveUnderObjectLocks(
     const std::map<std::string, std::vector<std::string>>& by_object);
 
 // After a sync of a managed remote whose every object came: removes what
-// killed runs left in partial/<rk>/ that nobody is using (docs/sync.md "On
-// disk"). An object's files (<hex>, <hex>.ferry-part, .journal, .blocks,
-// .cut, ...) go under the object's lock, taken without waiting: a sync
-// fetching it holds that lock, and they stay. A pack's download
-// (pack-<id>-<members>) has no lock of its own: it goes once not written
-// for kStalePackPartialSeconds (a pack is at most 64 MiB, fetched in
-// seconds). Other names (an unmanaged remote's u-*) are not looked at.
-// Best effort. Before, nothing removed them: a killed sync of a version
-// the next one did not need left its shards' part files for good, outside
-// --cache-limit. Returns the files removed.
-inline constexpr int64_t kStalePackPartialSeconds = 600;
+// killed runs left in partial/<rk>/ for objects nobody is fetching now
+// (docs/sync.md "On disk"): an object's files (<hex>, <hex>.ferry-part,
+// .journal, .blocks, .cut, ...) go under the object's lock, taken without
+// waiting: a sync fetching it holds that lock, and they stay. A pack's
+// download (pack-<id>-<members>) has no lock of its own and is left alone
+// (a running sync creates it long before it writes to it: no age says it
+// is stale), as are other names (an unmanaged remote's u-*) and a
+// partial/<rk> that is not a folder (a link). Best effort. Before, nothing
+// removed them: a killed sync of a version the next one did not need left
+// its shards' part files for good, outside --cache-limit. Returns the
+// files removed.
 size_t RemoveStaleManagedPartials(Env* env, const std::string& cache_dir,
                                   const std::string& rk);
 

@@ -1071,10 +1071,11 @@ TEST_F(SyncTest, DeleteRemovesTheReplacedFolder) {
 
 // What a killed sync left in partial/<rk>/ for objects the next version
 // does not have is removed once a sync completes; what others use stays:
-// an object's files whose lock another sync holds, a pack download written
-// in the last 10 minutes, an unmanaged remote's u-* names. They stayed for
-// good (a killed sync of big shards left their part files, outside
-// --cache-limit, once the version moved on).
+// an object's files whose lock another sync holds, pack downloads (a
+// running sync creates them long before it writes them), an unmanaged
+// remote's u-* names; and a partial/<rk> that is a link is not swept. They
+// stayed for good (a killed sync of big shards left their part files,
+// outside --cache-limit, once the version moved on).
 TEST_F(SyncTest, WhatAKilledSyncLeftOfAnOlderVersionGoesOthersFilesStay) {
   Write("big.bin", test::RandomBytes(3 << 20, 7));
   Write("a.txt", "alpha");
@@ -1114,15 +1115,19 @@ TEST_F(SyncTest, WhatAKilledSyncLeftOfAnOlderVersionGoesOthersFilesStay) {
   const std::string old_pack =
       "pack-" + std::string(32, 'a') + "-" + std::string(16, 'b');
   WriteFile(env_, JoinPath(dir, old_pack), "x");
-  test::AgeFile(JoinPath(dir, old_pack), 700);
+  test::AgeFile(JoinPath(dir, old_pack), 700);  // queued that long: kept
   RunOk(Options());
   EXPECT_EQ(Tree(dest_), Tree(src_));
   auto now = env_->GetChildren(dir);
   ASSERT_OK(now.status());
   std::vector<std::string> names;
-  for (const DirEntry& e : *now) names.push_back(e.name);
+  for (const DirEntry& e : *now)
+    if (e.name.rfind("pack-", 0) != 0 || e.name == old_pack ||
+        std::find(kept.begin(), kept.end(), e.name) != kept.end())
+      names.push_back(e.name);
   std::sort(names.begin(), names.end());
   std::vector<std::string> want = kept;
+  want.push_back(old_pack);
   std::sort(want.begin(), want.end());
   EXPECT_EQ(names, want);
   ASSERT_OK(locks.UnlockAll());
@@ -1134,6 +1139,16 @@ TEST_F(SyncTest, WhatAKilledSyncLeftOfAnOlderVersionGoesOthersFilesStay) {
   ASSERT_OK(now.status());
   for (const DirEntry& e : *now)
     EXPECT_EQ(e.name.find(theirs.ToHex()), std::string::npos) << e.name;
+  // partial/<rk> a link to a folder outside the cache: not swept.
+  const std::string outside = dir_.Join("outside");
+  const std::string victim = JoinPath(outside, theirs.ToHex() + ".ferry-part");
+  WriteFile(env_, victim, "not the cache's");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory_symlink(outside, dir);
+  Write("a.txt", "delta");
+  Publish();
+  RunOk(Options());
+  EXPECT_TRUE(env_->FileExists(victim)) << "swept through a link";
 }
 
 TEST_F(SyncTest, CountersAddUpWithAKilledRunsFinishedDownload) {
