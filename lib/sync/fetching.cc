@@ -1,10 +1,10 @@
 #include "sync/fetching.h"
 
-#include <algorithm>
 #include <map>
 #include <string_view>
 
 #include "ferry/hash.h"
+#include "sync/layout.h"
 
 namespace ferry::sync {
 namespace {
@@ -57,16 +57,6 @@ Status MakeRoomForMissing(
   return room;
 }
 
-namespace {
-
-bool IsHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
-
-}  // namespace
-
 size_t RemoveUnderObjectLocks(
     Env* env, const std::string& cache_dir, const std::string& rk,
     const std::string& dir,
@@ -98,7 +88,8 @@ size_t RemoveStaleManagedPartials(Env* env, const std::string& cache_dir,
   for (const DirEntry& c : *children) {
     const std::string_view name = c.name;
     // <32 hex>[.suffix]: an object's.
-    if (name.size() >= 32 && IsHex(name.substr(0, 32)) &&
+    Hash128 hash;
+    if (name.size() >= 32 && ParseHashHex(name.substr(0, 32), &hash) &&
         (name.size() == 32 || name[32] == '.'))
       by_object[c.name.substr(0, 32)].push_back(c.name);
   }
